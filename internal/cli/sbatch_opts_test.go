@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// scripts is a tiny in-memory file system for sbatch parser tests.
+type scripts map[string]string
+
+func (s scripts) load(name string) (string, error) {
+	if t, ok := s[name]; ok {
+		return t, nil
+	}
+	return "", errors.New("unable to open file " + name)
+}
+
+func intp(n int) *int      { return &n }
+func u32(n uint32) *uint32 { return &n }
+func boolp(b bool) *bool   { return &b }
+func sbatch(t *testing.T, fs scripts, args ...string) *SbatchRequest {
+	t.Helper()
+	r, err := ParseSbatch(args, fs.load)
+	if err != nil {
+		t.Fatalf("ParseSbatch(%q): %v", args, err)
+	}
+	return r
+}
+
+func TestSbatchOptions(t *testing.T) {
+	job := scripts{"job.sh": "#!/bin/bash\nsrun hostname\n"}
+	cases := []struct {
+		name string
+		args []string
+		want api.JobSpec
+	}{
+		{"short options with separate values",
+			[]string{"-J", "train", "-p", "gpu,cpu", "-A", "ml", "-q", "high", "-N", "2-4", "-n", "8", "-c", "4", "-t", "1-02:00:00", "job.sh"},
+			api.JobSpec{Name: "train", Partitions: []string{"gpu", "cpu"}, Account: "ml", QOS: "high", MinNodes: 2, MaxNodes: 4, NTasks: 8, CPUsPerTask: 4, TimeLimitSec: 93600}},
+		{"attached short values and long = forms",
+			[]string{"-N1", "-t30", "--mem=500G", "--gres=gpu:a100:2", "--ntasks-per-node=4", "--gpus-per-node=2", "job.sh"},
+			api.JobSpec{Name: "job.sh", MinNodes: 1, MaxNodes: 1, TimeLimitSec: 1800, MemPerNodeMB: 512000, MemPerNodeSet: true, Gres: "gpu:a100:2", NTasksPerNode: 4, GPUsPerNode: "2"}},
+		{"optional values take their default when bare",
+			[]string{"--nice", "--exclusive", "--hold", "--requeue", "job.sh"},
+			api.JobSpec{Name: "job.sh", Nice: intp(100), Exclusive: "node", Hold: true, Requeue: boolp(true)}},
+		{"optional values given with =",
+			[]string{"--nice=-5", "--exclusive=user", "--no-requeue", "job.sh"},
+			api.JobSpec{Name: "job.sh", Nice: intp(-5), Exclusive: "user", Requeue: boolp(false)}},
+		{"uid as a name and gid as a number",
+			[]string{"--uid=user001", "--gid=100", "--mem-per-cpu=2800", "-G", "v100:2", "job.sh"},
+			api.JobSpec{Name: "job.sh", User: "user001", GID: u32(100), MemPerCPUMB: 2800, GPUs: "v100:2"}},
+		{"placement, dependency, array, io",
+			[]string{"-C", "IB&V100", "-w", "n[01-04]", "-x", "n05", "-d", "afterok:1:2", "-a", "0-15%4", "-b", "now+1hour",
+				"-o", "out-%j.txt", "-e", "err-%j.txt", "-D", "/scratch", "--export=NONE", "-L", "matlab:2", "--reservation=maint", "--time-min=10", "job.sh"},
+			api.JobSpec{Name: "job.sh", Constraint: "IB&V100", NodeList: "n[01-04]", Exclude: "n05", Dependency: "afterok:1:2", Array: "0-15%4", Begin: "now+1hour",
+				Output: "out-%j.txt", Error: "err-%j.txt", WorkDir: "/scratch", Export: "NONE", Licenses: "matlab:2", Reservation: "maint", TimeMinSec: 600}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := sbatch(t, job, c.args...).Spec
+			got.Script, got.ScriptName = "", ""
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("spec mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSbatchStopsAtScriptName(t *testing.T) {
+	fs := scripts{"run.sh": "#!/bin/sh\necho\n"}
+	r := sbatch(t, fs, "-n", "2", "run.sh", "-n", "5", "--mem=1G")
+	if r.Spec.NTasks != 2 || r.Spec.MemPerNodeSet {
+		t.Errorf("options after the script name must go to the script: ntasks=%d mem=%v", r.Spec.NTasks, r.Spec.MemPerNodeSet)
+	}
+	if diff := cmp.Diff([]string{"-n", "5", "--mem=1G"}, r.Spec.ScriptArgs); diff != "" {
+		t.Errorf("script args (-want +got):\n%s", diff)
+	}
+}
+
+func TestSbatchDirectivesAndOverride(t *testing.T) {
+	fs := scripts{"job.sh": `#!/bin/bash
+# a comment
+#SBATCH --job-name="my job"   # trailing comment
+#SBATCH -N 2 --time=02:00:00
+#SBATCH --partition=debug
+#SBATCHX --qos=ignored-not-a-directive
+
+srun app
+#SBATCH --account=too-late
+`}
+	r := sbatch(t, fs, "-t", "30", "job.sh")
+	s := r.Spec
+	if s.Name != "my job" || s.MinNodes != 2 || len(s.Partitions) != 1 || s.Partitions[0] != "debug" {
+		t.Errorf("directives not applied: %+v", s)
+	}
+	if s.TimeLimitSec != 1800 {
+		t.Errorf("command line --time must override the directive: got %d s, want 1800", s.TimeLimitSec)
+	}
+	if s.Account != "" || s.QOS != "" {
+		t.Errorf("directives after the first command / malformed must be ignored: account=%q qos=%q", s.Account, s.QOS)
+	}
+}
+
+func TestSbatchWrapAndErrors(t *testing.T) {
+	r := sbatch(t, scripts{}, "--wrap", "hostname", "-n", "1")
+	if r.Spec.Name != "wrap" || !strings.HasPrefix(r.Spec.Script, "#!/bin/sh\n") || !strings.Contains(r.Spec.Script, "hostname") {
+		t.Errorf("wrap script: name=%q script=%q", r.Spec.Name, r.Spec.Script)
+	}
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus", "job.sh"}, "unknown flag"},
+		{[]string{"-N", "x", "job.sh"}, "invalid node count"},
+		{[]string{"-t", "1:2:3:4", "job.sh"}, "Invalid --time specification"},
+		{[]string{"--mem=lots", "job.sh"}, "invalid --mem specification"},
+		{[]string{"--exclusive=maybe", "job.sh"}, "invalid exclusive option"},
+		{[]string{"nosuch.sh"}, "unable to open file"},
+		{[]string{"plain.txt"}, "does not look like a batch script"},
+	}
+	fs := scripts{"job.sh": "#!/bin/sh\n", "plain.txt": "echo hi\n"}
+	for _, b := range bad {
+		if _, err := ParseSbatch(b.args, fs.load); err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("ParseSbatch(%q) error = %v, want it to mention %q", b.args, err, b.want)
+		}
+	}
+}
+
+func TestParseTimeLimit(t *testing.T) {
+	for in, want := range map[string]int64{
+		"30": 1800, "5:30": 330, "1:00:00": 3600, "2-0": 172800, "1-12": 129600,
+		"1-2:30": 95400, "3-00:00:00": 259200, "UNLIMITED": api.TimeInfinite, "infinite": api.TimeInfinite,
+		"0-0:0:1": 1,
+	} {
+		if got, err := ParseTimeLimit(in); err != nil || got != want {
+			t.Errorf("ParseTimeLimit(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "a", "1:2:3:4", "-1-2", "1-a"} {
+		if _, err := ParseTimeLimit(in); err == nil {
+			t.Errorf("ParseTimeLimit(%q) accepted", in)
+		}
+	}
+}
+
+func TestParseMemMB(t *testing.T) {
+	for in, want := range map[string]int64{"4096": 4096, "187000M": 187000, "500G": 512000, "1T": 1048576, "1536K": 2, "0": 0} {
+		if got, err := ParseMemMB(in); err != nil || got != want {
+			t.Errorf("ParseMemMB(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
+
+func FuzzParseSbatch(f *testing.F) {
+	f.Add("-N 2 -t 1:00:00 --mem=4G job.sh", "#!/bin/sh\n#SBATCH -n 4 --qos='x y'\n")
+	f.Add("--nice --exclusive=user job.sh a b", "#!/bin/sh\n#SBATCH \"unterminated\n")
+	f.Fuzz(func(t *testing.T, cmdline, script string) {
+		fs := scripts{"job.sh": script}
+		_, _ = ParseSbatch(strings.Fields(cmdline), fs.load)
+		_, _ = SbatchDirectives(script)
+	})
+}
