@@ -1,0 +1,603 @@
+package api
+
+// This file holds the controller <-> node agent protocol: the wire types
+// (JSON over net/http), the cluster-key request signing both sides use, and
+// the two small clients (the controller's AgentClient, the agent's
+// ControllerClient). It plays the part of Slurm's slurmctld <-> slurmd RPCs
+// (REQUEST_NODE_REGISTRATION_STATUS, REQUEST_BATCH_JOB_LAUNCH,
+// REQUEST_SIGNAL_TASKS, REQUEST_SUSPEND_INT, REQUEST_TERMINATE_JOB, ...) with
+// MUNGE replaced by an HMAC over a shared cluster key.
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Paths served by the controller for node agents.
+const (
+	// PathAgentRegister receives a RegisterRequest (slurmd's registration).
+	PathAgentRegister = "/agent/v1/register"
+	// PathAgentHeartbeat receives a Heartbeat (slurmd's ping reply).
+	PathAgentHeartbeat = "/agent/v1/heartbeat"
+	// PathAgentEvents receives a JobEvents batch (job completions).
+	PathAgentEvents = "/agent/v1/events"
+)
+
+// Paths served by a node agent for the controller. {id} is the job id.
+const (
+	// PathAgentNode answers GET with the agent's NodeInfo.
+	PathAgentNode = "/agent/v1/node"
+	// PathAgentJobs answers GET with every JobStatus the agent holds and
+	// takes POST of a LaunchRequest (slurmd's batch job launch).
+	PathAgentJobs = "/agent/v1/jobs"
+	// PathAgentJob answers GET with one JobStatus.
+	PathAgentJob = "/agent/v1/jobs/{id}"
+	// PathAgentSignal takes a SignalRequest (scancel --signal).
+	PathAgentSignal = "/agent/v1/jobs/{id}/signal"
+	// PathAgentSuspend suspends the job (scontrol suspend).
+	PathAgentSuspend = "/agent/v1/jobs/{id}/suspend"
+	// PathAgentResume resumes a suspended job (scontrol resume).
+	PathAgentResume = "/agent/v1/jobs/{id}/resume"
+	// PathAgentTerminate takes a TerminateRequest (scancel, requeue,
+	// preemption, node failure handling).
+	PathAgentTerminate = "/agent/v1/jobs/{id}/terminate"
+)
+
+// Job states the agent reports, Slurm's names.
+const (
+	StateRunning     = "RUNNING"
+	StateSuspended   = "SUSPENDED"
+	StateCompleted   = "COMPLETED"
+	StateFailed      = "FAILED"
+	StateCancelled   = "CANCELLED"
+	StateTimeout     = "TIMEOUT"
+	StateNodeFail    = "NODE_FAIL"
+	StatePreempted   = "PREEMPTED"
+	StateRequeued    = "REQUEUED"
+	StateOutOfMemory = "OUT_OF_MEMORY"
+)
+
+// AgentJobFinal reports whether state is one a job ends in on the agent.
+func AgentJobFinal(state string) bool {
+	switch state {
+	case StateRunning, StateSuspended, "":
+		return false
+	}
+	return true
+}
+
+// GPU is one GPU found on a node (nvidia-smi, /dev/nvidia*, or gres.conf).
+type GPU struct {
+	// Index is the device minor number (the N of /dev/nvidiaN), what
+	// CUDA_VISIBLE_DEVICES names when devices are not constrained.
+	Index int `json:"index"`
+	// Name is the product name ("NVIDIA H100 80GB HBM3"), if known.
+	Name string `json:"name,omitempty"`
+	// Type is the gres type ("a100", "h100"), if known.
+	Type string `json:"type,omitempty"`
+	// UUID is the GPU's UUID, if known.
+	UUID string `json:"uuid,omitempty"`
+	// MemoryMB is the device memory, if known.
+	MemoryMB int64 `json:"memory_mb,omitempty"`
+	// File is the device file (/dev/nvidia0).
+	File string `json:"file,omitempty"`
+}
+
+// NodeResources is what a node agent discovered about its machine; the
+// controller compares it with slurm.conf's NodeName= line as slurmctld does
+// on registration (a node with fewer resources than configured is drained).
+type NodeResources struct {
+	// CPUs is the number of logical CPUs.
+	CPUs int `json:"cpus"`
+	// RealMemoryMB is the total memory in megabytes (slurmd -C RealMemory).
+	RealMemoryMB int64 `json:"real_memory_mb"`
+	// GPUs lists the GPUs in index order.
+	GPUs []GPU `json:"gpus,omitempty"`
+}
+
+// NodeInfo describes a node agent: name, the URL the controller reaches it
+// at, its resources and when it booted.
+type NodeInfo struct {
+	Name      string        `json:"name"`
+	Addr      string        `json:"addr"`
+	Hostname  string        `json:"hostname,omitempty"`
+	Version   string        `json:"version,omitempty"`
+	BootTime  time.Time     `json:"boot_time"`
+	Resources NodeResources `json:"resources"`
+}
+
+// RegisterRequest is sent by an agent when it starts (and again whenever the
+// controller asks it to): its node info plus every job it holds, so a
+// restarted controller can reconcile running jobs.
+type RegisterRequest struct {
+	Node NodeInfo    `json:"node"`
+	Jobs []JobStatus `json:"jobs,omitempty"`
+}
+
+// RegisterResponse tells the agent how often to send heartbeats.
+type RegisterResponse struct {
+	// HeartbeatIntervalSec is the heartbeat period; 0 keeps the agent's
+	// default.
+	HeartbeatIntervalSec int `json:"heartbeat_interval_s,omitempty"`
+}
+
+// Heartbeat is sent periodically by each agent; the controller marks a node
+// DOWN when none arrives for SlurmdTimeout.
+type Heartbeat struct {
+	Node string      `json:"node"`
+	Time time.Time   `json:"time"`
+	Jobs []JobStatus `json:"jobs,omitempty"`
+}
+
+// HeartbeatResponse asks the agent to register again when the controller
+// does not know it (for instance after a controller restart).
+type HeartbeatResponse struct {
+	Reregister bool `json:"reregister,omitempty"`
+}
+
+// LaunchRequest asks an agent to start a job's batch script (or argv) on its
+// node: slurmd's batch job launch message.
+type LaunchRequest struct {
+	JobID uint32 `json:"job_id"`
+	// RestartCount is how many times the job was requeued; a launch with a
+	// higher count replaces a finished record of the same job id.
+	RestartCount int    `json:"restart_count,omitempty"`
+	Name         string `json:"name,omitempty"`
+
+	// Array fields are set for array tasks (ArrayJobID != 0).
+	ArrayJobID     uint32 `json:"array_job_id,omitempty"`
+	ArrayTaskID    uint32 `json:"array_task_id,omitempty"`
+	ArrayTaskCount int    `json:"array_task_count,omitempty"`
+	ArrayTaskMin   uint32 `json:"array_task_min,omitempty"`
+	ArrayTaskMax   uint32 `json:"array_task_max,omitempty"`
+	ArrayTaskStep  uint32 `json:"array_task_step,omitempty"`
+
+	User  string `json:"user"`
+	UID   uint32 `json:"uid"`
+	GID   uint32 `json:"gid"`
+	Group string `json:"group,omitempty"`
+
+	// Script is the batch script's text; Argv runs a command directly
+	// instead (srun-style). Exactly one must be set.
+	Script string   `json:"script,omitempty"`
+	Argv   []string `json:"argv,omitempty"`
+	// Args are the script's arguments (sbatch script.sh ARGS...).
+	Args []string `json:"args,omitempty"`
+
+	// WorkDir is --chdir (default SubmitDir).
+	WorkDir    string `json:"work_dir,omitempty"`
+	SubmitDir  string `json:"submit_dir,omitempty"`
+	SubmitHost string `json:"submit_host,omitempty"`
+	// StdOut and StdErr are the -o/-e filename patterns ("" = Slurm's
+	// default slurm-%j.out, or slurm-%A_%a.out for arrays; stderr defaults
+	// to stdout's file). StdIn is -i (default /dev/null).
+	StdOut string `json:"stdout,omitempty"`
+	StdErr string `json:"stderr,omitempty"`
+	StdIn  string `json:"stdin,omitempty"`
+	// OpenMode is --open-mode: "truncate" (default) or "append".
+	OpenMode string `json:"open_mode,omitempty"`
+
+	// Environment is the submission environment (KEY=VALUE), Export is
+	// --export as written ("", ALL, NONE, ALL,VAR=x, VAR1,VAR2=y).
+	Environment []string `json:"environment,omitempty"`
+	Export      string   `json:"export,omitempty"`
+
+	Partition   string `json:"partition,omitempty"`
+	Account     string `json:"account,omitempty"`
+	QOS         string `json:"qos,omitempty"`
+	ClusterName string `json:"cluster_name,omitempty"`
+	// NodeList is the job's whole allocation as a hostlist expression.
+	NodeList string `json:"node_list,omitempty"`
+	NNodes   int    `json:"nnodes,omitempty"`
+	NTasks   int    `json:"ntasks,omitempty"`
+	// CPUsPerTask is -c (0 = not given).
+	CPUsPerTask int `json:"cpus_per_task,omitempty"`
+	// CPUs is the number of CPUs allocated on this node.
+	CPUs int `json:"cpus,omitempty"`
+	// MemoryMB is the memory allocated on this node (0 = no limit).
+	MemoryMB int64 `json:"memory_mb,omitempty"`
+	// GPUs are the indices of the GPUs allocated on this node.
+	GPUs []int `json:"gpus,omitempty"`
+
+	// TimeLimitSec is the time limit (0 or TimeInfinite = none).
+	TimeLimitSec int64 `json:"time_limit_s,omitempty"`
+	// KillWaitSec is slurm.conf KillWait: seconds between SIGTERM and
+	// SIGKILL (0 = Slurm's default 30).
+	KillWaitSec int64 `json:"kill_wait_s,omitempty"`
+	// StartTime is when the controller started the job (SLURM_JOB_START_TIME).
+	StartTime time.Time `json:"start_time,omitempty"`
+}
+
+// SignalRequest sends a signal to a job (scancel --signal). By default the
+// whole process group is signalled; BatchOnly signals only the batch shell
+// (scancel --batch).
+type SignalRequest struct {
+	Signal    int  `json:"signal"`
+	BatchOnly bool `json:"batch_only,omitempty"`
+}
+
+// TerminateRequest ends a job: SIGCONT, SIGTERM, then SIGKILL after
+// KillWait, Slurm's job kill sequence. State is what the job ends in
+// (CANCELLED by default; REQUEUED, PREEMPTED, NODE_FAIL, ...).
+type TerminateRequest struct {
+	State       string `json:"state,omitempty"`
+	KillWaitSec int64  `json:"kill_wait_s,omitempty"`
+}
+
+// JobStatus is the agent's view of one job.
+type JobStatus struct {
+	JobID        uint32    `json:"job_id"`
+	RestartCount int       `json:"restart_count,omitempty"`
+	State        string    `json:"state"`
+	PID          int       `json:"pid,omitempty"`
+	StartTime    time.Time `json:"start_time,omitempty"`
+	EndTime      time.Time `json:"end_time,omitempty"`
+	// ExitCode is Slurm's "code:signal" (set once the job ended).
+	ExitCode string `json:"exit_code,omitempty"`
+	// SuspendedSec is the total time spent suspended so far.
+	SuspendedSec int64 `json:"suspended_s,omitempty"`
+	// Reason explains a failure to launch or a lost job.
+	Reason string `json:"reason,omitempty"`
+	// StdOut and StdErr are the expanded output paths.
+	StdOut string `json:"stdout,omitempty"`
+	StdErr string `json:"stderr,omitempty"`
+}
+
+// JobEvent reports a change of a job's state (today: its end). Events are
+// re-sent until the controller acknowledges them, so handling must be
+// idempotent by (JobID, RestartCount, State).
+type JobEvent struct {
+	Node string    `json:"node"`
+	Job  JobStatus `json:"job"`
+}
+
+// JobEvents is a batch of events posted to PathAgentEvents.
+type JobEvents struct {
+	Events []JobEvent `json:"events"`
+}
+
+// AgentError is the JSON body of every non-2xx answer of the protocol.
+type AgentError struct {
+	Status  int    `json:"-"`
+	Message string `json:"error"`
+}
+
+// Error returns the message.
+func (e *AgentError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
+	}
+	return e.Message
+}
+
+// ---- cluster key and signing ----
+
+// ClusterKeyFile is the key's file name inside the state directory.
+const ClusterKeyFile = "cluster.key"
+
+// SignatureHeader carries the request signature:
+// "v1 node=NAME,ts=UNIX,sig=HEX".
+const SignatureHeader = "Sluice-Agent-Signature"
+
+// MaxClockSkew is how far a signed request's timestamp may be from the
+// receiver's clock, bounding how long a captured request can be replayed.
+const MaxClockSkew = 5 * time.Minute
+
+// ErrBadSignature is wrapped by every verification failure.
+var ErrBadSignature = errors.New("invalid cluster key signature")
+
+// LoadClusterKey reads a cluster key file (hex, as written by
+// EnsureClusterKey). Like MUNGE's key, the file must not be readable by
+// group or others.
+func LoadClusterKey(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("load cluster key: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("load cluster key %q: permissions %v are too open, want 0600", path, st.Mode().Perm())
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load cluster key: %w", err)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil || len(key) < 16 {
+		return nil, fmt.Errorf("load cluster key %q: want at least 32 hex digits", path)
+	}
+	return key, nil
+}
+
+// EnsureClusterKey loads the key at path, creating a random 32-byte key
+// (mode 0600) when the file does not exist.
+func EnsureClusterKey(path string) ([]byte, error) {
+	if _, err := os.Stat(path); err == nil {
+		return LoadClusterKey(path)
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("create cluster key: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return LoadClusterKey(path)
+		}
+		return nil, fmt.Errorf("create cluster key: %w", err)
+	}
+	if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create cluster key: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("create cluster key: %w", err)
+	}
+	return key, nil
+}
+
+func signature(key []byte, method, uri, node string, ts int64, body []byte) string {
+	sum := sha256.Sum256(body)
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "v1\n%s\n%s\n%s\n%d\n%x", method, uri, node, ts, sum)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// SignRequest adds the signature header to req for body (which must be the
+// request's exact body), identifying the sender as node ("ctld" for the
+// controller).
+func SignRequest(req *http.Request, key []byte, node string, body []byte, now time.Time) {
+	ts := now.Unix()
+	sig := signature(key, req.Method, req.URL.RequestURI(), node, ts, body)
+	req.Header.Set(SignatureHeader, fmt.Sprintf("v1 node=%s,ts=%d,sig=%s", node, ts, sig))
+}
+
+// VerifyRequest checks the signature header of r against body and returns
+// the sender's node name.
+func VerifyRequest(r *http.Request, key []byte, body []byte, now time.Time) (string, error) {
+	h := r.Header.Get(SignatureHeader)
+	rest, ok := strings.CutPrefix(h, "v1 ")
+	if !ok {
+		return "", fmt.Errorf("%w: missing or unknown %s header", ErrBadSignature, SignatureHeader)
+	}
+	var node, sig string
+	var ts int64
+	for _, kv := range strings.Split(rest, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "node":
+			node = v
+		case "ts":
+			ts, _ = strconv.ParseInt(v, 10, 64)
+		case "sig":
+			sig = v
+		}
+	}
+	if node == "" || ts == 0 || sig == "" {
+		return "", fmt.Errorf("%w: malformed header", ErrBadSignature)
+	}
+	if d := now.Sub(time.Unix(ts, 0)); d > MaxClockSkew || d < -MaxClockSkew {
+		return "", fmt.Errorf("%w: timestamp off by %v (check clocks)", ErrBadSignature, d.Round(time.Second))
+	}
+	want := signature(key, r.Method, r.URL.RequestURI(), node, ts, body)
+	if !hmac.Equal([]byte(want), []byte(sig)) {
+		return "", fmt.Errorf("%w: signature mismatch", ErrBadSignature)
+	}
+	return node, nil
+}
+
+type agentNodeKey struct{}
+
+// AgentNode returns the verified sender set by RequireSignature.
+func AgentNode(ctx context.Context) string {
+	s, _ := ctx.Value(agentNodeKey{}).(string)
+	return s
+}
+
+// maxAgentBody bounds request bodies (a batch script is at most a few MB in
+// Slurm too).
+const maxAgentBody = 16 << 20
+
+// RequireSignature wraps next so that only requests signed with key reach
+// it; the verified node name is in the request context (AgentNode). The
+// body is buffered and handed on unchanged. now may be nil (time.Now).
+func RequireSignature(key []byte, now func() time.Time, next http.Handler) http.Handler {
+	if now == nil {
+		now = time.Now
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAgentBody))
+		if err != nil {
+			WriteAgentError(w, http.StatusRequestEntityTooLarge, "read request: "+err.Error())
+			return
+		}
+		node, err := VerifyRequest(r, key, body, now())
+		if err != nil {
+			WriteAgentError(w, http.StatusUnauthorized, err.Error())
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), agentNodeKey{}, node)))
+	})
+}
+
+// WriteAgentError answers with status and {"error": msg}.
+func WriteAgentError(w http.ResponseWriter, status int, msg string) {
+	WriteAgentJSON(w, status, AgentError{Message: msg})
+}
+
+// WriteAgentJSON answers with status and v as JSON.
+func WriteAgentJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// ---- clients ----
+
+// signedClient does signed JSON calls; both clients embed it.
+type signedClient struct {
+	base string
+	key  []byte
+	node string
+	http *http.Client
+	now  func() time.Time
+}
+
+func newSignedClient(base string, key []byte, node string, hc *http.Client) signedClient {
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	return signedClient{base: strings.TrimRight(base, "/"), key: key, node: node, http: hc, now: time.Now}
+}
+
+func (c *signedClient) call(ctx context.Context, method, path string, in, out any) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	SignRequest(req, c.key, c.node, body, c.now())
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAgentBody))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &AgentError{Status: resp.StatusCode}
+		if json.Unmarshal(data, e) != nil || e.Message == "" {
+			e.Message = strings.TrimSpace(string(data))
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}
+
+func jobPath(pattern string, id uint32) string {
+	return strings.Replace(pattern, "{id}", strconv.FormatUint(uint64(id), 10), 1)
+}
+
+// AgentClient is the controller's client for one node agent.
+type AgentClient struct{ c signedClient }
+
+// NewAgentClient returns a client for the agent at baseURL
+// ("http://host:6818"), signing as "ctld". hc may be nil.
+func NewAgentClient(baseURL string, key []byte, hc *http.Client) *AgentClient {
+	return &AgentClient{c: newSignedClient(baseURL, key, "ctld", hc)}
+}
+
+// Node returns the agent's node info.
+func (a *AgentClient) Node(ctx context.Context) (NodeInfo, error) {
+	var n NodeInfo
+	return n, a.c.call(ctx, http.MethodGet, PathAgentNode, nil, &n)
+}
+
+// Launch starts a job; launching a job id the agent already runs returns
+// its status without starting it twice.
+func (a *AgentClient) Launch(ctx context.Context, req LaunchRequest) (JobStatus, error) {
+	var s JobStatus
+	return s, a.c.call(ctx, http.MethodPost, PathAgentJobs, req, &s)
+}
+
+// Jobs lists every job the agent holds.
+func (a *AgentClient) Jobs(ctx context.Context) ([]JobStatus, error) {
+	var s []JobStatus
+	return s, a.c.call(ctx, http.MethodGet, PathAgentJobs, nil, &s)
+}
+
+// Job returns one job's status.
+func (a *AgentClient) Job(ctx context.Context, id uint32) (JobStatus, error) {
+	var s JobStatus
+	return s, a.c.call(ctx, http.MethodGet, jobPath(PathAgentJob, id), nil, &s)
+}
+
+// Signal sends a signal to a job.
+func (a *AgentClient) Signal(ctx context.Context, id uint32, req SignalRequest) (JobStatus, error) {
+	var s JobStatus
+	return s, a.c.call(ctx, http.MethodPost, jobPath(PathAgentSignal, id), req, &s)
+}
+
+// Suspend stops a job (SIGTSTP, SIGSTOP, cgroup freezer).
+func (a *AgentClient) Suspend(ctx context.Context, id uint32) (JobStatus, error) {
+	var s JobStatus
+	return s, a.c.call(ctx, http.MethodPost, jobPath(PathAgentSuspend, id), struct{}{}, &s)
+}
+
+// Resume continues a suspended job.
+func (a *AgentClient) Resume(ctx context.Context, id uint32) (JobStatus, error) {
+	var s JobStatus
+	return s, a.c.call(ctx, http.MethodPost, jobPath(PathAgentResume, id), struct{}{}, &s)
+}
+
+// Terminate starts a job's kill sequence; the final state arrives as a
+// JobEvent.
+func (a *AgentClient) Terminate(ctx context.Context, id uint32, req TerminateRequest) (JobStatus, error) {
+	var s JobStatus
+	return s, a.c.call(ctx, http.MethodPost, jobPath(PathAgentTerminate, id), req, &s)
+}
+
+// ControllerClient is a node agent's client for the controller.
+type ControllerClient struct{ c signedClient }
+
+// NewControllerClient returns a client for the controller at baseURL,
+// signing as node. hc may be nil.
+func NewControllerClient(baseURL string, key []byte, node string, hc *http.Client) *ControllerClient {
+	return &ControllerClient{c: newSignedClient(baseURL, key, node, hc)}
+}
+
+// Register announces the node and its jobs.
+func (c *ControllerClient) Register(ctx context.Context, req RegisterRequest) (RegisterResponse, error) {
+	var r RegisterResponse
+	return r, c.c.call(ctx, http.MethodPost, PathAgentRegister, req, &r)
+}
+
+// Heartbeat tells the controller the node is alive.
+func (c *ControllerClient) Heartbeat(ctx context.Context, hb Heartbeat) (HeartbeatResponse, error) {
+	var r HeartbeatResponse
+	return r, c.c.call(ctx, http.MethodPost, PathAgentHeartbeat, hb, &r)
+}
+
+// ReportEvents delivers job events; a nil error acknowledges all of them.
+func (c *ControllerClient) ReportEvents(ctx context.Context, ev JobEvents) error {
+	return c.c.call(ctx, http.MethodPost, PathAgentEvents, ev, nil)
+}
+
+// decodeJSON reads r's body into v. Unknown fields are ignored so that a
+// controller and agents one version apart still understand each other.
+func decodeJSON(r *http.Request, v any) error {
+	d := json.NewDecoder(io.LimitReader(r.Body, maxAgentBody))
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("decode request: %w", err)
+	}
+	return nil
+}
+
+// DecodeAgentRequest decodes a protocol request body into v (exported for
+// the controller's and the agent's handlers).
+func DecodeAgentRequest(r *http.Request, v any) error { return decodeJSON(r, v) }
