@@ -1,0 +1,88 @@
+package sched
+
+import (
+	"fmt"
+	"sort"
+)
+
+// State is the live scheduling state the drivers own: the cluster, the
+// accounting policy snapshot, every job not yet purged, and the running
+// usage counters the limits gate checks. One goroutine owns it (the
+// controller's event loop or the simulator); the core only reads it in
+// Schedule and changes it in the lifecycle methods and Apply.
+type State struct {
+	// Cluster is the cluster's shape and the nodes' live state.
+	Cluster *Cluster
+	// Config is the configuration the lifecycle methods use.
+	Config Config
+	// Policy is the accounting policy (associations, QOS, limits); nil
+	// means no accounting: every job is accepted in the "normal" QOS.
+	Policy *Policy
+	// NextJobID is the id the next submitted job gets.
+	NextJobID JobID
+
+	jobs    map[JobID]*Job
+	jobList []*Job // every job, ascending id
+	usage   usage
+}
+
+// NewState returns an empty state for cluster c.
+func NewState(c *Cluster, cfg Config) *State {
+	first := cfg.FirstJobID
+	if first == 0 {
+		first = 1
+	}
+	st := &State{Cluster: c, Config: cfg, NextJobID: first, jobs: map[JobID]*Job{}}
+	st.usage.init()
+	return st
+}
+
+// Job returns the job with id, or nil.
+func (st *State) Job(id JobID) *Job { return st.jobs[id] }
+
+// Jobs returns every job in ascending id order. The slice is the state's
+// own: callers must not modify it.
+func (st *State) Jobs() []*Job { return st.jobList }
+
+// addJob inserts j keeping jobList sorted by id.
+func (st *State) addJob(j *Job) {
+	st.jobs[j.ID] = j
+	n := len(st.jobList)
+	if n == 0 || st.jobList[n-1].ID < j.ID {
+		st.jobList = append(st.jobList, j)
+		return
+	}
+	i := sort.Search(n, func(i int) bool { return st.jobList[i].ID >= j.ID })
+	st.jobList = append(st.jobList, nil)
+	copy(st.jobList[i+1:], st.jobList[i:])
+	st.jobList[i] = j
+}
+
+// Purge forgets finished jobs that ended before cutoff (MinJobAge): the
+// controller calls it once they are in accounting.
+func (st *State) Purge(cutoff func(j *Job) bool) int {
+	out := st.jobList[:0]
+	n := 0
+	for _, j := range st.jobList {
+		if j.State.Finished() && j.State&JobFlagCompleting == 0 && cutoff(j) {
+			delete(st.jobs, j.ID)
+			n++
+			continue
+		}
+		out = append(out, j)
+	}
+	for i := len(out); i < len(st.jobList); i++ {
+		st.jobList[i] = nil
+	}
+	st.jobList = out
+	return n
+}
+
+// lookupJob returns the job or Slurm's "Invalid job id specified" error.
+func (st *State) lookupJob(id JobID) (*Job, error) {
+	j := st.jobs[id]
+	if j == nil {
+		return nil, fmt.Errorf("job %d: %w", id, ErrInvalidJobID)
+	}
+	return j, nil
+}
