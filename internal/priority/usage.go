@@ -1,0 +1,233 @@
+package priority
+
+import (
+	"math"
+	"time"
+)
+
+// RunningJob is what usage accounting needs of a running (or just ended)
+// job.
+type RunningJob struct {
+	// Assoc is the job's association index (NoAssoc: not charged).
+	Assoc int
+	// QOS and PartitionQOS name the QOS records charged besides the
+	// associations ("" for none).
+	QOS, PartitionQOS string
+	// Start is when the job started; End is zero while it runs.
+	Start, End time.Time
+	// Billing is the job's billable TRES (see Billable); the allocated CPU
+	// count when the partition has no TRESBillingWeights.
+	Billing float64
+	// Alloc is the allocated TRES, charged to the per-TRES usage.
+	Alloc map[string]int64
+}
+
+// Decay multiplies every association's and QOS's usage by D^seconds, D =
+// 1 - 0.693/half-life: the decay Slurm applies at each PriorityCalcPeriod
+// for the time elapsed since the previous pass. Because D^a * D^b =
+// D^(a+b), the decay over a span does not depend on how the span is cut
+// into passes. QOS with NoDecay are left alone. Values are floored at the
+// smallest normal double, as Slurm floors at DBL_MIN.
+func (t *Tree) Decay(cfg *Config, seconds float64) {
+	d := cfg.decayFactor()
+	if d >= 1 || seconds <= 0 {
+		return
+	}
+	f := math.Pow(d, seconds)
+	for i := range t.Assocs {
+		a := &t.Assocs[i]
+		a.UsageRaw = decayed(a.UsageRaw, f)
+		for k, v := range a.UsageTRES {
+			a.UsageTRES[k] = decayed(v, f)
+		}
+	}
+	for _, q := range t.QOS {
+		if q.NoDecay {
+			continue
+		}
+		q.UsageRaw = decayed(q.UsageRaw, f)
+		for k, v := range q.UsageTRES {
+			q.UsageTRES[k] = decayed(v, f)
+		}
+	}
+}
+
+func decayed(v, f float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	v *= f
+	if v < math.SmallestNonzeroFloat64*(1<<52) { // DBL_MIN
+		return math.SmallestNonzeroFloat64 * (1 << 52)
+	}
+	return v
+}
+
+// Charge adds the usage of job j over [from, to] (bounded by its start and
+// end) to its association and every ancestor up to root, to its QOS (times
+// the QOS UsageFactor) and to its partition QOS. Like Slurm's
+// _apply_new_usage, the run time is itself decayed within the interval:
+// increment = run * D^run * billing (a NoDecay QOS gets run * billing).
+// Intervals shorter than one second charge nothing.
+func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
+	if j.Start.After(from) {
+		from = j.Start
+	}
+	if !j.End.IsZero() && j.End.Before(to) {
+		to = j.End
+	}
+	run := math.Floor(to.Sub(from).Seconds())
+	if run < 1 {
+		return
+	}
+	d := cfg.decayFactor()
+	runDecay := run * math.Pow(d, run)
+	factor := 1.0
+	q := t.QOS[j.QOS]
+	if q != nil && q.UsageFactor >= 0 {
+		factor = q.UsageFactor
+	}
+	if j.Assoc >= 0 && j.Assoc < len(t.Assocs) {
+		for i := j.Assoc; i >= 0; i = t.Assocs[i].Parent {
+			a := &t.Assocs[i]
+			a.UsageRaw += runDecay * j.Billing * factor
+			a.UsageTRES = addTRES(a.UsageTRES, j.Alloc, runDecay*factor)
+		}
+	}
+	if q != nil {
+		chargeQOS(q, j, run, runDecay, factor)
+	}
+	if pq := t.QOS[j.PartitionQOS]; pq != nil && j.PartitionQOS != j.QOS {
+		chargeQOS(pq, j, run, runDecay, 1)
+	}
+}
+
+func chargeQOS(q *QOSUsage, j *RunningJob, run, runDecay, factor float64) {
+	amount := runDecay
+	if q.NoDecay {
+		amount = run
+	}
+	q.UsageRaw += amount * j.Billing * factor
+	q.UsageTRES = addTRES(q.UsageTRES, j.Alloc, amount*factor)
+}
+
+func addTRES(m map[string]float64, alloc map[string]int64, mult float64) map[string]float64 {
+	if len(alloc) == 0 {
+		return m
+	}
+	if m == nil {
+		m = make(map[string]float64, len(alloc))
+	}
+	for k, v := range alloc {
+		m[k] += float64(v) * mult
+	}
+	return m
+}
+
+// ResetUsage zeroes the usage of every association and QOS
+// (PriorityUsageResetPeriod).
+func (t *Tree) ResetUsage() {
+	for i := range t.Assocs {
+		t.Assocs[i].UsageRaw = 0
+		clear(t.Assocs[i].UsageTRES)
+	}
+	for _, q := range t.QOS {
+		q.UsageRaw = 0
+		clear(q.UsageTRES)
+	}
+}
+
+// LastResetBoundary returns the latest calendar boundary of period at or
+// before now, in loc: local midnight (DAILY), Sunday 00:00 (WEEKLY), the
+// 1st of the month (MONTHLY), of Jan/Apr/Jul/Oct (QUARTERLY) or of January
+// (YEARLY). NONE and NOW have no boundary (zero time).
+func LastResetBoundary(period ResetPeriod, now time.Time, loc *time.Location) time.Time {
+	if loc == nil {
+		loc = time.UTC
+	}
+	n := now.In(loc)
+	y, m, d := n.Date()
+	switch period {
+	case ResetDaily:
+		return time.Date(y, m, d, 0, 0, 0, 0, loc)
+	case ResetWeekly:
+		return time.Date(y, m, d-int(n.Weekday()), 0, 0, 0, 0, loc)
+	case ResetMonthly:
+		return time.Date(y, m, 1, 0, 0, 0, 0, loc)
+	case ResetQuarterly:
+		return time.Date(y, m-(m-1)%3, 1, 0, 0, 0, 0, loc)
+	case ResetYearly:
+		return time.Date(y, 1, 1, 0, 0, 0, 0, loc)
+	}
+	return time.Time{}
+}
+
+// ResetDue reports whether a usage reset boundary lies in (last, now].
+// A zero last (first pass ever) resets only for NOW.
+func ResetDue(period ResetPeriod, last, now time.Time, loc *time.Location) bool {
+	if period == ResetNow {
+		return last.IsZero()
+	}
+	if last.IsZero() {
+		return false
+	}
+	b := LastResetBoundary(period, now, loc)
+	return !b.IsZero() && b.After(last) && !b.After(now)
+}
+
+// Pass is one PriorityCalcPeriod step of Slurm's decay thread: reset the
+// usage if a PriorityUsageResetPeriod boundary passed since last, decay all
+// usage by D^(now-last), charge every running job for (last, now], then
+// recompute fair-share. last is the previous pass (zero on the first pass:
+// nothing is decayed or charged). Jobs that ended since last may be passed
+// with their End set. Job priorities are refreshed by the caller with a
+// Calculator afterwards, as Slurm does in the same pass.
+func (t *Tree) Pass(cfg *Config, jobs []RunningJob, last, now time.Time, loc *time.Location) {
+	if ResetDue(cfg.UsageResetPeriod, last, now, loc) {
+		t.ResetUsage()
+	}
+	if !last.IsZero() && now.After(last) {
+		t.Decay(cfg, math.Floor(now.Sub(last).Seconds()))
+		for i := range jobs {
+			t.Charge(cfg, &jobs[i], last, now)
+		}
+	}
+	t.Recompute(cfg)
+}
+
+// Billable is Slurm's billable TRES of an allocation
+// (calc_job_billable_tres): without TRESBillingWeights the CPU count;
+// otherwise the sum of weight*count, or with MAX_TRES the largest weighted
+// node TRES (cpu, mem, node, gres/*) plus the sum of the global ones
+// (license/, bb/), or with MAX_TRES_GRES the largest of cpu/mem/node plus
+// the sum of the GRES and of the global ones.
+func Billable(alloc map[string]int64, weights []TRESWeight, flags Flags) float64 {
+	if len(weights) == 0 {
+		return float64(alloc["cpu"])
+	}
+	var sum, maxNode, gres float64
+	for _, w := range weights {
+		v := w.Weight * float64(alloc[w.Name])
+		switch {
+		case isGlobalTRES(w.Name):
+			sum += v
+		case isGRES(w.Name) && flags&FlagMaxTRESGRES != 0:
+			gres += v
+		default:
+			maxNode = math.Max(maxNode, v)
+			if flags&(FlagMaxTRES|FlagMaxTRESGRES) == 0 {
+				sum += v
+			}
+		}
+	}
+	if flags&(FlagMaxTRES|FlagMaxTRESGRES) != 0 {
+		return maxNode + gres + sum
+	}
+	return sum
+}
+
+func isGlobalTRES(n string) bool {
+	return len(n) > 8 && n[:8] == "license/" || len(n) > 3 && n[:3] == "bb/"
+}
+
+func isGRES(n string) bool { return len(n) > 5 && n[:5] == "gres/" }
