@@ -1,0 +1,195 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// SWF field positions (0-based) of the Standard Workload Format's 18
+// fields, as the Parallel Workloads Archive defines them.
+const (
+	swfJob = iota
+	swfSubmit
+	swfWait
+	swfRun
+	swfAllocProcs
+	swfAvgCPU
+	swfUsedMem
+	swfReqProcs
+	swfReqTime
+	swfReqMem
+	swfStatus
+	swfUser
+	swfGroup
+	swfExe
+	swfQueue
+	swfPartition
+	swfPrecedingJob
+	swfThinkTime
+	swfFields
+)
+
+// UserEntry maps one SWF user id to a user name and an account.
+type UserEntry struct {
+	User    string
+	Account string
+}
+
+// ReadSWF parses a Standard Workload Format trace: header comments
+// (MaxNodes, MaxProcs, UnixStartTime, TimeZoneString, Queue lines) and one
+// job per line of 18 numbers, -1 meaning unknown. Jobs that never ran (run
+// time < 0, e.g. cancelled while waiting) and jobs without a processor
+// count are skipped and counted; a job without a requested time gets its
+// run time as its limit. Users become "user<N>" in account "group<N>"
+// unless users maps them.
+func ReadSWF(r io.Reader, users map[int]UserEntry) (*Trace, error) {
+	t := &Trace{Format: "swf", Queues: map[int]string{}}
+	err := lines(r, func(n int, line string) {
+		s := strings.TrimSpace(line)
+		switch {
+		case s == "":
+			return
+		case s[0] == ';':
+			t.header(s[1:])
+			return
+		}
+		t.Records++
+		if j, cause, err := swfJobLine(s, users); err != nil {
+			t.bad(n, "%v", err)
+		} else if cause != "" {
+			t.skip(cause)
+		} else {
+			t.Jobs = append(t.Jobs, j)
+		}
+	})
+	if err != nil {
+		return t, err
+	}
+	if len(t.Queues) == 0 {
+		t.Queues = nil
+	}
+	return t.finish()
+}
+
+// header reads one SWF header comment ("MaxProcs: 128").
+func (t *Trace) header(s string) {
+	key, val, ok := strings.Cut(strings.TrimSpace(s), ":")
+	if !ok {
+		return
+	}
+	val = strings.TrimSpace(val)
+	var num int64
+	if f := strings.Fields(val); len(f) > 0 {
+		num, _ = strconv.ParseInt(f[0], 10, 64)
+	}
+	switch strings.TrimSpace(key) {
+	case "MaxNodes":
+		t.MaxNodes = int(num)
+	case "MaxProcs":
+		t.MaxProcs = int(num)
+	case "UnixStartTime":
+		t.StartUnix = num
+	case "TimeZoneString":
+		t.TimeZone = val
+	case "Queue":
+		f := strings.Fields(val)
+		if len(f) >= 2 {
+			if q, err := strconv.Atoi(f[0]); err == nil {
+				t.Queues[q] = f[1]
+			}
+		}
+	}
+}
+
+// swfJobLine parses one job line; cause is set for a valid line that is
+// left out of the simulation.
+func swfJobLine(s string, users map[int]UserEntry) (Job, string, error) {
+	f := strings.Fields(s)
+	if len(f) != swfFields {
+		return Job{}, "", fmt.Errorf("want %d fields, got %d", swfFields, len(f))
+	}
+	var v [swfFields]int64
+	for i, x := range f {
+		n, err := strconv.ParseFloat(x, 64)
+		if err != nil || n != n || n > 1e15 || n < -1e15 {
+			return Job{}, "", fmt.Errorf("field %d: not a number: %q", i+1, x)
+		}
+		v[i] = int64(n)
+	}
+	if v[swfSubmit] < 0 {
+		return Job{}, "", fmt.Errorf("field 2: negative submit time %d", v[swfSubmit])
+	}
+	if v[swfRun] < 0 {
+		return Job{}, "never ran", nil
+	}
+	procs := v[swfReqProcs]
+	if procs <= 0 {
+		procs = v[swfAllocProcs]
+	}
+	if procs <= 0 {
+		return Job{}, "no processor count", nil
+	}
+	j := Job{ID: v[swfJob], Submit: v[swfSubmit], Runtime: v[swfRun], RecordedWait: v[swfWait], Status: statusName(v[swfStatus])}
+	j.NTasks = int(procs)
+	j.TimeLimitSec = v[swfReqTime]
+	if j.TimeLimitSec <= 0 {
+		j.TimeLimitSec = max(j.Runtime, 1)
+	}
+	j.User, j.Account = userAccount(v[swfUser], v[swfGroup], users)
+	return j, "", nil
+}
+
+func statusName(s int64) string {
+	switch s {
+	case 1:
+		return "COMPLETED"
+	case 0:
+		return "FAILED"
+	case 5:
+		return "CANCELLED"
+	}
+	return ""
+}
+
+func userAccount(uid, gid int64, users map[int]UserEntry) (string, string) {
+	if e, ok := users[int(uid)]; ok {
+		return e.User, e.Account
+	}
+	user := "user" + strconv.FormatInt(max(uid, 0), 10)
+	if uid < 0 {
+		user = "unknown"
+	}
+	account := "group" + strconv.FormatInt(max(gid, 0), 10)
+	if gid < 0 {
+		account = "nogroup"
+	}
+	return user, account
+}
+
+// ReadUserMap reads an SWF user mapping file: one "uid user account" per
+// line, '#' comments.
+func ReadUserMap(r io.Reader) (map[int]UserEntry, error) {
+	m := map[int]UserEntry{}
+	var errs []string
+	err := lines(r, func(n int, line string) {
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			return
+		}
+		uid, err := strconv.Atoi(f[0])
+		if len(f) != 3 || err != nil {
+			errs = append(errs, fmt.Sprintf("line %d: want \"uid user account\"", n))
+			return
+		}
+		m[uid] = UserEntry{User: f[1], Account: f[2]}
+	})
+	if err == nil && len(errs) > 0 {
+		err = fmt.Errorf("user map: %s", strings.Join(errs, "; "))
+	}
+	return m, err
+}

@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// RunToLimit is the Job.Runtime of a job that runs until its time limit
+// (the UB events format's "-sim-walltime -1").
+const RunToLimit int64 = -1
+
+// Job is one job of a trace, whatever its format: when it was submitted,
+// how long it really ran, and what it asked for (the same api.JobSpec sbatch
+// sends, so every option the core understands can come through). In JSON the
+// spec's fields are inlined next to the trace fields (see
+// docs/trace-format.md).
+type Job struct {
+	// ID is the job's number in the trace (SWF job number, sacct JobID,
+	// sequence number for UB events). Unique within a trace.
+	ID int64 `json:"id"`
+	// Submit is the submit time in seconds from the trace's start.
+	Submit int64 `json:"submit"`
+	// Runtime is how long the job ran in seconds; the simulator caps it at
+	// the time limit (the job then ends in TIMEOUT). RunToLimit = until the
+	// time limit.
+	Runtime int64 `json:"runtime"`
+	// Status is the recorded final state (COMPLETED, FAILED, CANCELLED,
+	// TIMEOUT, ...), informative only.
+	Status string `json:"status,omitempty"`
+	// RecordedWait is the wait the production scheduler gave the job
+	// (seconds; -1 unknown), kept to compare with the simulated schedule.
+	RecordedWait int64 `json:"recorded_wait,omitempty"`
+	// GPUs is the total GPU count the job uses (derived from the spec's
+	// --gres/--gpus when read from a trace; informative for metrics).
+	GPUs int64 `json:"-"`
+	api.JobSpec
+}
+
+// BadLine is a trace line that could not be used, with why.
+type BadLine struct {
+	Line int    `json:"line"`
+	Err  string `json:"error"`
+}
+
+// Trace is a parsed workload trace.
+type Trace struct {
+	// Format is the reader that produced it: swf, sacct, ub, jsonl.
+	Format string `json:"format"`
+	// Jobs are the usable jobs sorted by submit time then ID.
+	Jobs []Job `json:"-"`
+	// StartUnix is the Unix time of the trace's time 0 (SWF UnixStartTime,
+	// the first submit for sacct); 0 when the trace does not say.
+	StartUnix int64 `json:"start_unix"`
+	// MaxNodes and MaxProcs are the machine size an SWF header declares.
+	MaxNodes int `json:"max_nodes,omitempty"`
+	MaxProcs int `json:"max_procs,omitempty"`
+	// TimeZone is the SWF TimeZoneString.
+	TimeZone string `json:"time_zone,omitempty"`
+	// Queues maps SWF queue numbers to their names.
+	Queues map[int]string `json:"queues,omitempty"`
+	// Bad are the lines that could not be parsed, with line numbers.
+	Bad []BadLine `json:"bad_lines,omitempty"`
+	// Skipped counts usable records left out, by cause ("never ran",
+	// "no processors", ...).
+	Skipped map[string]int `json:"skipped,omitempty"`
+	// Records is the number of job records read (usable or not).
+	Records int `json:"records"`
+}
+
+// ErrNoJobs is returned when a trace holds no usable job.
+var ErrNoJobs = errors.New("trace has no usable job")
+
+func (t *Trace) skip(cause string) {
+	if t.Skipped == nil {
+		t.Skipped = map[string]int{}
+	}
+	t.Skipped[cause]++
+}
+
+func (t *Trace) bad(line int, format string, a ...any) {
+	t.Bad = append(t.Bad, BadLine{Line: line, Err: fmt.Sprintf(format, a...)})
+}
+
+// finish sorts the jobs and reports a trace without usable jobs as an error
+// that names the first bad lines, so a wrong --trace-format is obvious.
+func (t *Trace) finish() (*Trace, error) {
+	sort.SliceStable(t.Jobs, func(i, j int) bool {
+		if t.Jobs[i].Submit != t.Jobs[j].Submit {
+			return t.Jobs[i].Submit < t.Jobs[j].Submit
+		}
+		return t.Jobs[i].ID < t.Jobs[j].ID
+	})
+	if len(t.Jobs) == 0 {
+		msg := fmt.Sprintf("%s: %d records", ErrNoJobs, t.Records)
+		if len(t.Bad) > 0 {
+			msg += fmt.Sprintf(", %d bad lines (first: line %d: %s)", len(t.Bad), t.Bad[0].Line, t.Bad[0].Err)
+		}
+		return t, fmt.Errorf("%w%s", ErrNoJobs, strings.TrimPrefix(msg, ErrNoJobs.Error()))
+	}
+	return t, nil
+}
+
+// BadSummary renders the bad lines for a warning: the count and the first
+// few line numbers with their errors.
+func (t *Trace) BadSummary(max int) string {
+	if len(t.Bad) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d bad lines", len(t.Bad))
+	for i, bl := range t.Bad {
+		if i == max {
+			fmt.Fprintf(&b, "; ...")
+			break
+		}
+		fmt.Fprintf(&b, "; line %d: %s", bl.Line, bl.Err)
+	}
+	return b.String()
+}
+
+// ReadOptions tune the trace readers.
+type ReadOptions struct {
+	// Format is swf, sacct, ub or jsonl; "" guesses from the file name and
+	// its first line.
+	Format string
+	// SbatchParser parses sbatch options for the UB events format (the CLI
+	// passes cli.ParseSbatchOptions; sim cannot import cli).
+	SbatchParser SbatchParser
+	// UserMap maps SWF user ids to names and accounts (see ReadUserMap);
+	// nil = generated user<N> in account group<N>.
+	UserMap map[int]UserEntry
+}
+
+// SbatchParser parses sbatch options into a job spec and returns the
+// positional arguments left (the script name).
+type SbatchParser func(args []string) (api.JobSpec, []string, error)
+
+// ReadFile reads a trace file, gunzipping it when its name ends in .gz.
+func ReadFile(path string, opt ReadOptions) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("read trace %s: %w", path, err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	br := bufio.NewReaderSize(r, 1<<16)
+	if opt.Format == "" {
+		head, _ := br.Peek(4096)
+		opt.Format = GuessFormat(strings.TrimSuffix(path, ".gz"), head)
+	}
+	t, err := Read(br, opt)
+	if err != nil {
+		return t, fmt.Errorf("read trace %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// GuessFormat picks a reader from a file name and its first bytes.
+func GuessFormat(name string, head []byte) string {
+	switch {
+	case strings.HasSuffix(name, ".swf"):
+		return "swf"
+	case strings.HasSuffix(name, ".jsonl"), strings.HasSuffix(name, ".ndjson"):
+		return "jsonl"
+	case strings.HasSuffix(name, ".events"):
+		return "ub"
+	}
+	first := bytes.TrimSpace(head)
+	switch {
+	case bytes.HasPrefix(first, []byte("{")):
+		return "jsonl"
+	case bytes.HasPrefix(first, []byte("-dt")):
+		return "ub"
+	case bytes.Contains(firstLine(first), []byte("|")):
+		return "sacct"
+	}
+	return "swf"
+}
+
+func firstLine(b []byte) []byte {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// Read parses a trace in the given format.
+func Read(r io.Reader, opt ReadOptions) (*Trace, error) {
+	switch opt.Format {
+	case "swf":
+		return ReadSWF(r, opt.UserMap)
+	case "sacct":
+		return ReadSacct(r)
+	case "ub":
+		return ReadUBEvents(r, opt.SbatchParser)
+	case "jsonl":
+		return ReadJSONL(r)
+	}
+	return nil, fmt.Errorf("unknown trace format %q (want swf, sacct, ub or jsonl)", opt.Format)
+}
+
+// lines calls fn for each line of r with its 1-based number, with lines up
+// to 1 MB long.
+func lines(r io.Reader, fn func(n int, line string)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		fn(n, sc.Text())
+	}
+	return sc.Err()
+}
