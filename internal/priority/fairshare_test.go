@@ -1,0 +1,217 @@
+package priority
+
+import (
+	"math"
+	"testing"
+)
+
+// S2 (SCENARIOS.md): NormShares and Fair Tree on the qos-demo tree.
+func TestS2NormSharesAndFairTree(t *testing.T) {
+	tr := qosDemo(t)
+	cfg := DefaultConfig()
+	tr.Recompute(&cfg)
+	before := []struct {
+		account, user string
+		norm          string
+	}{
+		{"batch", "", "0.166113"},
+		{"research", "", "0.830565"},
+		{"root", "root", "0.001661"},
+		{"pcdefault", "", "0.001661"},
+		{"research", "alice", "0.500000"},
+		{"research", "bob", "0.500000"},
+		{"batch", "charlie", "1.000000"},
+	}
+	for _, c := range before {
+		a := assocOf(t, tr, c.account, c.user)
+		t.Logf("before usage: %-10s %-8s NormShares %s LevelFS %v", c.account, c.user, f6(a.NormShares), a.LevelFS)
+		if got := f6(a.NormShares); got != c.norm {
+			t.Errorf("%s/%s NormShares = %s, want %s", c.account, c.user, got, c.norm)
+		}
+	}
+	for _, i := range tr.Order()[1:] {
+		if a := &tr.Assocs[i]; !math.IsInf(a.LevelFS, 1) {
+			t.Errorf("%s/%s LevelFS = %v before any usage, want inf", a.Account, a.User, a.LevelFS)
+		}
+	}
+
+	bob, _ := tr.Lookup("research", "bob")
+	addUsage(tr, bob, 47)
+	tr.Recompute(&cfg)
+	after := []struct {
+		account, user                    string
+		raw                              float64
+		norm, normUse, effUse, levelFS string
+		fairShare                        string
+	}{
+		{"research", "", 47, "0.830565", "1.000000", "1.000000", "0.830565", ""},
+		{"research", "bob", 47, "0.500000", "1.000000", "1.000000", "0.500000", "0.166667"},
+		{"research", "alice", 0, "0.500000", "0.000000", "0.000000", "+Inf", "0.333333"},
+		{"root", "root", 0, "0.001661", "0.000000", "0.000000", "+Inf", "1.000000"},
+		{"batch", "charlie", 0, "1.000000", "0.000000", "0.000000", "+Inf", "1.000000"},
+	}
+	for _, c := range after {
+		a := assocOf(t, tr, c.account, c.user)
+		lfs := f6(a.LevelFS)
+		if math.IsInf(a.LevelFS, 1) {
+			lfs = "+Inf"
+		}
+		t.Logf("after bob's 47: %-9s %-6s RawUsage %v NormShares %s NormUsage %s EffectvUsage %s LevelFS %s FairShare %s",
+			c.account, c.user, a.UsageRaw, f6(a.NormShares), f6(a.NormUsage), f6(a.EffectvUsage), lfs, f6(a.FairShare))
+		if a.UsageRaw != c.raw || f6(a.NormShares) != c.norm || f6(a.NormUsage) != c.normUse ||
+			f6(a.EffectvUsage) != c.effUse || lfs != c.levelFS {
+			t.Errorf("%s/%s: got raw %v norm %s normUse %s eff %s lfs %s", c.account, c.user,
+				a.UsageRaw, f6(a.NormShares), f6(a.NormUsage), f6(a.EffectvUsage), lfs)
+		}
+		if c.fairShare != "" && f6(a.FairShare) != c.fairShare {
+			t.Errorf("%s/%s FairShare = %s, want %s", c.account, c.user, f6(a.FairShare), c.fairShare)
+		}
+	}
+}
+
+// Fair Tree ranks every user of a higher-LevelFS account above every user
+// of a lower sibling account, whatever the users' own LevelFS.
+func TestFairTreeAccountsOutrankWholesale(t *testing.T) {
+	tr := buildTree(t,
+		account("a", 1, user("a1", 1), user("a2", 1)),
+		account("b", 1, user("b1", 1), user("b2", 1)),
+	)
+	ia1, _ := tr.Lookup("a", "a1")
+	ib1, _ := tr.Lookup("b", "b1")
+	ib2, _ := tr.Lookup("b", "b2")
+	addUsage(tr, ia1, 100) // a used 100: a1 alone
+	addUsage(tr, ib1, 10)  // b used 20, split evenly
+	addUsage(tr, ib2, 10)
+	cfg := DefaultConfig()
+	tr.Recompute(&cfg)
+	want := map[string]float64{"b/b1": 1, "b/b2": 1, "a/a2": 0.5, "a/a1": 0.25}
+	for k, w := range want {
+		acc, usr, _ := cut(k)
+		a := assocOf(t, tr, acc, usr)
+		t.Logf("%s LevelFS %v FairShare %f", k, a.LevelFS, a.FairShare)
+		if a.FairShare != w {
+			t.Errorf("%s FairShare = %v, want %v", k, a.FairShare, w)
+		}
+	}
+}
+
+func cut(s string) (string, string, bool) {
+	for i := range s {
+		if s[i] == '/' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// Users with zero shares get LevelFS 0 and rank last; FS=parent users get
+// LevelFS inf.
+func TestFairTreeZeroSharesAndParent(t *testing.T) {
+	tr := buildTree(t, account("a", 1, user("zero", 0), user("par", SharesParent), user("one", 1)))
+	one, _ := tr.Lookup("a", "one")
+	addUsage(tr, one, 5)
+	cfg := DefaultConfig()
+	tr.Recompute(&cfg)
+	for _, c := range []struct {
+		user string
+		lfs  float64
+		fs   float64
+	}{{"par", math.Inf(1), 1}, {"one", 1, 2.0 / 3}, {"zero", 0, 1.0 / 3}} {
+		a := assocOf(t, tr, "a", c.user)
+		t.Logf("%s LevelFS %v FairShare %f", c.user, a.LevelFS, a.FairShare)
+		if a.LevelFS != c.lfs || a.FairShare != c.fs {
+			t.Errorf("%s: LevelFS %v FairShare %v, want %v %v", c.user, a.LevelFS, a.FairShare, c.lfs, c.fs)
+		}
+	}
+}
+
+// FS=parent accounts dissolve into their parent's level for shares: their
+// children are normalised against the grandparent's other children and
+// their usage is relative to the grandparent.
+func TestFairTreeParentAccount(t *testing.T) {
+	tr := buildTree(t,
+		account("top", 1,
+			account("pass", SharesParent, user("u1", 3)),
+			user("u2", 1)))
+	u1, _ := tr.Lookup("pass", "u1")
+	addUsage(tr, u1, 30)
+	u2, _ := tr.Lookup("top", "u2")
+	addUsage(tr, u2, 10)
+	cfg := DefaultConfig()
+	tr.Recompute(&cfg)
+	a1 := assocOf(t, tr, "pass", "u1")
+	a2 := assocOf(t, tr, "top", "u2")
+	t.Logf("u1 S %f U %f LevelFS %f; u2 S %f U %f LevelFS %f", a1.NormShares, a1.EffectvUsage, a1.LevelFS,
+		a2.NormShares, a2.EffectvUsage, a2.LevelFS)
+	if a1.NormShares != 0.75 || a1.EffectvUsage != 0.75 || a1.LevelFS != 1 {
+		t.Errorf("u1: S %v U %v LevelFS %v, want 0.75 0.75 1", a1.NormShares, a1.EffectvUsage, a1.LevelFS)
+	}
+	if a2.NormShares != 0.25 || a2.EffectvUsage != 0.25 {
+		t.Errorf("u2: S %v U %v, want 0.25 0.25", a2.NormShares, a2.EffectvUsage)
+	}
+	// The FS=parent account sorts first, so its user outranks u2 despite equal LevelFS.
+	if a1.FairShare != 1 || a2.FairShare != 0.5 {
+		t.Errorf("FairShare u1 %v u2 %v, want 1 0.5", a1.FairShare, a2.FairShare)
+	}
+}
+
+// Classic fair-share (NO_FAIR_TREE): S is the product of shares along the
+// path, UE mixes own and parent usage, F = 2^(-UE/S).
+func TestClassicFairShare(t *testing.T) {
+	tr := qosDemo(t)
+	bob, _ := tr.Lookup("research", "bob")
+	charlie, _ := tr.Lookup("batch", "charlie")
+	addUsage(tr, bob, 60)
+	addUsage(tr, charlie, 40)
+	cfg := DefaultConfig()
+	cfg.Flags = FlagNoFairTree
+	tr.Recompute(&cfg)
+	// research: S = 500/602, UE = NormUsage = 0.6.
+	// bob: S = 500/602*0.5, UA = 0.6, UE = 0.6 + (0.6-0.6)*0.5 = 0.6.
+	// alice: UA = 0, UE = 0 + 0.6*0.5 = 0.3.
+	// charlie: S = 100/602, UE = 0.4 + (0.4-0.4)*1 = 0.4.
+	sRes := 500.0 / 602
+	cases := []struct {
+		acc, usr string
+		s, ue    float64
+	}{
+		{"research", "bob", sRes * 0.5, 0.6},
+		{"research", "alice", sRes * 0.5, 0.3},
+		{"batch", "charlie", 100.0 / 602, 0.4},
+		{"research", "", sRes, 0.6},
+	}
+	for _, c := range cases {
+		a := assocOf(t, tr, c.acc, c.usr)
+		wantF := math.Exp2(-c.ue / c.s)
+		t.Logf("classic %s/%s S %f UE %f F %f", c.acc, c.usr, a.NormShares, a.EffectvUsage, a.FairShare)
+		if !near(a.NormShares, c.s) || !near(a.EffectvUsage, c.ue) || !near(a.FairShare, wantF) {
+			t.Errorf("%s/%s: S %v UE %v F %v, want %v %v %v", c.acc, c.usr, a.NormShares, a.EffectvUsage, a.FairShare, c.s, c.ue, wantF)
+		}
+	}
+}
+
+// DEPTH_OBLIVIOUS: an account at its fair usage passes ratio 1 down, so a
+// user at its fair usage within it gets F = 2^-1 at any depth.
+func TestDepthOblivious(t *testing.T) {
+	tr := buildTree(t,
+		account("a", 1, account("deep", 1, user("u", 1))),
+		account("b", 1, user("v", 1)),
+	)
+	u, _ := tr.Lookup("deep", "u")
+	v, _ := tr.Lookup("b", "v")
+	addUsage(tr, u, 50)
+	addUsage(tr, v, 50)
+	cfg := DefaultConfig()
+	cfg.Flags = FlagDepthOblivious
+	tr.Recompute(&cfg)
+	for _, k := range []string{"deep/u", "b/v"} {
+		acc, usr, _ := cut(k)
+		a := assocOf(t, tr, acc, usr)
+		t.Logf("depth-oblivious %s S %f UE %f F %f", k, a.NormShares, a.EffectvUsage, a.FairShare)
+		if !near(a.FairShare, 0.5) {
+			t.Errorf("%s FairShare = %v, want 0.5", k, a.FairShare)
+		}
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
