@@ -39,10 +39,10 @@ func TestS2NormSharesAndFairTree(t *testing.T) {
 	addUsage(tr, bob, 47)
 	tr.Recompute(&cfg)
 	after := []struct {
-		account, user                    string
-		raw                              float64
+		account, user                  string
+		raw                            float64
 		norm, normUse, effUse, levelFS string
-		fairShare                        string
+		fairShare                      string
 	}{
 		{"research", "", 47, "0.830565", "1.000000", "1.000000", "0.830565", ""},
 		{"research", "bob", 47, "0.500000", "1.000000", "1.000000", "0.500000", "0.166667"},
