@@ -1,0 +1,453 @@
+package sim
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+)
+
+// Policy is what the engine needs from a scheduler: the production
+// implementation (Core) drives internal/sched and internal/priority; tests
+// use a trivial FCFS. Times are seconds of virtual time since the trace's
+// start; job ids are the trace's.
+type Policy interface {
+	// Submit hands a job to the scheduler; an error means the job was
+	// rejected at submission (it is counted, never run).
+	Submit(now int64, j *Job) error
+	// End tells the scheduler that a running job ended (timeout: it hit
+	// its time limit) so its resources are freed and its usage charged.
+	End(now int64, id int64, timeout bool)
+	// Schedule runs one scheduling pass (the main scheduler, and backfill
+	// when backfill is true) and returns its decisions.
+	Schedule(now int64, backfill bool) Decisions
+	// Recalc recalculates priorities (and decays usage) as Slurm does every
+	// PriorityCalcPeriod; it reports whether the order of the pending
+	// queue changed, the only way a recalculation can change a decision.
+	Recalc(now int64) (orderChanged bool)
+	// Blocked reports that no pending job can start now in any order: none
+	// fits in the free resources even alone, and nothing can be preempted.
+	// The engine skips passes while it holds.
+	Blocked(now int64) bool
+}
+
+// Started describes a job the scheduler started, with what the metrics
+// need to know of it.
+type Started struct {
+	ID int64
+	// TimeLimit is the limit the job runs under in seconds (<= 0: none).
+	TimeLimit int64
+	// Backfill marks a start by the backfill scheduler.
+	Backfill bool
+	// CPUs and GPUs are the allocated counts.
+	CPUs, GPUs int64
+	// Account, User, QOS and Partition are the resolved names.
+	Account, User, QOS, Partition string
+}
+
+// Preempted describes a running job the scheduler preempted.
+type Preempted struct {
+	ID int64
+	// Requeue: the job goes back to the queue and will re-run its full
+	// runtime; otherwise it is cancelled (state PREEMPTED).
+	Requeue bool
+}
+
+// Decisions are the outcome of one scheduling pass.
+type Decisions struct {
+	Starts    []Started
+	Preempted []Preempted
+	// Wake lists future times at which a pending job becomes eligible
+	// without any other event (a requeued job's BeginTime, --begin).
+	Wake []int64
+}
+
+// EngineConfig sets the engine's timers.
+type EngineConfig struct {
+	// BackfillInterval is bf_interval in seconds; 0 disables backfill
+	// passes (sched/builtin).
+	BackfillInterval int64
+	// CalcPeriod is PriorityCalcPeriod in seconds; 0 disables periodic
+	// recalculation.
+	CalcPeriod int64
+	// From and To bound the simulated time (seconds from the trace's
+	// start): jobs submitted outside [From, To) are left out; 0 To = no end.
+	From, To int64
+	// Inspect are times at which OnInspect is called, after every event at
+	// that time and a scheduling pass.
+	Inspect []int64
+	// OnInspect is called at each Inspect time.
+	OnInspect func(now int64)
+	// Progress, when set, is called now and then with jobs finished so far.
+	Progress func(done, total int)
+}
+
+// event kinds in the order they are handled at the same time: jobs end
+// before new ones arrive, so a pass at t sees both.
+const (
+	evEnd = iota
+	evSubmit
+	evWake
+	evRecalc
+	evBackfill
+	evInspect
+)
+
+type event struct {
+	t    int64
+	seq  uint64
+	kind uint8
+	job  int32 // index in Engine.jobs
+	gen  uint32
+}
+
+type eventHeap []event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	if h[i].t != h[j].t {
+		return h[i].t < h[j].t
+	}
+	if h[i].kind != h[j].kind {
+		return h[i].kind < h[j].kind
+	}
+	return h[i].seq < h[j].seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// JobResult is one job's simulated life.
+type JobResult struct {
+	ID       int64  `json:"id"`
+	Submit   int64  `json:"submit"`
+	Start    int64  `json:"start"` // last start; -1 never started
+	End      int64  `json:"end"`   // -1 never ended
+	State    string `json:"state"` // COMPLETED, TIMEOUT, PREEMPTED, REJECTED, PENDING, RUNNING
+	Backfill bool   `json:"backfill,omitempty"`
+	// Requeues counts preemptions that requeued the job.
+	Requeues  int    `json:"requeues,omitempty"`
+	CPUs      int64  `json:"cpus"`
+	GPUs      int64  `json:"gpus,omitempty"`
+	Account   string `json:"account,omitempty"`
+	User      string `json:"user,omitempty"`
+	QOS       string `json:"qos,omitempty"`
+	Partition string `json:"partition,omitempty"`
+	// Reject is the submission error of a REJECTED job.
+	Reject string `json:"reject,omitempty"`
+
+	runtime int64
+	gen     uint32
+}
+
+// infiniteRun is how long a job that runs until an infinite time limit
+// runs in the simulation: one year.
+const infiniteRun = 365 * 86400
+
+// Sample is the cluster's state from time T until the next sample.
+type Sample struct {
+	T       int64
+	CPUs    int64 // allocated CPUs
+	GPUs    int64 // allocated GPUs
+	Pending int64 // jobs waiting
+}
+
+// EngineStats count what the engine did.
+type EngineStats struct {
+	Events        int `json:"events"`
+	Passes        int `json:"passes"`
+	SkippedPasses int `json:"skipped_passes"`
+	Recalcs       int `json:"recalcs"`
+	Preemptions   int `json:"preemptions"`
+}
+
+// Engine is the discrete-event simulator: a heap of events ordered by time
+// then kind then sequence, driving a Policy.
+type Engine struct {
+	cfg    EngineConfig
+	policy Policy
+	trace  []Job
+	jobs   []JobResult
+	index  map[int64]int32
+	events eventHeap
+	seq    uint64
+
+	running, pending int64
+	cpus, gpus       int64
+	samples          []Sample
+	dirty            bool // something changed since the last pass
+	bfDirty          bool // ... since the last backfill pass
+	bfQueued         bool // a backfill event is in the heap
+	calcQueued       bool // a recalculation event is in the heap
+	origin           int64
+	live             int // submit, end and wake events in the heap
+	finished         int
+	stats            EngineStats
+}
+
+// NewEngine prepares a run of trace jobs (sorted by submit time) under p.
+func NewEngine(cfg EngineConfig, p Policy, jobs []Job) *Engine {
+	e := &Engine{cfg: cfg, policy: p, index: make(map[int64]int32, len(jobs))}
+	for i := range jobs {
+		j := &jobs[i]
+		if j.Submit < cfg.From || (cfg.To > 0 && j.Submit >= cfg.To) {
+			continue
+		}
+		e.trace = append(e.trace, *j)
+	}
+	e.jobs = make([]JobResult, len(e.trace))
+	for i := range e.trace {
+		j := &e.trace[i]
+		e.jobs[i] = JobResult{ID: j.ID, Submit: j.Submit, Start: -1, End: -1, State: "PENDING", runtime: j.Runtime}
+		e.index[j.ID] = int32(i)
+	}
+	return e
+}
+
+// ErrDuplicateID is returned by Run when two trace jobs share an id.
+var ErrDuplicateID = errors.New("duplicate job id in trace")
+
+// Run simulates until every job has ended (or can never start) and returns
+// the jobs' results and the cluster samples.
+func (e *Engine) Run() ([]JobResult, []Sample, error) {
+	if len(e.index) != len(e.trace) {
+		return nil, nil, ErrDuplicateID
+	}
+	e.events = make(eventHeap, 0, len(e.trace)+64)
+	for i := range e.trace {
+		e.push(e.trace[i].Submit, evSubmit, int32(i), 0)
+	}
+	if len(e.trace) > 0 {
+		e.origin = e.trace[0].Submit
+	}
+	for _, t := range e.cfg.Inspect {
+		e.push(t, evInspect, -1, 0)
+	}
+	heap.Init(&e.events)
+	for e.events.Len() > 0 {
+		now := e.events[0].t
+		if err := e.step(now); err != nil {
+			return nil, nil, err
+		}
+	}
+	return e.jobs, e.samples, nil
+}
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() EngineStats { return e.stats }
+
+func (e *Engine) push(t int64, kind uint8, job int32, gen uint32) {
+	e.seq++
+	if kind <= evWake {
+		e.live++
+	}
+	heap.Push(&e.events, event{t: t, seq: e.seq, kind: kind, job: job, gen: gen})
+}
+
+// step handles every event at time now, then runs a pass if anything
+// changed, then the inspections due at now.
+func (e *Engine) step(now int64) error {
+	var inspect, backfill bool
+	for e.events.Len() > 0 && e.events[0].t == now {
+		ev := heap.Pop(&e.events).(event)
+		e.stats.Events++
+		if ev.kind <= evWake {
+			e.live--
+		}
+		switch ev.kind {
+		case evSubmit:
+			e.submit(now, ev.job)
+		case evEnd:
+			e.end(now, ev.job, ev.gen)
+		case evWake:
+			e.markDirty(now)
+		case evRecalc:
+			e.recalc(now)
+		case evBackfill:
+			e.bfQueued = false
+			backfill = e.bfDirty
+		case evInspect:
+			inspect = true
+		}
+	}
+	e.pass(now, backfill)
+	e.sample(now)
+	if inspect && e.cfg.OnInspect != nil {
+		e.cfg.OnInspect(now)
+	}
+	return nil
+}
+
+func (e *Engine) submit(now int64, i int32) {
+	if err := e.policy.Submit(now, &e.trace[i]); err != nil {
+		r := &e.jobs[i]
+		r.State, r.Reject = "REJECTED", err.Error()
+		e.finish()
+		return
+	}
+	e.pending++
+	e.markDirty(now)
+	e.queueRecalc(now)
+}
+
+// queueRecalc keeps priority recalculations going, every CalcPeriod on a
+// grid from the first submit, while jobs are pending (they are what
+// priorities order); an idle gap costs nothing and the policy charges the
+// usage of the gap at the next recalculation.
+func (e *Engine) queueRecalc(now int64) {
+	p := e.cfg.CalcPeriod
+	if p <= 0 || e.calcQueued {
+		return
+	}
+	e.calcQueued = true
+	e.push(e.origin+((now-e.origin)/p+1)*p, evRecalc, -1, 0)
+}
+
+func (e *Engine) end(now int64, i int32, gen uint32) {
+	r := &e.jobs[i]
+	if r.gen != gen || r.State != "RUNNING" {
+		return // a preempted run's end
+	}
+	timeout := r.runtime == RunToLimit || now-r.Start < r.runtime
+	e.policy.End(now, r.ID, timeout)
+	r.End = now
+	r.State = "COMPLETED"
+	if timeout {
+		r.State = "TIMEOUT"
+	}
+	e.running--
+	e.cpus -= r.CPUs
+	e.gpus -= r.GPUs
+	e.finish()
+	e.markDirty(now)
+}
+
+func (e *Engine) finish() {
+	e.finished++
+	if e.cfg.Progress != nil && (e.finished%1024 == 0 || e.finished == len(e.jobs)) {
+		e.cfg.Progress(e.finished, len(e.jobs))
+	}
+}
+
+func (e *Engine) recalc(now int64) {
+	e.stats.Recalcs++
+	e.calcQueued = false
+	if e.policy.Recalc(now) {
+		e.markDirty(now)
+	}
+	if e.pending > 0 && (e.running > 0 || e.live > 0) {
+		e.queueRecalc(now)
+	}
+}
+
+// markDirty records a change that may alter a decision and queues the next
+// backfill pass at the next multiple of bf_interval.
+func (e *Engine) markDirty(now int64) {
+	e.dirty = true
+	e.bfDirty = true
+	if iv := e.cfg.BackfillInterval; iv > 0 && !e.bfQueued {
+		e.bfQueued = true
+		e.push((now/iv+1)*iv, evBackfill, -1, 0)
+	}
+}
+
+// pass runs the scheduler if a decision may have changed since the last
+// pass (an event, an eligibility time, a reordered queue) and the queue is
+// not provably blocked, and applies its decisions.
+func (e *Engine) pass(now int64, backfill bool) {
+	if !e.dirty && !backfill {
+		return
+	}
+	if e.pending == 0 || e.policy.Blocked(now) {
+		e.stats.SkippedPasses++
+		e.dirty = false
+		if backfill {
+			e.bfDirty = false
+		}
+		return
+	}
+	e.stats.Passes++
+	d := e.policy.Schedule(now, backfill)
+	e.dirty = false
+	if backfill {
+		e.bfDirty = false
+	}
+	for _, p := range d.Preempted {
+		e.preempt(now, p)
+	}
+	for _, s := range d.Starts {
+		e.start(now, s)
+	}
+	for _, t := range d.Wake {
+		if t > now {
+			e.push(t, evWake, -1, 0)
+		}
+	}
+}
+
+func (e *Engine) start(now int64, s Started) {
+	i, ok := e.index[s.ID]
+	if !ok {
+		panic(fmt.Sprintf("sim: policy started unknown job %d", s.ID))
+	}
+	r := &e.jobs[i]
+	r.Start, r.State, r.Backfill = now, "RUNNING", s.Backfill
+	r.CPUs, r.GPUs = s.CPUs, s.GPUs
+	r.Account, r.User, r.QOS, r.Partition = s.Account, s.User, s.QOS, s.Partition
+	r.gen++
+	run := r.runtime
+	if run == RunToLimit || (s.TimeLimit > 0 && run > s.TimeLimit) {
+		run = s.TimeLimit
+	}
+	if run < 0 { // runs to an infinite limit: end it after a year, the
+		run = infiniteRun // horizon Slurm's backfill gives INFINITE limits
+	}
+	e.pending--
+	e.running++
+	e.cpus += s.CPUs
+	e.gpus += s.GPUs
+	e.push(now+run, evEnd, i, r.gen)
+}
+
+func (e *Engine) preempt(now int64, p Preempted) {
+	i, ok := e.index[p.ID]
+	if !ok || e.jobs[i].State != "RUNNING" {
+		return
+	}
+	r := &e.jobs[i]
+	e.stats.Preemptions++
+	r.gen++ // its end event is void: a requeued job re-runs its full runtime
+	e.running--
+	e.cpus -= r.CPUs
+	e.gpus -= r.GPUs
+	if p.Requeue {
+		r.Requeues++
+		r.State, r.Start = "PENDING", -1
+		e.pending++
+		e.queueRecalc(now)
+	} else {
+		r.State, r.End = "PREEMPTED", now
+		e.finish()
+	}
+	e.markDirty(now)
+}
+
+// sample records the cluster's state when it changed.
+func (e *Engine) sample(now int64) {
+	s := Sample{T: now, CPUs: e.cpus, GPUs: e.gpus, Pending: e.pending}
+	if n := len(e.samples); n > 0 {
+		last := &e.samples[n-1]
+		if last.CPUs == s.CPUs && last.GPUs == s.GPUs && last.Pending == s.Pending {
+			return
+		}
+		if last.T == now {
+			*last = s
+			return
+		}
+	}
+	e.samples = append(e.samples, s)
+}
