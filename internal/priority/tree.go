@@ -16,6 +16,9 @@ const NoAssoc = -1
 // or a user under an account. Input fields are set by the builder and the
 // driver; computed fields are filled by Tree.Recompute.
 type Assoc struct {
+	// ID is the association id (sshare -o ID); the builders number
+	// associations from 1 in creation order unless the store's ids are set.
+	ID uint32
 	// Account is the account name; for a user association, its account.
 	Account string
 	// User is the user name, "" for an account association.
@@ -119,7 +122,7 @@ var DefaultTRESNames = []string{"cpu", "mem", "energy", "node", "billing", "fs/d
 // NewTree returns a tree holding only the root account (shares 1).
 func NewTree() *Tree {
 	t := &Tree{QOS: map[string]*QOSUsage{}, byKey: map[assocKey]int{}}
-	t.Assocs = append(t.Assocs, Assoc{Account: "root", Parent: -1, RawShares: 1})
+	t.Assocs = append(t.Assocs, Assoc{ID: 1, Account: "root", Parent: -1, RawShares: 1})
 	t.byKey[assocKey{"root", ""}] = 0
 	t.dirty = true
 	return t
@@ -152,7 +155,7 @@ func (t *Tree) add(account, user, parent string, shares uint32) (int, error) {
 		return 0, fmt.Errorf("add association %s/%s: already exists", account, user)
 	}
 	id := len(t.Assocs)
-	t.Assocs = append(t.Assocs, Assoc{Account: account, User: user, Parent: p, RawShares: shares})
+	t.Assocs = append(t.Assocs, Assoc{ID: uint32(id + 1), Account: account, User: user, Parent: p, RawShares: shares})
 	t.Assocs[p].Children = append(t.Assocs[p].Children, id)
 	t.byKey[k] = id
 	t.dirty = true

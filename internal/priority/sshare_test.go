@@ -1,0 +1,81 @@
+package priority
+
+import (
+	"strings"
+	"testing"
+)
+
+// s2Tree is the qos-demo tree after bob alone consumed 47 units.
+func s2Tree(t *testing.T, cfg *Config) *Tree {
+	tr := qosDemo(t)
+	bob, _ := tr.Lookup("research", "bob")
+	addUsage(tr, bob, 47)
+	tr.Recompute(cfg)
+	return tr
+}
+
+// S2: `sshare -alP` header and rows, plus every other sshare mode as
+// golden files.
+func TestS2Sshare(t *testing.T) {
+	cfg := DefaultConfig()
+	tr := s2Tree(t, &cfg)
+	alP, err := FormatSshare(tr, &cfg, SshareOptions{All: true, Long: true, Parsable2: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sshare_s2_alP.golden", alP)
+	header := strings.SplitN(alP, "\n", 2)[0]
+	if want := "Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare|LevelFS|GrpTRESMins|TRESRunMins"; header != want {
+		t.Errorf("header %q, want %q", header, want)
+	}
+	for _, row := range []string{
+		" research||500|0.830565|47|1.000000|1.000000||0.830565|",
+		"  research|bob|1|0.500000|47|1.000000|1.000000|0.166667|0.500000|",
+		"  research|alice|1|0.500000|0|0.000000|0.000000|0.333333|inf|",
+	} {
+		if !strings.Contains(alP, "\n"+row) {
+			t.Errorf("sshare -alP lacks %q", row)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		opt  SshareOptions
+	}{
+		{"sshare_s2_default.golden", SshareOptions{InvokingUser: "alice"}},
+		{"sshare_s2_a.golden", SshareOptions{All: true}},
+		{"sshare_s2_l.golden", SshareOptions{All: true, Long: true}},
+		{"sshare_s2_p.golden", SshareOptions{All: true, Parsable: true}},
+		{"sshare_s2_U.golden", SshareOptions{All: true, UsersOnly: true}},
+		{"sshare_s2_A.golden", SshareOptions{All: true, Accounts: []string{"research"}}},
+		{"sshare_s2_u.golden", SshareOptions{Users: []string{"bob", "charlie"}, NoHeader: true}},
+		{"sshare_s2_o.golden", SshareOptions{All: true, Format: []string{"acc", "User%4", "ID", "LevelFS%-12", "GrpTRESRaw"}}},
+	} {
+		got, err := FormatSshare(tr, &cfg, tc.opt)
+		if err != nil {
+			t.Fatal(tc.name, err)
+		}
+		golden(t, tc.name, got)
+	}
+}
+
+// Classic (NO_FAIR_TREE) long output has no LevelFS column and FS=parent
+// prints "parent".
+func TestSshareClassicAndParent(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Flags = FlagNoFairTree
+	tr := buildTree(t, account("top", 10, account("sub", SharesParent, user("u1", 1)), user("verylongusername", 1)))
+	u1, _ := tr.Lookup("sub", "u1")
+	addUsage(tr, u1, 3600)
+	tr.Recompute(&cfg)
+	got, err := FormatSshare(tr, &cfg, SshareOptions{All: true, Long: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sshare_classic_l.golden", got)
+	if strings.Contains(got, "LevelFS") || !strings.Contains(got, "parent") || !strings.Contains(got, "verylongu+") {
+		t.Errorf("classic long output wrong:\n%s", got)
+	}
+	if _, err := FormatSshare(tr, &cfg, SshareOptions{Format: []string{"Bogus"}}); err == nil {
+		t.Errorf("unknown field accepted")
+	}
+}
