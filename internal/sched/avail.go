@@ -1,0 +1,97 @@
+package sched
+
+// Avail is a view of the resources still free on every node: the state's
+// allocations minus whatever the current cycle has already decided to
+// start. Selection (fit) reads and commits to it; backfill builds future
+// views by releasing running jobs in end-time order.
+type Avail struct {
+	// CPUs, Mem and Jobs are the free CPUs, free memory (MB) and the number
+	// of jobs holding resources, per node.
+	CPUs []int32
+	Mem  []int64
+	Jobs []int32
+	// Gres are the free GRES counts, flat: node i, kind k at i*Kinds+k.
+	Gres  []int64
+	Kinds int
+	// Excl marks nodes held by an exclusive job.
+	Excl []bool
+	// Usable are the nodes that may take new work (up, not draining).
+	Usable NodeSet
+	// Free are usable nodes with at least one free CPU.
+	Free NodeSet
+}
+
+// NewAvail builds the free-resource view of cluster c from its nodes'
+// current allocations.
+func NewAvail(c *Cluster) *Avail {
+	n := len(c.Nodes)
+	k := len(c.GresKinds)
+	a := &Avail{CPUs: make([]int32, n), Mem: make([]int64, n), Jobs: make([]int32, n),
+		Gres: make([]int64, n*k), Kinds: k, Excl: make([]bool, n),
+		Usable: NewNodeSet(n), Free: NewNodeSet(n)}
+	for i := range c.Nodes {
+		nd := &c.Nodes[i]
+		a.CPUs[i] = nd.CPUs - nd.AllocCPUs
+		a.Mem[i] = nd.RealMemory - nd.AllocMem
+		a.Jobs[i] = nd.Jobs
+		a.Excl[i] = nd.ExclusiveJob != 0
+		for g := 0; g < k; g++ {
+			a.Gres[i*k+g] = nd.Gres[g] - nd.AllocGres[g]
+		}
+		if nd.Usable() {
+			a.Usable.Set(i)
+			if a.CPUs[i] > 0 && !a.Excl[i] {
+				a.Free.Set(i)
+			}
+		}
+	}
+	return a
+}
+
+// Clone returns an independent copy (backfill plans on copies).
+func (a *Avail) Clone() *Avail {
+	return &Avail{CPUs: append([]int32(nil), a.CPUs...), Mem: append([]int64(nil), a.Mem...),
+		Jobs: append([]int32(nil), a.Jobs...), Gres: append([]int64(nil), a.Gres...), Kinds: a.Kinds,
+		Excl: append([]bool(nil), a.Excl...), Usable: a.Usable.Clone(), Free: a.Free.Clone()}
+}
+
+// CopyFrom overwrites a with o (same cluster), without allocating.
+func (a *Avail) CopyFrom(o *Avail) {
+	copy(a.CPUs, o.CPUs)
+	copy(a.Mem, o.Mem)
+	copy(a.Jobs, o.Jobs)
+	copy(a.Gres, o.Gres)
+	copy(a.Excl, o.Excl)
+	a.Usable.CopyFrom(o.Usable)
+	a.Free.CopyFrom(o.Free)
+}
+
+// Take removes an allocation from the free resources.
+func (a *Avail) Take(al *Alloc) { a.apply(al, -1) }
+
+// Release gives an allocation's resources back.
+func (a *Avail) Release(al *Alloc) { a.apply(al, 1) }
+
+func (a *Avail) apply(al *Alloc, sign int) {
+	for s, ni := range al.Nodes {
+		a.CPUs[ni] += int32(sign) * al.CPUs[s]
+		a.Mem[ni] += int64(sign) * al.Mem[s]
+		a.Jobs[ni] -= int32(sign)
+		if al.Exclusive {
+			a.Excl[ni] = sign < 0
+		}
+		a.updateFree(int(ni))
+	}
+	for _, g := range al.Gres {
+		ni := al.Nodes[g.Slot]
+		a.Gres[int(ni)*a.Kinds+int(g.Kind)] += int64(sign) * g.Count
+	}
+}
+
+func (a *Avail) updateFree(i int) {
+	if a.Usable.Has(i) && a.CPUs[i] > 0 && !a.Excl[i] {
+		a.Free.Set(i)
+	} else {
+		a.Free.Clear(i)
+	}
+}

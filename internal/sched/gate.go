@@ -1,0 +1,240 @@
+package sched
+
+import (
+	"strings"
+)
+
+// gate walks every pending job once, gives the ones that cannot be
+// considered their reason (holds, dependencies, begin time, partition
+// state and limits) and queues one record per (job, usable partition).
+func (c *Cycle) gate() {
+	c.buildArrayIndex()
+	for _, j := range c.State.jobList {
+		if j.State.Base() != JobPending || j.State&JobFlagCompleting != 0 {
+			continue
+		}
+		slot := int32(len(c.pend))
+		c.pend = append(c.pend, PendingInfo{Job: j.ID, Partition: -1})
+		c.pendJob = append(c.pendJob, j)
+		if r := c.jobGate(j); r != "" {
+			c.pend[slot].Reason = r
+			continue
+		}
+		for pi, part := range j.Partitions {
+			if r := c.partGate(j, part); r != "" {
+				if c.pend[slot].Reason == "" {
+					c.pend[slot].Reason, c.pend[slot].Partition = r, part
+				}
+				continue
+			}
+			prio := j.Priority
+			if pi < len(j.PartPriority) {
+				prio = j.PartPriority[pi]
+			}
+			c.Queue = append(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
+				Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot})
+		}
+		if c.pend[slot].Reason != "" && c.hasRecord(slot) {
+			c.pend[slot].Reason, c.pend[slot].Partition = "", -1 // another partition may run it
+		}
+	}
+	c.done = make([]bool, len(c.pend))
+}
+
+func (c *Cycle) hasRecord(slot int32) bool {
+	n := len(c.Queue)
+	return n > 0 && c.Queue[n-1].slot == slot
+}
+
+// jobGate returns the reason j cannot be considered at all this cycle.
+func (c *Cycle) jobGate(j *Job) Reason {
+	switch j.Hold {
+	case HoldUser:
+		return ReasonJobHeldUser
+	case HoldAdmin:
+		return ReasonJobHeldAdmin
+	}
+	if len(j.Req.Deps) > 0 {
+		switch c.depStatus(j) {
+		case depWait:
+			return ReasonDependency
+		case depNever:
+			return ReasonDependencyNeverSatisfied
+		}
+	}
+	if j.Req.BeginTime.After(c.Now) {
+		return ReasonBeginTime
+	}
+	if p := c.State.Policy; p != nil && c.Config.Enforce&(EnforceAssociations|EnforceLimits) != 0 && j.assoc < 0 {
+		return ReasonInvalidAccount
+	}
+	if len(j.Partitions) == 0 {
+		return ReasonPartitionConfig
+	}
+	return ""
+}
+
+// partGate returns the reason j cannot run in partition part whatever the
+// free resources: partition state, MaxTime, node counts, access lists,
+// or no usable node matching the job.
+func (c *Cycle) partGate(j *Job, part int32) Reason {
+	pt := &c.Cluster.Partitions[part]
+	switch pt.State {
+	case PartitionDown:
+		return ReasonPartitionDown
+	case PartitionInactive:
+		return ReasonPartitionInactive
+	}
+	if r := partitionLimitReason(c.State.Policy, c.Cluster, j, part); r != "" {
+		return r
+	}
+	m := c.scratch
+	m.CopyFrom(pt.Nodes)
+	m.And(c.Avail.Usable)
+	if jm := c.JobMask(j); jm != nil {
+		m.And(jm)
+	}
+	if m.Empty() {
+		if len(j.Req.NodeList) > 0 {
+			return ReasonReqNodeNotAvail
+		}
+		return ReasonNodesDown
+	}
+	return ""
+}
+
+// partitionLimitReason checks j against partition part's own limits and
+// access lists (PartitionTimeLimit, PartitionNodeLimit, AccountNotAllowed,
+// QOSNotAllowed). QOS flags PartitionTimeLimit / PartitionMaxNodes /
+// PartitionMinNodes let the QOS override the partition.
+func partitionLimitReason(p *Policy, cl *Cluster, j *Job, part int32) Reason {
+	pt := &cl.Partitions[part]
+	var flags QOSFlags
+	if p != nil && j.qos >= 0 {
+		flags = p.QOS[j.qos].Flags
+	}
+	limit := effectiveTimeLimit(p, cl, j, part)
+	if flags&QOSPartitionTimeLimit == 0 && pt.MaxTime > 0 && pt.MaxTime != Infinite && limit > pt.MaxTime {
+		return ReasonPartitionTimeLimit
+	}
+	minN := max(j.Req.MinNodes, 1)
+	if pt.MaxNodes >= 0 && minN > pt.MaxNodes && flags&QOSPartitionMaxNodes == 0 {
+		return ReasonPartitionNodeLimit
+	}
+	if pt.MinNodes > 0 && flags&QOSPartitionMinNodes == 0 {
+		maxN := j.Req.MaxNodes
+		if maxN == 0 {
+			maxN = minN
+		}
+		if maxN < pt.MinNodes && j.Req.MaxNodes > 0 || j.Req.MinNodes > 0 && maxN < pt.MinNodes {
+			return ReasonPartitionNodeLimit
+		}
+	}
+	if !listAllows(pt.AllowAccounts, pt.DenyAccounts, j.Account) {
+		return ReasonAccountNotAllowed
+	}
+	if !listAllows(pt.AllowQOS, pt.DenyQOS, j.QOS) {
+		return ReasonQOSNotAllowed
+	}
+	return ""
+}
+
+// listAllows applies an Allow/Deny pair: nil Allow means ALL.
+func listAllows(allow, deny []string, name string) bool {
+	for _, d := range deny {
+		if strings.EqualFold(d, name) {
+			return false
+		}
+	}
+	if allow == nil {
+		return true
+	}
+	for _, a := range allow {
+		if a == "ALL" || strings.EqualFold(a, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// arrayThrottle returns JobArrayTaskLimit when j's array already runs as
+// many tasks as its `%N` allows.
+func (c *Cycle) arrayThrottle(j *Job) Reason {
+	if j.Array == nil || j.Array.Throttle <= 0 {
+		return ""
+	}
+	if c.arrayRun[j.Array.JobID] >= j.Array.Throttle {
+		return ReasonJobArrayTaskLimit
+	}
+	return ""
+}
+
+// JobMask returns the nodes j may use because of its --constraint,
+// --nodelist and --exclude (nil when it has none), cached per cycle.
+func (c *Cycle) JobMask(j *Job) NodeSet {
+	r := &j.Req
+	if r.Constraint == "" && len(r.NodeList) == 0 && len(r.Exclude) == 0 {
+		return nil
+	}
+	if m, ok := c.jobMasks[j.ID]; ok {
+		return m
+	}
+	m := jobNodeMask(c.Cluster, r)
+	c.jobMasks[j.ID] = m
+	return m
+}
+
+// jobNodeMask builds the node mask of a request: the constraint
+// expression (`a&b`, `a|b`, `a,b`; brackets are read as plain grouping),
+// the --nodelist nodes and minus the --exclude nodes.
+func jobNodeMask(cl *Cluster, r *Request) NodeSet {
+	n := len(cl.Nodes)
+	m := NewNodeSet(n)
+	if r.Constraint != "" {
+		m = constraintMask(cl, r.Constraint)
+	} else {
+		for i := 0; i < n; i++ {
+			m.Set(i)
+		}
+	}
+	if len(r.NodeList) > 0 {
+		want := NewNodeSet(n)
+		for _, name := range r.NodeList {
+			if i := cl.NodeIndex(name); i >= 0 {
+				want.Set(int(i))
+			}
+		}
+		m.And(want)
+	}
+	for _, name := range r.Exclude {
+		if i := cl.NodeIndex(name); i >= 0 {
+			m.Clear(int(i))
+		}
+	}
+	return m
+}
+
+// constraintMask evaluates a --constraint expression over node features:
+// '|' separates alternatives, '&' and ',' join required features.
+func constraintMask(cl *Cluster, expr string) NodeSet {
+	n := len(cl.Nodes)
+	out := NewNodeSet(n)
+	expr = strings.NewReplacer("[", "", "]", "", "(", "", ")", "").Replace(expr)
+	for _, term := range strings.Split(expr, "|") {
+		t := NewNodeSet(n)
+		for i := 0; i < n; i++ {
+			t.Set(i)
+		}
+		for _, f := range strings.FieldsFunc(term, func(r rune) bool { return r == '&' || r == ',' }) {
+			f, _, _ = strings.Cut(strings.TrimSpace(f), "*")
+			fs := cl.featureNodes[f]
+			if fs == nil {
+				t = NewNodeSet(n)
+				break
+			}
+			t.And(fs)
+		}
+		out.Or(t)
+	}
+	return out
+}

@@ -1,0 +1,347 @@
+package sched
+
+import (
+	"time"
+)
+
+// QueueRec is one record of the scheduling queue: a pending job in one of
+// its partitions (Slurm queues one record per job and partition).
+type QueueRec struct {
+	Job *Job
+	// Part is the partition index.
+	Part int32
+	// Priority is the job's priority in this partition.
+	Priority uint32
+	// Tier is the partition's PriorityTier.
+	Tier uint16
+	// Rank is the preemption rank (a job that can preempt sorts first).
+	Rank int32
+	// slot is the job's entry in the cycle's pending table.
+	slot int32
+}
+
+// Cycle is one scheduling cycle's working state: the ordered queue, the
+// free resources as decisions are taken, the usage counters including the
+// jobs started in this cycle, and the plan being built. The pipeline steps
+// (main scheduler, backfill, preemption, gang) all work on it.
+type Cycle struct {
+	State   *State
+	Cluster *Cluster
+	Config  *Config
+	Now     time.Time
+	// Plan is the plan being built.
+	Plan Plan
+	// Queue are the records that passed the gate, in scheduling order.
+	Queue []QueueRec
+	// Avail are the free resources after the decisions taken so far.
+	Avail *Avail
+
+	sel        *selector
+	pend       []PendingInfo // one per pending job, job-id order
+	pendJob    []*Job
+	done       []bool // slot started (or, for arrays, fully started)
+	partFail   []bool // partition failed with Resources in the main pass
+	use        *cycleUsage
+	arrayRun   map[JobID]int32 // running tasks per array job id
+	jobMasks   map[JobID]NodeSet
+	scratch    NodeSet
+	limReq     []int64
+	limPerNode []int64
+	arrays     map[JobID][]*Job // array members by array job id
+	singletons map[string]bool  // user/name of singleton jobs started this cycle
+	passNodes  NodeSet          // nodes the main pass still offers
+}
+
+// Schedule runs one scheduling cycle at now: gate, order, main scheduler,
+// then the backfill and preemption steps, and returns the plan. It does
+// not change st; apply the plan with st.Apply.
+func Schedule(st *State, now time.Time, cfg Config) Plan {
+	c := newCycle(st, now, &cfg)
+	if gangStep != nil {
+		gangStep(c)
+	}
+	c.gate()
+	c.order()
+	c.mainPass()
+	if cfg.Backfill.Enabled && backfillStep != nil {
+		backfillStep(c)
+	}
+	c.finish()
+	return c.Plan
+}
+
+func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
+	cl := st.Cluster
+	c := &Cycle{State: st, Cluster: cl, Config: cfg, Now: now, Plan: Plan{Now: now},
+		sel: newSelector(cl, cfg), arrayRun: map[JobID]int32{}, jobMasks: map[JobID]NodeSet{},
+		partFail: make([]bool, len(cl.Partitions)), scratch: NewNodeSet(len(cl.Nodes))}
+	c.Avail = NewAvail(cl)
+	c.passNodes = c.Avail.Usable.Clone()
+	c.use = newCycleUsage(&st.usage)
+	for _, j := range st.jobList {
+		if j.Array != nil && j.Array.TaskID >= 0 && isActive(j) {
+			c.arrayRun[j.Array.JobID]++
+		}
+	}
+	return c
+}
+
+// isActive reports whether j holds resources (running or suspended).
+func isActive(j *Job) bool {
+	b := j.State.Base()
+	return b == JobRunning || b == JobSuspended
+}
+
+// mainPass is Slurm's main scheduler (job_scheduler.c _schedule): records
+// in queue order; a record that does not fit for lack of resources marks
+// its partition failed and takes the partition's nodes out of the rest of
+// the pass, so lower records there (and in overlapping partitions) wait
+// with reason Priority; a record blocked by an accounting limit does not
+// (unless assoc_limit_stop).
+func (c *Cycle) mainPass() {
+	maxStart := c.Config.MaxJobStart
+	depth := c.Config.DefaultQueueDepth
+	for i := range c.Queue {
+		rec := &c.Queue[i]
+		if c.done[rec.slot] {
+			continue
+		}
+		if depth > 0 && c.Plan.Stats.Depth >= depth || maxStart > 0 && c.Plan.Stats.Started >= maxStart {
+			c.setReasonIfNone(rec, ReasonPriority)
+			continue
+		}
+		c.Plan.Stats.Depth++
+		if c.partFail[rec.Part] {
+			c.setReasonPriority(rec)
+			continue
+		}
+		for c.tryStart(rec) {
+			if rec.Job.Array == nil || rec.Job.Array.TaskID >= 0 || c.done[rec.slot] {
+				break
+			}
+		}
+	}
+}
+
+// tryStart tries to start rec (one task of a pending array record) now.
+func (c *Cycle) tryStart(rec *QueueRec) bool {
+	j := rec.Job
+	if r := c.arrayThrottle(j); r != "" {
+		c.setReason(rec, r)
+		return false
+	}
+	if hasSingleton(j) && c.singletons[singletonKey(j)] {
+		c.setReason(rec, ReasonDependency)
+		return false
+	}
+	if r := c.LimitReason(rec); r != "" {
+		c.setReason(rec, r)
+		if c.Config.AssocLimitStop {
+			c.failPartition(rec)
+		}
+		return false
+	}
+	mask := c.candidates(rec, c.passNodes)
+	if al, ok := c.Fit(rec, c.Avail, mask); ok {
+		c.StartJob(rec, al, c.TimeLimit(j, rec.Part), false, nil)
+		return true
+	}
+	if c.Config.PreemptType != PreemptNone && preemptStep != nil && preemptStep(c, rec) {
+		return true
+	}
+	c.setReason(rec, ReasonResources)
+	c.failPartition(rec)
+	return false
+}
+
+// failPartition takes the record's partition out of the rest of the pass.
+func (c *Cycle) failPartition(rec *QueueRec) {
+	p := &c.Cluster.Partitions[rec.Part]
+	c.partFail[rec.Part] = true
+	c.passNodes.AndNot(p.Nodes)
+	for i := range c.partFail {
+		if !c.partFail[i] && !c.Cluster.Partitions[i].Nodes.Intersects(c.passNodes) {
+			c.partFail[i] = true // every node of an overlapping partition is gone
+		}
+	}
+}
+
+// candidates returns the nodes rec may use among offer: the partition's
+// nodes and the job's constraint/nodelist/exclude mask. The result is the
+// cycle's scratch set, valid until the next call.
+func (c *Cycle) candidates(rec *QueueRec, offer NodeSet) NodeSet {
+	m := c.scratch
+	m.CopyFrom(c.Cluster.Partitions[rec.Part].Nodes)
+	m.And(offer)
+	if jm := c.JobMask(rec.Job); jm != nil {
+		m.And(jm)
+	}
+	return m
+}
+
+// Fit selects nodes for rec among mask given the free resources av.
+func (c *Cycle) Fit(rec *QueueRec, av *Avail, mask NodeSet) (Alloc, bool) {
+	if mask.Empty() {
+		return Alloc{}, false
+	}
+	return c.sel.fit(rec.Job, &c.Cluster.Partitions[rec.Part], av, mask)
+}
+
+// StartJob records the decision to start rec now with allocation al and
+// time limit limit, taking the resources from c.Avail and counting the job
+// in the cycle's usage. preempts lists the jobs that must be preempted for
+// it (already recorded with c.Preempt).
+func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill bool, preempts []JobID) {
+	j := rec.Job
+	task := int32(-1)
+	if j.Array != nil && j.Array.TaskID < 0 {
+		task = c.nextTask(rec)
+		c.arrayRun[j.Array.JobID]++
+	} else {
+		if j.Array != nil {
+			c.arrayRun[j.Array.JobID]++
+		}
+		c.done[rec.slot] = true
+	}
+	c.Avail.Take(&al)
+	c.use.start(c, j, rec.Part, &al)
+	if hasSingleton(j) {
+		if c.singletons == nil {
+			c.singletons = map[string]bool{}
+		}
+		c.singletons[singletonKey(j)] = true
+	}
+	c.Plan.Starts = append(c.Plan.Starts, Start{Job: j.ID, ArrayTask: task, Partition: rec.Part,
+		Alloc: al, TimeLimit: limit, Backfill: backfill, Preempts: preempts})
+	if backfill {
+		c.Plan.Stats.Backfilled++
+	} else {
+		c.Plan.Stats.Started++
+	}
+}
+
+// nextTask returns the lowest pending task of an array record not yet
+// started in this cycle, and marks the record done when none remain.
+func (c *Cycle) nextTask(rec *QueueRec) int32 {
+	j := rec.Job
+	started := 0
+	for _, s := range c.Plan.Starts {
+		if s.Job == j.ID {
+			started++
+		}
+	}
+	n := 0
+	task := int32(-1)
+	j.Array.Tasks.ForEach(func(t int) bool {
+		if n == started {
+			task = int32(t)
+			return false
+		}
+		n++
+		return true
+	})
+	if j.Array.Tasks.Count() == started+1 {
+		c.done[rec.slot] = true
+	}
+	return task
+}
+
+// Preempt records the decision to preempt victim (mode PreemptCancel,
+// PreemptRequeue or PreemptSuspend) for preemptor by, and gives the
+// victim's resources back to c.Avail (a suspended job keeps its memory
+// and GRES, as in Slurm, so only its CPUs come back).
+func (c *Cycle) Preempt(victim *Job, mode PreemptMode, by JobID, grace time.Duration) {
+	c.Plan.Preemptions = append(c.Plan.Preemptions, Preemption{Job: victim.ID, Mode: mode, By: by,
+		GraceEnd: c.Now.Add(grace)})
+	if mode == PreemptSuspend {
+		cpuOnly := Alloc{Nodes: victim.Alloc.Nodes, CPUs: victim.Alloc.CPUs, Mem: make([]int64, len(victim.Alloc.Nodes)),
+			Exclusive: victim.Alloc.Exclusive}
+		c.Avail.Release(&cpuOnly)
+		// a suspended job still counts as holding its nodes
+		for _, ni := range victim.Alloc.Nodes {
+			c.Avail.Jobs[ni]++
+		}
+	} else {
+		c.Avail.Release(&victim.Alloc)
+	}
+	c.use.stop(c, victim)
+}
+
+// Resume records the decision to resume suspended job j.
+func (c *Cycle) Resume(j *Job) {
+	c.Plan.Resumes = append(c.Plan.Resumes, j.ID)
+	cpuOnly := Alloc{Nodes: j.Alloc.Nodes, CPUs: j.Alloc.CPUs, Mem: make([]int64, len(j.Alloc.Nodes)),
+		Exclusive: j.Alloc.Exclusive}
+	c.Avail.Take(&cpuOnly)
+	for _, ni := range j.Alloc.Nodes {
+		c.Avail.Jobs[ni]--
+	}
+}
+
+// Pending returns the pending entry of rec's job (reason, expected start).
+func (c *Cycle) Pending(rec *QueueRec) *PendingInfo { return &c.pend[rec.slot] }
+
+// Started reports whether rec's job was started in this cycle (for an
+// array record: whether all its pending tasks were).
+func (c *Cycle) Started(rec *QueueRec) bool { return c.done[rec.slot] }
+
+// SetPlanned records backfill's expected start and nodes for rec.
+func (c *Cycle) SetPlanned(rec *QueueRec, start time.Time, nodes []int32) {
+	p := &c.pend[rec.slot]
+	if !p.ExpectedStart.IsZero() && !start.Before(p.ExpectedStart) {
+		return // another partition's record plans it earlier
+	}
+	p.ExpectedStart, p.PlannedNodes, p.Partition = start, nodes, rec.Part
+}
+
+// SetReason sets rec's job's pending reason.
+func (c *Cycle) SetReason(rec *QueueRec, r Reason) { c.setReason(rec, r) }
+
+// setReason sets the reason unless an earlier record of the same job (a
+// higher-ranked partition) already gave one.
+func (c *Cycle) setReason(rec *QueueRec, r Reason) {
+	p := &c.pend[rec.slot]
+	if p.Reason == "" || p.Reason == ReasonNone || p.Partition < 0 || p.Partition == rec.Part {
+		p.Reason, p.Partition = r, rec.Part
+	}
+}
+
+func (c *Cycle) setReasonIfNone(rec *QueueRec, r Reason) {
+	if p := &c.pend[rec.slot]; p.Reason == "" || p.Reason == ReasonNone {
+		p.Reason, p.Partition = r, rec.Part
+	}
+}
+
+// setReasonPriority gives Slurm's Priority reason to a record skipped
+// because its partition failed (if it had no reason or Resources).
+func (c *Cycle) setReasonPriority(rec *QueueRec) {
+	p := &c.pend[rec.slot]
+	if p.Reason == "" || p.Reason == ReasonNone || p.Reason == ReasonResources && p.Partition == rec.Part {
+		p.Reason, p.Partition = ReasonPriority, rec.Part
+	}
+}
+
+// finish fills Plan.Pending with every job that stays pending.
+func (c *Cycle) finish() {
+	for slot := range c.pend {
+		if c.done[slot] {
+			continue
+		}
+		p := c.pend[slot]
+		if p.Reason == "" {
+			p.Reason = ReasonNone
+		}
+		c.Plan.Pending = append(c.Plan.Pending, p)
+	}
+}
+
+func hasSingleton(j *Job) bool {
+	for _, d := range j.Req.Deps {
+		if d.Kind == DepSingleton {
+			return true
+		}
+	}
+	return false
+}
+
+func singletonKey(j *Job) string { return j.User + "\x00" + j.Req.Name }

@@ -1,0 +1,458 @@
+package sched
+
+import (
+	"math"
+	"sort"
+)
+
+// shape is a job's request normalised for one partition: what each node
+// must give, how many nodes and tasks. It is computed per attempt, without
+// allocating.
+type shape struct {
+	minNodes, maxNodes int32
+	tasks              int32 // total tasks
+	tasksPerNode       int32 // fixed tasks per node, 0 = flexible
+	cpusPerTask        int32
+	minCPUsPerNode     int32
+	maxCPUsPerNode     int32 // partition MaxCPUsPerNode, 0 = none
+	memPerCPU          int64 // MB per allocated CPU, 0 = not per CPU
+	memPerNode         int64 // MB per node; -1 = the node's whole memory
+	gres               []GresReq
+	gpusPerNode        int64 // from --gpus spread over minNodes
+	gpusType           string
+	exclusive          bool
+	share              int32 // OverSubscribe multiplier on CPUs (1 = none)
+}
+
+// jobShape normalises j's request for partition p the way Slurm derives
+// node and task counts: ntasks-per-node times nodes, one task per node at
+// least, --mem / --mem-per-cpu with the partition's then the cluster's
+// DefMemPerCPU/DefMemPerNode, and the whole node's memory when nothing
+// sets it (Slurm's behaviour with DefMemPerNode unset).
+func jobShape(cfg *Config, j *Job, p *Partition) shape {
+	r := &j.Req
+	s := shape{cpusPerTask: max(r.CPUsPerTask, 1), minCPUsPerNode: r.MinCPUsPerNode,
+		tasksPerNode: r.NTasksPerNode, gres: r.Gres, exclusive: r.Exclusive, share: 1}
+	s.minNodes = max(r.MinNodes, 1)
+	s.tasks = r.NTasks
+	if s.tasksPerNode > 0 {
+		if s.tasks <= 0 {
+			s.tasks = s.tasksPerNode * s.minNodes
+		}
+		s.minNodes = max(s.minNodes, (s.tasks+s.tasksPerNode-1)/s.tasksPerNode)
+	}
+	s.tasks = max(s.tasks, s.minNodes, 1)
+	switch {
+	case r.MaxNodes > 0:
+		s.maxNodes = max(r.MaxNodes, s.minNodes)
+	case r.MinNodes > 0:
+		s.maxNodes = s.minNodes
+	default:
+		s.maxNodes = s.tasks
+	}
+	if p.MaxNodes > 0 && s.maxNodes > p.MaxNodes && s.minNodes <= p.MaxNodes {
+		s.maxNodes = p.MaxNodes
+	}
+	if p.MaxCPUsPerNode > 0 {
+		s.maxCPUsPerNode = p.MaxCPUsPerNode
+	}
+	if r.GPUs > 0 {
+		s.gpusPerNode = (r.GPUs + int64(s.minNodes) - 1) / int64(s.minNodes)
+		s.gpusType = r.GPUsType
+	}
+	s.memPerCPU, s.memPerNode = jobMemory(cfg, r, p)
+	switch p.OverSubscribe.Mode {
+	case OverSubscribeExclusive:
+		s.exclusive = true
+	case OverSubscribeForce:
+		s.share = p.OverSubscribe.Count
+	case OverSubscribeYes:
+		if r.OverSubscribe {
+			s.share = p.OverSubscribe.Count
+		}
+	}
+	return s
+}
+
+// jobMemory resolves the memory request: (per CPU, per node); per node -1
+// means all of each node's memory.
+func jobMemory(cfg *Config, r *Request, p *Partition) (int64, int64) {
+	switch {
+	case r.MemPerNodeSet || r.MemPerNode > 0:
+		if r.MemPerNode == 0 {
+			return 0, -1
+		}
+		return 0, r.MemPerNode
+	case r.MemPerCPU > 0:
+		return r.MemPerCPU, 0
+	case p.DefMemPerCPU > 0:
+		return p.DefMemPerCPU, 0
+	case p.DefMemPerNode > 0:
+		return 0, p.DefMemPerNode
+	case cfg.DefMemPerCPU > 0:
+		return cfg.DefMemPerCPU, 0
+	case cfg.DefMemPerNode > 0:
+		return 0, cfg.DefMemPerNode
+	}
+	return 0, -1
+}
+
+// cpusFor returns the CPUs k tasks hold on node n: cpus-per-task times k,
+// at least --mincpus, rounded up to whole cores under CR_Core, all CPUs
+// for an exclusive job.
+func (s *shape) cpusFor(cfg *Config, n *Node, k int32) int32 {
+	if s.exclusive {
+		return n.CPUs
+	}
+	c := max(k*s.cpusPerTask, s.minCPUsPerNode)
+	if cfg.Unit == ConsumeCore && n.ThreadsPerCore > 1 {
+		t := n.ThreadsPerCore
+		c = (c + t - 1) / t * t
+	} else if cfg.Unit == ConsumeSocket && n.Sockets > 1 {
+		per := n.CPUs / n.Sockets
+		c = (c + per - 1) / per * per
+	}
+	return c
+}
+
+// memFor returns the memory (MB) a node gives a job holding cpus CPUs.
+func (s *shape) memFor(n *Node, cpus int32) int64 {
+	switch {
+	case s.memPerNode < 0:
+		return n.RealMemory
+	case s.memPerNode > 0:
+		return s.memPerNode
+	}
+	return s.memPerCPU * int64(cpus)
+}
+
+// selector is the cycle's resource selection state: scratch buffers reused
+// across jobs so the hot loop does not allocate.
+type selector struct {
+	c     *Cluster
+	cfg   *Config
+	cands []cand
+	// weighted marks clusters whose nodes do not all have the same Weight.
+	weighted bool
+	byWeight []int32 // node indices sorted by (Weight, index)
+}
+
+// cand is a feasible node for the job being placed.
+type cand struct {
+	node   int32
+	weight uint32
+	tasks  int32 // most tasks the node can take
+	leftG  int64 // GRES left free after the job's minimum use
+	leftC  int32 // CPUs left free after the job's minimum use
+}
+
+func newSelector(c *Cluster, cfg *Config) *selector {
+	s := &selector{c: c, cfg: cfg}
+	s.byWeight = make([]int32, len(c.Nodes))
+	for i := range s.byWeight {
+		s.byWeight[i] = int32(i)
+		if c.Nodes[i].Weight != c.Nodes[0].Weight {
+			s.weighted = true
+		}
+	}
+	sort.SliceStable(s.byWeight, func(a, b int) bool {
+		return c.Nodes[s.byWeight[a]].Weight < c.Nodes[s.byWeight[b]].Weight
+	})
+	return s
+}
+
+// nodeTasks returns the number of tasks (at most want) node i can take for
+// shape s given the free resources in av, and the GRES and CPUs it would
+// leave free with its minimum share; 0 tasks when it cannot take the job.
+func (sel *selector) nodeTasks(s *shape, av *Avail, i int32, want int32) (int32, int64, int32) {
+	n := &sel.c.Nodes[i]
+	if s.exclusive && (av.Jobs[i] > 0) || av.Excl[i] {
+		return 0, 0, 0
+	}
+	leftG, ok := sel.gresFits(s, av, i)
+	if !ok {
+		return 0, 0, 0
+	}
+	free := av.CPUs[i]
+	if s.share > 1 {
+		free += n.CPUs * (s.share - 1)
+	}
+	if s.maxCPUsPerNode > 0 {
+		free = min(free, s.maxCPUsPerNode)
+	}
+	k := min(want, free/s.cpusPerTask)
+	if s.tasksPerNode > 0 {
+		k = min(k, s.tasksPerNode)
+	}
+	for k > 0 && s.cpusFor(sel.cfg, n, k) > free {
+		k--
+	}
+	for k > 0 && s.memFor(n, s.cpusFor(sel.cfg, n, k)) > sel.memFree(av, n, i) {
+		if s.memPerCPU == 0 {
+			return 0, 0, 0 // per-node memory does not shrink with fewer tasks
+		}
+		k--
+	}
+	if k <= 0 || (s.tasksPerNode > 0 && k < s.tasksPerNode) {
+		return 0, 0, 0
+	}
+	return k, leftG, free - s.cpusFor(sel.cfg, n, 1)
+}
+
+// memFree returns the memory available on node i: the free memory when
+// memory is consumable, the node's RealMemory otherwise (then memory is
+// only checked against the node's size).
+func (sel *selector) memFree(av *Avail, n *Node, i int32) int64 {
+	if sel.cfg.ConsumeMemory {
+		return av.Mem[i]
+	}
+	return n.RealMemory
+}
+
+// gresFits checks the per-node GRES request on node i and returns the
+// matching GRES left free afterwards (the best-fit key for GPU jobs).
+func (sel *selector) gresFits(s *shape, av *Avail, i int32) (int64, bool) {
+	var left int64
+	for gi := range s.gres {
+		g := &s.gres[gi]
+		free := sel.gresFree(av, i, g.Name, g.Type)
+		if free < g.Count {
+			return 0, false
+		}
+		left += free - g.Count
+	}
+	if s.gpusPerNode > 0 {
+		free := sel.gresFree(av, i, "gpu", s.gpusType)
+		if free < s.gpusPerNode {
+			return 0, false
+		}
+		left += free - s.gpusPerNode
+	}
+	return left, true
+}
+
+// gresFree sums the free GRES of name (and type, if given) on node i.
+func (sel *selector) gresFree(av *Avail, i int32, name, typ string) int64 {
+	var free int64
+	base := int(i) * av.Kinds
+	for k := range sel.c.GresKinds {
+		gk := &sel.c.GresKinds[k]
+		if gk.Name == name && (typ == "" || gk.Type == typ) {
+			free += av.Gres[base+k]
+		}
+	}
+	return free
+}
+
+// fit selects nodes for job j in partition p among the nodes of mask
+// (already restricted to the partition, the job's constraints and what the
+// pass still offers), following select/cons_tres: feasible nodes, lowest
+// Weight first, then best fit (the node left with the fewest free GRES,
+// then CPUs, so large holes stay open), then node order. It returns the
+// allocation or false.
+func (sel *selector) fit(j *Job, p *Partition, av *Avail, mask NodeSet) (Alloc, bool) {
+	s := jobShape(sel.cfg, j, p)
+	if s.minNodes == 1 && s.maxNodes == 1 || s.minNodes == 1 && s.tasks == 1 {
+		return sel.fitOne(j, &s, av, mask)
+	}
+	return sel.fitMany(j, &s, av, mask)
+}
+
+// fitOne places a single-node job on the best node.
+func (sel *selector) fitOne(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
+	best := cand{node: -1}
+	consider := func(i int32) bool {
+		if best.node >= 0 && sel.weighted && sel.c.Nodes[i].Weight > best.weight {
+			return false // later nodes only weigh more
+		}
+		k, lg, lc := sel.nodeTasks(s, av, i, s.tasks)
+		if k < s.tasks {
+			return true
+		}
+		c := cand{node: i, weight: sel.c.Nodes[i].Weight, tasks: k, leftG: lg, leftC: lc}
+		if best.node < 0 || better(&c, &best) {
+			best = c
+		}
+		return !(lg == 0 && lc == 0) // a perfect fit cannot be beaten
+	}
+	sel.forEach(mask, consider)
+	if best.node < 0 {
+		return Alloc{}, false
+	}
+	return sel.makeAlloc(j, s, av, []cand{best}, []int32{s.tasks}), true
+}
+
+// better orders candidates: lower weight, then less GRES left, then fewer
+// CPUs left, then lower index.
+func better(a, b *cand) bool {
+	if a.weight != b.weight {
+		return a.weight < b.weight
+	}
+	if a.leftG != b.leftG {
+		return a.leftG < b.leftG
+	}
+	if a.leftC != b.leftC {
+		return a.leftC < b.leftC
+	}
+	return a.node < b.node
+}
+
+// forEach visits the nodes of mask in (Weight, index) order.
+func (sel *selector) forEach(mask NodeSet, f func(i int32) bool) {
+	if !sel.weighted {
+		mask.ForEach(func(i int) bool { return f(int32(i)) })
+		return
+	}
+	for _, i := range sel.byWeight {
+		if mask.Has(int(i)) && !f(i) {
+			return
+		}
+	}
+}
+
+// fitMany places a multi-node job: the best-ranked feasible nodes, at
+// least minNodes of them, each taking at least one task (or exactly
+// ntasks-per-node), until every task has a place.
+func (sel *selector) fitMany(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
+	sel.cands = sel.cands[:0]
+	var capacity int64
+	sel.forEach(mask, func(i int32) bool {
+		k, lg, lc := sel.nodeTasks(s, av, i, s.tasks)
+		if k > 0 {
+			sel.cands = append(sel.cands, cand{node: i, weight: sel.c.Nodes[i].Weight, tasks: k, leftG: lg, leftC: lc})
+			capacity += int64(k)
+		}
+		return true
+	})
+	if int32(len(sel.cands)) < s.minNodes || capacity < int64(s.tasks) {
+		return Alloc{}, false
+	}
+	cs := sel.cands
+	sort.Slice(cs, func(a, b int) bool { return better(&cs[a], &cs[b]) })
+	// Take the best minNodes nodes, then add nodes while tasks remain.
+	n := int(s.minNodes)
+	var have int64
+	for _, c := range cs[:n] {
+		have += int64(c.tasks)
+	}
+	for have < int64(s.tasks) && n < len(cs) && int32(n) < s.maxNodes {
+		have += int64(cs[n].tasks)
+		n++
+	}
+	if have < int64(s.tasks) {
+		return Alloc{}, false
+	}
+	chosen := append([]cand(nil), cs[:n]...)
+	sort.Slice(chosen, func(a, b int) bool { return chosen[a].node < chosen[b].node })
+	return sel.makeAlloc(j, s, av, chosen, distribute(s, chosen)), true
+}
+
+// distribute spreads the tasks over the chosen nodes: one each (or the
+// fixed tasks per node) first, then filling nodes in order up to their
+// capacity, like Slurm's default block distribution.
+func distribute(s *shape, chosen []cand) []int32 {
+	t := make([]int32, len(chosen))
+	left := s.tasks
+	first := int32(1)
+	if s.tasksPerNode > 0 {
+		first = s.tasksPerNode
+	}
+	for i := range chosen {
+		t[i] = min(first, chosen[i].tasks)
+		left -= t[i]
+	}
+	for i := range chosen {
+		if left <= 0 {
+			break
+		}
+		add := min(left, chosen[i].tasks-t[i])
+		t[i] += add
+		left -= add
+	}
+	return t
+}
+
+// makeAlloc builds the allocation of tasks[i] tasks on chosen[i].
+func (sel *selector) makeAlloc(j *Job, s *shape, av *Avail, chosen []cand, tasks []int32) Alloc {
+	al := Alloc{Nodes: make([]int32, len(chosen)), CPUs: make([]int32, len(chosen)),
+		Mem: make([]int64, len(chosen)), Exclusive: s.exclusive}
+	for slot, c := range chosen {
+		n := &sel.c.Nodes[c.node]
+		al.Nodes[slot] = c.node
+		al.CPUs[slot] = s.cpusFor(sel.cfg, n, tasks[slot])
+		al.Mem[slot] = s.memFor(n, al.CPUs[slot])
+		if s.exclusive && s.memPerNode == 0 && s.memPerCPU == 0 {
+			al.Mem[slot] = n.RealMemory
+		}
+		if s.exclusive {
+			for k, cnt := range n.Gres {
+				if cnt > 0 {
+					al.Gres = append(al.Gres, GresUse{Slot: int32(slot), Kind: int32(k), Count: cnt})
+				}
+			}
+			continue
+		}
+		for gi := range s.gres {
+			al.Gres = sel.takeGres(al.Gres, av, int32(slot), c.node, s.gres[gi].Name, s.gres[gi].Type, s.gres[gi].Count)
+		}
+		if s.gpusPerNode > 0 {
+			al.Gres = sel.takeGres(al.Gres, av, int32(slot), c.node, "gpu", s.gpusType, s.gpusPerNode)
+		}
+	}
+	return al
+}
+
+// takeGres assigns count GRES of name/type on node from the kinds in index
+// order, merging with what the allocation already holds.
+func (sel *selector) takeGres(out []GresUse, av *Avail, slot, node int32, name, typ string, count int64) []GresUse {
+	base := int(node) * av.Kinds
+	for k := range sel.c.GresKinds {
+		if count == 0 {
+			break
+		}
+		gk := &sel.c.GresKinds[k]
+		if gk.Name != name || (typ != "" && gk.Type != typ) {
+			continue
+		}
+		free := av.Gres[base+k]
+		for _, u := range out {
+			if u.Slot == slot && u.Kind == int32(k) {
+				free -= u.Count
+			}
+		}
+		take := min(free, count)
+		if take > 0 {
+			out = append(out, GresUse{Slot: slot, Kind: int32(k), Count: take})
+			count -= take
+		}
+	}
+	return out
+}
+
+// canEverFit reports whether j could run in p on an empty cluster (all the
+// partition's usable and unusable nodes free): Slurm rejects or pends with
+// a configuration reason a job that never can.
+func (sel *selector) canEverFit(j *Job, p *Partition, mask NodeSet) bool {
+	empty := sel.emptyAvail()
+	_, ok := sel.fit(j, p, empty, mask)
+	return ok
+}
+
+// emptyAvail returns a view of the cluster with every node free and usable.
+func (sel *selector) emptyAvail() *Avail {
+	c := sel.c
+	n := len(c.Nodes)
+	k := len(c.GresKinds)
+	a := &Avail{CPUs: make([]int32, n), Mem: make([]int64, n), Jobs: make([]int32, n),
+		Gres: make([]int64, n*k), Kinds: k, Excl: make([]bool, n), Usable: NewNodeSet(n), Free: NewNodeSet(n)}
+	for i := range c.Nodes {
+		nd := &c.Nodes[i]
+		a.CPUs[i], a.Mem[i] = nd.CPUs, nd.RealMemory
+		copy(a.Gres[i*k:(i+1)*k], nd.Gres)
+		a.Usable.Set(i)
+		a.Free.Set(i)
+	}
+	return a
+}
+
+var _ = math.MaxInt64
