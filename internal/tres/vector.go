@@ -220,12 +220,14 @@ func (v Vector) Exceeded(limit Vector) []string {
 // TRES over it in Slurm's order, which names the limit in a pending reason
 // (cpu => QOSGrpCpuLimit, gres/gpu => QOSGrpGRES).
 func (v Vector) WithinLimit(limit Vector) (exceeded string, ok bool) {
-	for _, name := range limit.Names() {
-		if v.Count(name) > limit[name] {
-			return name, false
+	// One pass without sorting or allocating: the scheduler calls this for every
+	// pending job against several limits.
+	for name, lim := range limit {
+		if v.Count(name) > lim && (exceeded == "" || Compare(name, exceeded) < 0) {
+			exceeded = name
 		}
 	}
-	return "", true
+	return exceeded, exceeded == ""
 }
 
 // ParseNames reads a comma-separated list of TRES names without counts, such as

@@ -288,3 +288,21 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkWithinLimit(b *testing.B) {
+	req := v("cpu=64,mem=256G,node=2,gres/gpu:a100=8")
+	limit := v("cpu=256,mem=1000G,node=4,gres/gpu=16,gres/gpu:a100=8,license/matlab=2")
+	for b.Loop() {
+		if _, ok := req.WithinLimit(limit); !ok {
+			b.Fatal("over")
+		}
+	}
+}
+
+func BenchmarkBilling(b *testing.B) {
+	alloc := v("cpu=64,mem=256G,node=2,gres/gpu:a100=8,gres/gpu=8")
+	w, _ := ParseWeights("CPU=1.0,Mem=0.25G,GRES/gpu=2.0")
+	for b.Loop() {
+		_ = Billing(alloc, w, MaxTRES)
+	}
+}
