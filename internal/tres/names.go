@@ -68,13 +68,13 @@ func Split(name string) (kind, gres, typ string) {
 	return kind, gres, typ
 }
 
-// GresName builds the canonical name of a GRES: GresName("gpu", "") = "gres/gpu",
-// GresName("gpu", "a100") = "gres/gpu:a100".
+// GresName builds the canonical name of a GRES, lower-cased like every canonical GRES
+// name: GresName("gpu", "") = "gres/gpu", GresName("gpu", "A100") = "gres/gpu:a100".
 func GresName(name, typ string) string {
 	if typ == "" {
-		return "gres/" + name
+		return "gres/" + strings.ToLower(name)
 	}
-	return "gres/" + name + ":" + typ
+	return "gres/" + strings.ToLower(name) + ":" + strings.ToLower(typ)
 }
 
 // Untyped returns the untyped total a typed GRES counts toward (`gres/gpu:a100` =>

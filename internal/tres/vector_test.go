@@ -129,7 +129,7 @@ func TestNamesHelpers(t *testing.T) {
 			t.Errorf("Split(%q) = %q,%q,%q", c.in, k, g, ty)
 		}
 	}
-	if GresName("gpu", "a100") != "gres/gpu:a100" || GresName("gpu", "") != "gres/gpu" {
+	if GresName("GPU", "A100") != "gres/gpu:a100" || GresName("gpu", "") != "gres/gpu" {
 		t.Error("GresName")
 	}
 	if u, ok := Untyped("gres/gpu:a100"); !ok || u != "gres/gpu" {
