@@ -148,7 +148,7 @@ func (m *Metrics) countStates(jobs []JobResult) {
 }
 
 type jobGroups struct {
-	all                            []*JobResult
+	all                           []*JobResult
 	account, user, qos, partition map[string][]*JobResult
 }
 
