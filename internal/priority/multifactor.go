@@ -96,7 +96,14 @@ type Calculator struct {
 // association priority used for normalisation. tree may be nil (no
 // fair-share, association or QOS data).
 func NewCalculator(cfg *Config, cluster *Cluster, tree *Tree) *Calculator {
-	c := &Calculator{cfg: cfg, cluster: cluster, tree: tree, maxPart: 1}
+	c := &Calculator{}
+	c.Reset(cfg, cluster, tree)
+	return c
+}
+
+// Reset prepares an existing Calculator for a new pass without allocating.
+func (c *Calculator) Reset(cfg *Config, cluster *Cluster, tree *Tree) {
+	*c = Calculator{cfg: cfg, cluster: cluster, tree: tree, maxPart: 1}
 	if cluster != nil {
 		for _, p := range cluster.Partitions {
 			c.maxPart = math.Max(c.maxPart, float64(p.JobFactor))
@@ -104,9 +111,13 @@ func NewCalculator(cfg *Config, cluster *Cluster, tree *Tree) *Calculator {
 	}
 	if tree != nil {
 		tree.prepare()
-		c.maxQOS, c.maxAssoc = float64(tree.maxQOSP), float64(tree.maxAssocP)
+		for i := range tree.Assocs {
+			c.maxAssoc = math.Max(c.maxAssoc, float64(tree.Assocs[i].Priority))
+		}
+		for _, q := range tree.QOS {
+			c.maxQOS = math.Max(c.maxQOS, float64(q.Priority))
+		}
 	}
-	return c
 }
 
 // Config returns the configuration the calculator was built with.

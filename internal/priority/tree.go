@@ -2,6 +2,7 @@ package priority
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 )
 
@@ -104,14 +105,12 @@ type Tree struct {
 	// print GrpTRESRaw; DefaultTRESNames when empty.
 	TRESNames []string
 
-	byKey     map[assocKey]int
-	users     int
-	dirty     bool
-	order     []int // every association in display (depth-first) order
-	fsKids    [][]int
-	scratch   []int
-	maxAssocP uint32
-	maxQOSP   uint32
+	byKey   map[assocKey]int
+	users   int
+	dirty   bool
+	order   []int // every association in display (depth-first) order
+	fsKids  [][]int
+	scratch []int
 }
 
 type assocKey struct{ account, user string }
@@ -193,25 +192,16 @@ func (t *Tree) prepare() {
 	}
 	t.dirty = false
 	t.users = 0
-	t.maxAssocP, t.maxQOSP = 0, 0
 	for i := range t.Assocs {
 		a := &t.Assocs[i]
 		a.isUser = a.User != ""
 		if a.isUser {
 			t.users++
 		}
-		if a.Priority > t.maxAssocP {
-			t.maxAssocP = a.Priority
-		}
 		kids := a.Children
 		sort.SliceStable(kids, func(x, y int) bool { return t.childLess(kids[x], kids[y]) })
 		for o, c := range kids {
 			t.Assocs[c].ord = o
-		}
-	}
-	for _, q := range t.QOS {
-		if q.Priority > t.maxQOSP {
-			t.maxQOSP = q.Priority
 		}
 	}
 	t.order = t.order[:0]
@@ -267,4 +257,25 @@ func (t *Tree) flatten(i int, out []int) []int {
 		out = append(out, c)
 	}
 	return out
+}
+
+// CopyUsageFrom takes over the usage of the associations and QOS of old
+// that exist in t (matched by account and user, QOS by name): used when
+// the tree is rebuilt from a new accounting snapshot.
+func (t *Tree) CopyUsageFrom(old *Tree) {
+	if old == nil {
+		return
+	}
+	for i := range old.Assocs {
+		o := &old.Assocs[i]
+		if j, ok := t.byKey[assocKey{o.Account, o.User}]; ok {
+			t.Assocs[j].UsageRaw = o.UsageRaw
+			t.Assocs[j].UsageTRES = maps.Clone(o.UsageTRES)
+		}
+	}
+	for name, oq := range old.QOS {
+		if q := t.QOS[name]; q != nil {
+			q.UsageRaw, q.UsageTRES = oq.UsageRaw, maps.Clone(oq.UsageTRES)
+		}
+	}
 }
