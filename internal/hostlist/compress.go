@@ -122,7 +122,7 @@ func ranges(hosts []host) []hostRange {
 	for _, h := range hosts {
 		if n := len(out); n > 0 {
 			r := &out[n-1]
-			if h.value == r.last.value+1 && pad(h.value, len(r.first.digits)) == h.digits {
+			if h.value == r.last.value+1 && printsAs(h.digits, len(r.first.digits)) {
 				r.last = h
 				continue
 			}
@@ -130,4 +130,10 @@ func ranges(hosts []host) []hostRange {
 		out = append(out, hostRange{first: h, last: h})
 	}
 	return out
+}
+
+// printsAs reports whether a number written as digits is what pad prints for its value at
+// width w: either exactly w digits, or more digits without a leading zero.
+func printsAs(digits string, w int) bool {
+	return len(digits) == w || (len(digits) > w && digits[0] != '0')
 }

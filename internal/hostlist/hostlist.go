@@ -63,7 +63,7 @@ func Expand(expr string) ([]string, error) {
 	}
 	names := make([]string, 0, total)
 	for _, segs := range parsed {
-		names = expandSegments(names, "", segs)
+		names = expandSegments(names, make([]byte, 0, 64), segs)
 	}
 	return names, nil
 }
@@ -200,21 +200,32 @@ func countItem(segs []segment) int {
 	return n
 }
 
-// expandSegments appends to out every name formed by prefix followed by segs.
-func expandSegments(out []string, prefix string, segs []segment) []string {
+// expandSegments appends to out every name formed by the bytes in buf followed by segs.
+// buf is shared scratch space, so each name costs one allocation.
+func expandSegments(out []string, buf []byte, segs []segment) []string {
 	if len(segs) == 0 {
-		return append(out, prefix)
+		return append(out, string(buf))
 	}
 	sg, rest := segs[0], segs[1:]
 	if sg.spans == nil {
-		return expandSegments(out, prefix+sg.text, rest)
+		return expandSegments(out, append(buf, sg.text...), rest)
 	}
 	for _, sp := range sg.spans {
 		for v := sp.lo; v <= sp.hi; v++ {
-			out = expandSegments(out, prefix+pad(v, sp.width), rest)
+			out = expandSegments(out, appendPadded(buf, v, sp.width), rest)
 		}
 	}
 	return out
+}
+
+// appendPadded appends v in decimal with at least width digits (leading zeros).
+func appendPadded(buf []byte, v int64, width int) []byte {
+	var tmp [20]byte
+	num := strconv.AppendInt(tmp[:0], v, 10)
+	for i := len(num); i < width; i++ {
+		buf = append(buf, '0')
+	}
+	return append(buf, num...)
 }
 
 // pad prints v in decimal with at least width digits (leading zeros).

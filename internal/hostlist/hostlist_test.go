@@ -242,3 +242,10 @@ func BenchmarkExpandCompress10k(b *testing.B) {
 		_ = Compress(names)
 	}
 }
+
+func BenchmarkCompress10k(b *testing.B) {
+	names, _ := Expand("node[00001-10000]")
+	for b.Loop() {
+		_ = Compress(names)
+	}
+}
