@@ -217,6 +217,8 @@ func sshareCell(tr *Tree, cfg *Config, i int, name string, opt SshareOptions) st
 		return tresList(tr, func(n string) int64 { return a.TRESRunMins[n] })
 	case "GrpTRESRaw":
 		return tresList(tr, func(n string) int64 { return int64(a.UsageTRES[n] / 60) })
+	case "Partition":
+		return a.Partition
 	case "Cluster":
 		return opt.Cluster
 	case "ID":

@@ -24,6 +24,8 @@ type Assoc struct {
 	Account string
 	// User is the user name, "" for an account association.
 	User string
+	// Partition is set for a partition-specific user association.
+	Partition string
 	// Parent is the index of the parent account association, -1 for root.
 	Parent int
 	// Children are indexes of the child associations in display order:
@@ -113,7 +115,7 @@ type Tree struct {
 	scratch []int
 }
 
-type assocKey struct{ account, user string }
+type assocKey struct{ account, user, partition string }
 
 // DefaultTRESNames is Slurm's default TRES list.
 var DefaultTRESNames = []string{"cpu", "mem", "energy", "node", "billing", "fs/disk", "vmem", "pages"}
@@ -122,7 +124,7 @@ var DefaultTRESNames = []string{"cpu", "mem", "energy", "node", "billing", "fs/d
 func NewTree() *Tree {
 	t := &Tree{QOS: map[string]*QOSUsage{}, byKey: map[assocKey]int{}}
 	t.Assocs = append(t.Assocs, Assoc{ID: 1, Account: "root", Parent: -1, RawShares: 1})
-	t.byKey[assocKey{"root", ""}] = 0
+	t.byKey[assocKey{"root", "", ""}] = 0
 	t.dirty = true
 	return t
 }
@@ -130,7 +132,7 @@ func NewTree() *Tree {
 // AddAccount adds account name under parent with the given RawShares
 // (or SharesParent) and returns its index.
 func (t *Tree) AddAccount(name, parent string, shares uint32) (int, error) {
-	return t.add(name, "", parent, shares)
+	return t.add(name, "", "", parent, shares)
 }
 
 // AddUser adds the association of user under account and returns its index.
@@ -138,23 +140,32 @@ func (t *Tree) AddUser(user, account string, shares uint32) (int, error) {
 	if user == "" {
 		return 0, fmt.Errorf("add user association: empty user name")
 	}
-	return t.add(account, user, account, shares)
+	return t.add(account, user, "", account, shares)
 }
 
-func (t *Tree) add(account, user, parent string, shares uint32) (int, error) {
+// AddUserPartition adds a partition-specific association of user under
+// account (a separate user association for fair-share, as in Slurm).
+func (t *Tree) AddUserPartition(user, account, partition string, shares uint32) (int, error) {
+	if user == "" {
+		return 0, fmt.Errorf("add user association: empty user name")
+	}
+	return t.add(account, user, partition, account, shares)
+}
+
+func (t *Tree) add(account, user, partition, parent string, shares uint32) (int, error) {
 	if account == "" {
 		return 0, fmt.Errorf("add association: empty account name")
 	}
-	p, ok := t.byKey[assocKey{parent, ""}]
+	p, ok := t.byKey[assocKey{parent, "", ""}]
 	if !ok {
 		return 0, fmt.Errorf("add association %s/%s: parent account %q does not exist", account, user, parent)
 	}
-	k := assocKey{account, user}
+	k := assocKey{account, user, partition}
 	if _, dup := t.byKey[k]; dup {
 		return 0, fmt.Errorf("add association %s/%s: already exists", account, user)
 	}
 	id := len(t.Assocs)
-	t.Assocs = append(t.Assocs, Assoc{ID: uint32(id + 1), Account: account, User: user, Parent: p, RawShares: shares})
+	t.Assocs = append(t.Assocs, Assoc{ID: uint32(id + 1), Account: account, User: user, Partition: partition, Parent: p, RawShares: shares})
 	t.Assocs[p].Children = append(t.Assocs[p].Children, id)
 	t.byKey[k] = id
 	t.dirty = true
@@ -172,8 +183,19 @@ func (t *Tree) AddQOS(name string, prio uint32, usageFactor float64, noDecay boo
 // Lookup returns the index of the association (account, user); user ""
 // names the account association.
 func (t *Tree) Lookup(account, user string) (int, bool) {
-	i, ok := t.byKey[assocKey{account, user}]
+	i, ok := t.byKey[assocKey{account, user, ""}]
 	return i, ok
+}
+
+// LookupJob returns the association a job of user in account on partition
+// is charged to: the partition-specific one if it exists, else the user's.
+func (t *Tree) LookupJob(account, user, partition string) (int, bool) {
+	if partition != "" {
+		if i, ok := t.byKey[assocKey{account, user, partition}]; ok {
+			return i, true
+		}
+	}
+	return t.Lookup(account, user)
 }
 
 // UserCount is the number of user associations (Fair Tree's denominator).
@@ -223,10 +245,13 @@ func (t *Tree) childLess(x, y int) bool {
 	if (a.User != "") != (b.User != "") {
 		return a.User != ""
 	}
-	if a.User != "" {
+	if a.User != b.User {
 		return a.User < b.User
 	}
-	return a.Account < b.Account
+	if a.Account != b.Account {
+		return a.Account < b.Account
+	}
+	return a.Partition < b.Partition
 }
 
 func (t *Tree) walkPrepare(i, depth int) {
@@ -268,7 +293,7 @@ func (t *Tree) CopyUsageFrom(old *Tree) {
 	}
 	for i := range old.Assocs {
 		o := &old.Assocs[i]
-		if j, ok := t.byKey[assocKey{o.Account, o.User}]; ok {
+		if j, ok := t.byKey[assocKey{o.Account, o.User, o.Partition}]; ok {
 			t.Assocs[j].UsageRaw = o.UsageRaw
 			t.Assocs[j].UsageTRES = maps.Clone(o.UsageTRES)
 		}
