@@ -215,3 +215,13 @@ func cloneVec(v tresVec) tresVec {
 	}
 	return c
 }
+
+// sortUsage orders usage records by kind then id.
+func sortUsage(us []Usage) {
+	sort.Slice(us, func(i, j int) bool {
+		if us[i].Kind != us[j].Kind {
+			return us[i].Kind < us[j].Kind
+		}
+		return us[i].ID < us[j].ID
+	})
+}
