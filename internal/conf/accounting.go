@@ -2,6 +2,7 @@ package conf
 
 import (
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -70,15 +71,37 @@ func (a *AccountingConfig) setStorageType(v string, warn func(string)) error {
 	return nil
 }
 
-// finish fills the defaults that depend on other keys.
-func (a *AccountingConfig) finish(stateSave string) {
+// finish fills the defaults that depend on other keys: the SQLite file
+// lives in StateSaveLocation; a PostgreSQL store without
+// AccountingStorageLoc is built from AccountingStorageHost/Port/User.
+func (a *AccountingConfig) finish(stateSave string) error {
 	if a.Store == "" {
 		a.Store = StoreSQLite
 		a.StorageType = "accounting_storage/sqlite"
 	}
-	if !a.locSet && a.Store == StoreSQLite {
-		a.Loc = filepath.Join(stateSave, "sluice.db")
+	if a.locSet {
+		return nil
 	}
+	if a.Store == StoreSQLite {
+		a.Loc = filepath.Join(stateSave, "sluice.db")
+		return nil
+	}
+	if a.Host == "" {
+		return fmt.Errorf("accounting_storage/pgsql needs AccountingStorageLoc (a PostgreSQL URL or DSN) or AccountingStorageHost")
+	}
+	port := a.Port
+	if port == 6819 {
+		port = 5432 // 6819 is slurmdbd's port; PostgreSQL listens on 5432
+	}
+	u := url.URL{Scheme: "postgres", Host: fmt.Sprintf("%s:%d", a.Host, port), Path: "/sluice"}
+	if a.User != "" {
+		u.User = url.UserPassword(a.User, a.Pass)
+		if a.Pass == "" {
+			u.User = url.User(a.User)
+		}
+	}
+	a.Loc = u.String()
+	return nil
 }
 
 // parseTrackedTRES canonicalises AccountingStorageTRES and adds it to the

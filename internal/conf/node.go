@@ -150,9 +150,8 @@ func (p *parser) nodeLine(st stmt) {
 		return
 	}
 	s.fillTopology()
-	if err := p.checkNodeGres(s.n.Gres); err != nil {
-		p.errorf(head.Pos, "NodeName="+head.Value, "Gres: %v", err)
-		return
+	if len(s.n.Gres) > 0 {
+		p.gresChecks = append(p.gresChecks, gresCheck{head, s.n.Gres})
 	}
 	for i, name := range names {
 		if prev, dup := p.cfg.nodeIndex[name]; dup {
@@ -251,6 +250,13 @@ func (s *nodeSpec) fillTopology() {
 			n.CPUs *= n.Boards
 		}
 	}
+}
+
+// gresCheck is a node line's Gres, checked against GresTypes once the whole
+// file is read (GresTypes may come after the node lines).
+type gresCheck struct {
+	head pair
+	gres []GresSpec
 }
 
 // checkNodeGres requires each GRES name to be listed in GresTypes, as

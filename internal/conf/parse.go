@@ -88,6 +88,8 @@ type parser struct {
 	preemptTypePos Pos
 	preemptModePos Pos
 	preemptModeBad bool
+	gresChecks     []gresCheck
+	weightsPos     Pos
 	firstPos       Pos
 }
 
@@ -248,13 +250,18 @@ func (p *parser) keepUnused(pr pair, name string) {
 }
 
 func lookupUnused(lk string) (string, bool) {
-	for _, k := range knownUnusedKeys {
-		if strings.ToLower(k) == lk {
-			return k, true
-		}
-	}
-	return "", false
+	k, ok := unusedIndex[lk]
+	return k, ok
 }
+
+// unusedIndex maps lower-cased known-but-unused keys to their spelling.
+var unusedIndex = func() map[string]string {
+	m := make(map[string]string, len(knownUnusedKeys))
+	for _, k := range knownUnusedKeys {
+		m[strings.ToLower(k)] = k
+	}
+	return m
+}()
 
 func isLineKey(lk string) bool {
 	switch lk {
@@ -284,11 +291,35 @@ func (p *parser) finish() {
 	if mst := c.MessageTimeout / 2; c.SchedulerParameters.MaxSchedTime > mst && mst >= time.Second {
 		c.SchedulerParameters.MaxSchedTime = mst
 	}
-	c.Accounting.finish(c.StateSaveLocation)
+	if len(c.SlurmctldHosts) == 0 {
+		p.warns = append(p.warns, Warning{Pos: p.firstPos, Key: "SlurmctldHost", Msg: `not set; using "localhost"`})
+		c.SlurmctldHosts = []ControllerHost{{Name: "localhost", Addr: "localhost"}}
+	}
+	for _, g := range p.gresChecks {
+		if err := p.checkNodeGres(g.gres); err != nil {
+			p.errorf(g.head.Pos, "NodeName="+g.head.Value, "Gres: %v", err)
+		}
+	}
+	if err := c.Accounting.finish(c.StateSaveLocation); err != nil {
+		p.errorf(p.seen["accountingstoragetype"].Pos, "AccountingStorageLoc", "%v", err)
+	}
+	p.checkWeights()
 	p.checkPreempt()
 	p.resolveNodeSets()
 	p.resolvePartitions()
 	p.resolveDownNodes()
+}
+
+// checkWeights rejects a PriorityWeightTRES naming a TRES that is not
+// tracked, as slurmctld does ("TRES weight '...' is not a configured TRES
+// type"): GRES, licenses and burst buffers must be in AccountingStorageTRES.
+func (p *parser) checkWeights() {
+	for name := range p.cfg.Priority.WeightTRES {
+		if !containsFold(p.cfg.Accounting.TRES, name) {
+			p.errorf(p.seen["priorityweighttres"].Pos, "PriorityWeightTRES",
+				"TRES weight '%s' is not a configured TRES type (add it to AccountingStorageTRES)", name)
+		}
+	}
 }
 
 // checkPreempt applies slurm.conf(5)'s rules: preemption needs a mode other

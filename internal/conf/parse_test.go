@@ -390,3 +390,30 @@ func TestSchedulerParameters(t *testing.T) {
 		t.Errorf("bf_interval=-1 should disable backfill")
 	}
 }
+
+// TestCrossKeyChecks: rules that involve several keys, whatever their order.
+func TestCrossKeyChecks(t *testing.T) {
+	nodes := minimal + cpuNodes("n", 2, 4) + "PartitionName=p Nodes=ALL\n"
+	msg := parseFail(t, nodes+"PriorityWeightTRES=CPU=1,GRES/gpu=100\n")
+	if !strings.HasPrefix(msg, "t.conf:5: PriorityWeightTRES: TRES weight 'gres/gpu' is not a configured TRES type") {
+		t.Errorf("untracked weight: %s", msg)
+	}
+	parseOK(t, nodes+"PriorityWeightTRES=CPU=1,GRES/gpu=100\nAccountingStorageTRES=gres/gpu\n")
+	// GresTypes may follow the node lines that use it.
+	c, _ := parseOK(t, minimal+gpuNodes("g", 2, 4, "a100")+"GresTypes=gpu\n")
+	if c.TotalTRES()["gres/gpu:a100"] != 8 {
+		t.Errorf("TRES = %s", c.TotalTRES())
+	}
+	msg = parseFail(t, nodes+"AccountingStorageType=accounting_storage/pgsql\n")
+	if !strings.HasPrefix(msg, "t.conf:5: AccountingStorageLoc: accounting_storage/pgsql needs AccountingStorageLoc") {
+		t.Errorf("pgsql without loc: %s", msg)
+	}
+	c, _ = parseOK(t, nodes+"AccountingStorageType=accounting_storage/pgsql\nAccountingStorageHost=db1\nAccountingStorageUser=slurm\n")
+	if c.Accounting.Loc != "postgres://slurm@db1:5432/sluice" {
+		t.Errorf("built DSN = %q", c.Accounting.Loc)
+	}
+	_, w := parseOK(t, "ClusterName=x\n"+cpuNodes("n", 1, 1))
+	if !hasWarning(w, "SlurmctldHost", "localhost") {
+		t.Errorf("warnings = %v", w)
+	}
+}
