@@ -24,6 +24,8 @@ type State struct {
 	jobs    map[JobID]*Job
 	jobList []*Job // every job, ascending id
 	usage   usage
+	sel     *selector // submit-time selection (cached)
+	empty   *Avail    // the cluster with every node free (cached)
 }
 
 // NewState returns an empty state for cluster c.

@@ -1,0 +1,305 @@
+package sched
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Submitter identifies who submits a job (the controller takes it from
+// the kernel or a token, never from the request).
+type Submitter struct {
+	User  string
+	UID   uint32
+	GID   uint32
+	Group string
+	// Admin is an operator or administrator (may use --priority, --uid...).
+	Admin bool
+}
+
+// Submit validates a request the way slurmctld does at submission and
+// queues the job: partitions, association and QOS, partition limits under
+// EnforcePartLimits, a request no node could ever satisfy, the array spec,
+// the dependency list, the submit-count limits (every array task counts)
+// and, under strict checking (QOS DenyOnLimit, or no QOS), every limit the
+// job breaches on its own. A rejection is a *SubmitError carrying Slurm's
+// message and, for limits, the reason name.
+func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error) {
+	if st.Config.MaxJobCount > 0 && len(st.jobList) >= st.Config.MaxJobCount {
+		return nil, &SubmitError{Err: ErrMaxJobCount}
+	}
+	j := &Job{User: who.User, UID: who.UID, GID: who.GID, Group: who.Group, Req: req, Partition: -1,
+		assoc: -1, qos: -1, SubmitTime: now, State: JobPending, Reason: ReasonNone}
+	steps := []func(*Job, Submitter) error{st.resolvePartitions, st.resolveAccount, st.resolveQOS,
+		st.checkArray, st.checkDependency, st.checkPartitionLimits, st.checkFits, st.checkSubmitLimits}
+	for _, step := range steps {
+		if err := step(j, who); err != nil {
+			return nil, err
+		}
+	}
+	j.ID = st.NextJobID
+	st.NextJobID++
+	if j.Array != nil {
+		j.Array.JobID = j.ID
+	}
+	if req.Hold {
+		j.Hold, j.Reason = HoldUser, ReasonJobHeldUser
+	}
+	if req.Priority > 0 && who.Admin {
+		j.Priority, j.DirectPriority = req.Priority, true
+	}
+	j.TimeLimit = effectiveTimeLimit(st.Policy, st.Cluster, j, j.Partitions[0])
+	st.addJob(j)
+	st.countSubmit(j, int64(j.Tasks()))
+	return j, nil
+}
+
+func reject(err error) error { return &SubmitError{Err: err} }
+
+// resolvePartitions maps the requested partitions (or the default one) to
+// indices, ordered by PriorityTier (highest first) as Slurm lists them.
+func (st *State) resolvePartitions(j *Job, _ Submitter) error {
+	cl := st.Cluster
+	names := j.Req.Partitions
+	if len(names) == 0 {
+		if cl.DefaultPartition < 0 {
+			return reject(ErrNoDefaultPartition)
+		}
+		j.Partitions = []int32{cl.DefaultPartition}
+		return nil
+	}
+	for _, n := range names {
+		i := cl.PartitionIndex(n)
+		if i < 0 {
+			return reject(fmt.Errorf("partition %q: %w", n, ErrInvalidPartition))
+		}
+		if !slices.Contains(j.Partitions, i) {
+			j.Partitions = append(j.Partitions, i)
+		}
+	}
+	slices.SortStableFunc(j.Partitions, func(a, b int32) int {
+		return int(cl.Partitions[b].PriorityTier) - int(cl.Partitions[a].PriorityTier)
+	})
+	return nil
+}
+
+// resolveAccount picks the account (--account or the user's default) and
+// the user's association; with AccountingStorageEnforce=associations a job
+// without one is rejected.
+func (st *State) resolveAccount(j *Job, _ Submitter) error {
+	p := st.Policy
+	if p == nil {
+		j.Account = j.Req.Account
+		return nil
+	}
+	j.Account = j.Req.Account
+	if j.Account == "" {
+		j.Account = p.Users[j.User].DefaultAccount
+	}
+	part := st.Cluster.Partitions[j.Partitions[0]].Name
+	j.assoc = p.UserAssoc(j.User, j.Account, part)
+	if j.assoc < 0 && st.Config.Enforce&(EnforceAssociations|EnforceLimits|EnforceQOS) != 0 {
+		return reject(ErrInvalidAccount)
+	}
+	return nil
+}
+
+// resolveQOS picks the QOS (--qos or the association's default) and checks
+// that the association may use it.
+func (st *State) resolveQOS(j *Job, _ Submitter) error {
+	p := st.Policy
+	if p == nil {
+		j.QOS = j.Req.QOS
+		if j.QOS == "" {
+			j.QOS = "normal"
+		}
+		return nil
+	}
+	j.QOS = j.Req.QOS
+	if j.QOS == "" {
+		if j.assoc >= 0 && p.Assocs[j.assoc].DefaultQOS >= 0 {
+			j.QOS = p.QOS[p.Assocs[j.assoc].DefaultQOS].Name
+		} else {
+			j.QOS = "normal"
+		}
+	}
+	j.qos = p.QOSIndex(j.QOS)
+	enforce := st.Config.Enforce&(EnforceQOS|EnforceLimits) != 0
+	if j.qos < 0 {
+		if enforce {
+			return reject(ErrInvalidQOS)
+		}
+		return nil
+	}
+	if enforce && j.assoc >= 0 && !slices.Contains(p.Assocs[j.assoc].QOS, j.qos) {
+		return reject(ErrInvalidQOS)
+	}
+	return nil
+}
+
+// checkArray parses --array against MaxArraySize.
+func (st *State) checkArray(j *Job, _ Submitter) error {
+	if j.Req.Array == "" {
+		return nil
+	}
+	tasks, _, throttle, err := ParseArray(j.Req.Array, st.Config.MaxArraySize)
+	if err != nil {
+		return reject(ErrInvalidArray)
+	}
+	j.Array = &ArrayInfo{TaskID: -1, Tasks: tasks, Throttle: throttle}
+	return nil
+}
+
+// checkDependency parses --dependency (unless already parsed) and checks
+// that every job it names exists.
+func (st *State) checkDependency(j *Job, _ Submitter) error {
+	r := &j.Req
+	if r.Dependency != "" && len(r.Deps) == 0 {
+		deps, any, err := ParseDependency(r.Dependency)
+		if err != nil {
+			return reject(ErrDependency)
+		}
+		r.Deps, r.DepsAny = deps, any
+	}
+	for _, d := range r.Deps {
+		if d.Kind == DepSingleton {
+			continue
+		}
+		if st.jobs[d.JobID] == nil && !st.isArrayID(d.JobID) {
+			return reject(ErrDependency)
+		}
+	}
+	return nil
+}
+
+func (st *State) isArrayID(id JobID) bool {
+	for _, j := range st.jobList {
+		if j.Array != nil && j.Array.JobID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPartitionLimits applies EnforcePartLimits: NO accepts a job that
+// breaks its partitions' limits (it pends with PartitionTimeLimit,
+// PartitionNodeLimit, AccountNotAllowed...), ANY rejects it unless one
+// requested partition fits, ALL unless every one does.
+func (st *State) checkPartitionLimits(j *Job, _ Submitter) error {
+	mode := st.Config.EnforcePartLimits
+	if mode == EnforcePartNo {
+		return nil
+	}
+	var first Reason
+	ok := 0
+	for _, part := range j.Partitions {
+		if r := partitionLimitReason(st.Policy, st.Cluster, j, part); r != "" {
+			if first == "" {
+				first = r
+			}
+			continue
+		}
+		ok++
+	}
+	if ok == len(j.Partitions) || mode == EnforcePartAny && ok > 0 {
+		return nil
+	}
+	return reject(partitionLimitError(first))
+}
+
+// partitionLimitError maps a partition limit to the error Slurm returns.
+func partitionLimitError(r Reason) error {
+	switch r {
+	case ReasonPartitionTimeLimit:
+		return ErrInvalidTimeLimit
+	case ReasonPartitionNodeLimit:
+		return ErrNodeCount
+	case ReasonAccountNotAllowed:
+		return ErrInvalidAccount
+	case ReasonQOSNotAllowed:
+		return ErrInvalidQOS
+	}
+	return ErrPartConfig
+}
+
+// checkFits rejects a request that no node set of any requested partition
+// could ever satisfy, even with the whole cluster idle: Slurm's
+// "Requested node configuration is not available".
+func (st *State) checkFits(j *Job, _ Submitter) error {
+	sel := st.selector()
+	empty := st.emptyView()
+	for _, part := range j.Partitions {
+		pt := &st.Cluster.Partitions[part]
+		mask := pt.Nodes.Clone()
+		if m := jobNodeMask(st.Cluster, &j.Req); j.Req.Constraint != "" || len(j.Req.NodeList) > 0 || len(j.Req.Exclude) > 0 {
+			mask.And(m)
+		}
+		if mask.Empty() {
+			continue
+		}
+		if _, ok := sel.fit(j, pt, empty, mask); ok {
+			return nil
+		}
+	}
+	return reject(ErrNodeConfig)
+}
+
+// checkSubmitLimits applies the submit-count limits (always) and, when the
+// job's or its partition's QOS has DenyOnLimit (or the job has no QOS),
+// every limit the job breaks on its own.
+func (st *State) checkSubmitLimits(j *Job, _ Submitter) error {
+	p := st.Policy
+	if p == nil || st.Config.Enforce&(EnforceLimits|EnforceSafe) == 0 {
+		return nil
+	}
+	part := j.Partitions[0]
+	lc := limitCheck{p: p, use: &st.usage, qos: orderedQOS(p, j.qos, partQOS(p, st.Cluster, part)),
+		assoc: j.assocFor(p, st.Cluster, part), user: j.User, account: j.Account,
+		wall: effectiveTimeLimit(p, st.Cluster, j, part), tasks: int64(j.Tasks())}
+	if r := lc.submitCounts(); r != "" {
+		return &SubmitError{Reason: r, Err: ErrAccountingPolicy}
+	}
+	if !st.strictLimits(lc.qos) {
+		return nil
+	}
+	lc.use = nil
+	lc.req = make([]int64, len(p.TRES))
+	lc.perNode = make([]int64, len(p.TRES))
+	requestTRES(st.Cluster, &st.Config, p, j, part, lc.req, lc.perNode)
+	if r := lc.runnable(); r != "" {
+		return &SubmitError{Reason: r, Err: ErrAccountingPolicy}
+	}
+	return nil
+}
+
+// strictLimits reports Slurm's "strict checking" at submit: a QOS with
+// DenyOnLimit among the job's QOS, or no QOS at all.
+func (st *State) strictLimits(qs [2]int32) bool {
+	none := true
+	for _, q := range qs {
+		if q >= 0 {
+			none = false
+			if st.Policy.QOS[q].Flags&QOSDenyOnLimit != 0 {
+				return true
+			}
+		}
+	}
+	return none
+}
+
+// selector returns a selector for submit-time checks.
+func (st *State) selector() *selector {
+	if st.sel == nil || st.sel.c != st.Cluster {
+		st.sel = newSelector(st.Cluster, &st.Config)
+	}
+	st.sel.cfg = &st.Config
+	return st.sel
+}
+
+// emptyView returns the cluster with every node free (cached).
+func (st *State) emptyView() *Avail {
+	if st.empty == nil || len(st.empty.CPUs) != len(st.Cluster.Nodes) {
+		st.empty = st.selector().emptyAvail()
+	}
+	return st.empty
+}
