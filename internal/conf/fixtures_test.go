@@ -112,3 +112,24 @@ func TestUBCCRConfig(t *testing.T) {
 		t.Errorf("debug partition = %+v", d)
 	}
 }
+
+// TestExamplesLoad: every config shipped in examples/ loads cleanly, with
+// its gres.conf when it has one.
+func TestExamplesLoad(t *testing.T) {
+	files, _ := filepath.Glob("../../examples/*/slurm.conf")
+	if len(files) < 7 {
+		t.Fatalf("examples: found %d slurm.conf files, want at least 7", len(files))
+	}
+	for _, f := range files {
+		c, _, err := Load(f)
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if strings.Contains(f, "quickstart") {
+			if c.Gres == nil || len(c.Gres.Lines) != 1 || c.Gres.Lines[0].Count != 2 || c.TotalTRES()["gres/gpu:l4"] != 4 {
+				t.Errorf("quickstart gres = %+v, TRES %s", c.Gres, c.TotalTRES())
+			}
+		}
+	}
+}
