@@ -1,0 +1,361 @@
+package noded
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// Errors returned by the agent's operations; the HTTP layer maps them to
+// status codes (404, 403, 409, 400).
+var (
+	ErrUnknownJob = errors.New("Invalid job id specified")
+	ErrForbidden  = errors.New("permission denied")
+	ErrConflict   = errors.New("job state conflict")
+	ErrBadRequest = errors.New("invalid request")
+)
+
+// DefaultKillWait is slurm.conf's KillWait default: seconds between SIGTERM
+// and SIGKILL.
+const DefaultKillWait = 30 * time.Second
+
+// Config configures a node agent.
+type Config struct {
+	// Name is the node's name (slurm.conf NodeName).
+	Name string
+	// ControllerURL is where the controller listens for agents; empty runs
+	// the agent stand-alone (nothing is reported).
+	ControllerURL string
+	// Spool is the agent's state directory (slurm.conf SlurmdSpoolDir).
+	Spool string
+	// Key is the cluster key shared with the controller.
+	Key []byte
+	// Listen is the address the agent's API listens on ("" = no listener,
+	// for agents driven through Handler in-process; ":6818" is slurmd's
+	// port; "127.0.0.1:0" picks a free port).
+	Listen string
+	// Advertise is the URL the controller should use to reach the agent
+	// (default: derived from the listener).
+	Advertise string
+	// CPUs and MemoryMB override the discovered values when > 0.
+	CPUs     int
+	MemoryMB int64
+	// GPUs configures GPU discovery.
+	GPUs GPUDiscovery
+	// HeartbeatInterval is the default heartbeat period (10 s).
+	HeartbeatInterval time.Duration
+	// PollInterval is how often jobs are checked (exits, limits); 250 ms.
+	PollInterval time.Duration
+	// ShimCommand starts the supervisor; "run JOBDIR" is appended
+	// (default: this executable with "noded-shim").
+	ShimCommand []string
+	// CgroupBase is the cgroup v2 directory for job cgroups ("" = the
+	// cgroup2 mount's sluice/NAME when running as root; "none" disables).
+	CgroupBase string
+	// Logger receives the agent's log (default slog.Default()).
+	Logger *slog.Logger
+	// HTTPClient is used to reach the controller (nil = default).
+	HTTPClient *http.Client
+	// Version is reported at registration.
+	Version string
+}
+
+// Agent is a running node agent. Its job table is guarded by one mutex;
+// every change to a job is written to the spool before the lock is
+// released.
+type Agent struct {
+	cfg  Config
+	log  *slog.Logger
+	euid int
+	cg   *cgroupManager
+	info api.NodeInfo
+	ctl  *api.ControllerClient
+	shim []string
+
+	mu        sync.Mutex
+	jobs      map[uint32]*job
+	launching map[uint32]bool
+
+	wake       chan struct{}
+	reportWake chan struct{}
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
+	srv        *http.Server
+}
+
+type job struct {
+	rec jobRecord
+	dir string
+}
+
+// New prepares an agent: it creates the spool, discovers the node's
+// resources, and re-reads the records of jobs left by a previous agent on
+// the same spool (re-attaching to the ones still running). It starts
+// nothing; call Start.
+func New(cfg Config) (*Agent, error) {
+	if cfg.Name == "" {
+		return nil, fmt.Errorf("noded: a node name is required")
+	}
+	if cfg.Spool == "" {
+		return nil, fmt.Errorf("noded: a spool directory is required")
+	}
+	if cfg.ControllerURL != "" && len(cfg.Key) == 0 {
+		return nil, fmt.Errorf("noded: a cluster key is required to talk to the controller")
+	}
+	if cfg.HeartbeatInterval <= 0 {
+		cfg.HeartbeatInterval = 10 * time.Second
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 250 * time.Millisecond
+	}
+	a := &Agent{
+		cfg: cfg, log: cfg.Logger, euid: os.Geteuid(),
+		jobs: map[uint32]*job{}, launching: map[uint32]bool{},
+		wake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
+	}
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	a.log = a.log.With("node", cfg.Name)
+	a.shim = cfg.ShimCommand
+	if len(a.shim) == 0 {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("noded: find own executable for the job shim: %w", err)
+		}
+		a.shim = []string{self, ShimCommandName}
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Spool, "jobs"), 0o711); err != nil {
+		return nil, fmt.Errorf("noded: create spool: %w", err)
+	}
+	// Jobs running as other users must traverse the spool to reach their
+	// script; listing it stays private.
+	os.Chmod(cfg.Spool, 0o711)
+	os.Chmod(filepath.Join(cfg.Spool, "jobs"), 0o711)
+	a.cg = a.setupCgroups()
+	if err := a.discover(); err != nil {
+		return nil, err
+	}
+	if err := a.loadJobs(); err != nil {
+		return nil, err
+	}
+	if cfg.ControllerURL != "" {
+		a.ctl = api.NewControllerClient(cfg.ControllerURL, cfg.Key, cfg.Name, cfg.HTTPClient)
+	}
+	return a, nil
+}
+
+func (a *Agent) setupCgroups() *cgroupManager {
+	base := a.cfg.CgroupBase
+	if base == "none" {
+		return nil
+	}
+	if base == "" {
+		mount := cgroup2Mount()
+		if mount == "" {
+			return nil
+		}
+		base = filepath.Join(mount, "sluice", a.cfg.Name)
+	}
+	m := newCgroupManager(base)
+	if m != nil {
+		a.log.Info("using cgroup v2", "base", base, "limits", m.limits)
+	}
+	return m
+}
+
+func (a *Agent) discover() error {
+	res := api.NodeResources{CPUs: a.cfg.CPUs, RealMemoryMB: a.cfg.MemoryMB}
+	if res.CPUs <= 0 {
+		res.CPUs = hostCPUs()
+	}
+	if res.RealMemoryMB <= 0 {
+		res.RealMemoryMB = hostMemoryMB("/")
+	}
+	gd := a.cfg.GPUs
+	if gd.Node == "" {
+		gd.Node = a.cfg.Name
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	gpus, err := gd.Discover(ctx)
+	if err != nil {
+		return fmt.Errorf("noded: discover GPUs: %w", err)
+	}
+	res.GPUs = gpus
+	host, _ := os.Hostname()
+	a.info = api.NodeInfo{Name: a.cfg.Name, Hostname: host, Version: a.cfg.Version, BootTime: time.Now(), Resources: res}
+	return nil
+}
+
+// loadJobs re-reads the spool: finished and acknowledged jobs are removed,
+// the others are tracked again.
+func (a *Agent) loadJobs() error {
+	ents, err := os.ReadDir(filepath.Join(a.cfg.Spool, "jobs"))
+	if err != nil {
+		return fmt.Errorf("noded: read spool: %w", err)
+	}
+	for _, e := range ents {
+		id, err := strconv.ParseUint(e.Name(), 10, 32)
+		if err != nil || !e.IsDir() {
+			continue
+		}
+		dir := jobDir(a.cfg.Spool, uint32(id))
+		var rec jobRecord
+		if err := readJSON(filepath.Join(dir, recordFile), &rec); err != nil {
+			a.log.Warn("unreadable job record, leaving it alone", "job", id, "err", err)
+			continue
+		}
+		if rec.Reported {
+			os.RemoveAll(dir)
+			continue
+		}
+		a.jobs[uint32(id)] = &job{rec: rec, dir: dir}
+		a.log.Info("re-attached job", "job", id, "state", rec.State, "pid", rec.PID)
+	}
+	return nil
+}
+
+// Info returns the node's description as sent at registration.
+func (a *Agent) Info() api.NodeInfo {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.info
+}
+
+// Start begins serving (when Listen is set), tracking jobs and talking to
+// the controller, until ctx ends or Close is called.
+func (a *Agent) Start(ctx context.Context) error {
+	ctx, a.cancel = context.WithCancel(ctx)
+	if a.cfg.Listen != "" {
+		ln, err := net.Listen("tcp", a.cfg.Listen)
+		if err != nil {
+			a.cancel()
+			return fmt.Errorf("noded: listen: %w", err)
+		}
+		a.srv = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		a.setAddr("http://" + ln.Addr().String())
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("agent API stopped", "err", err)
+			}
+		}()
+	}
+	if a.cfg.Advertise != "" {
+		a.setAddr(a.cfg.Advertise)
+	}
+	a.wg.Add(1)
+	go a.monitorLoop(ctx)
+	if a.ctl != nil {
+		a.wg.Add(1)
+		go a.controllerLoop(ctx)
+	}
+	return nil
+}
+
+// Addr is the URL of the agent's API ("" before Start or without Listen).
+func (a *Agent) Addr() string { return a.Info().Addr }
+
+func (a *Agent) setAddr(u string) {
+	a.mu.Lock()
+	a.info.Addr = u
+	a.mu.Unlock()
+}
+
+// Close stops the agent. Jobs keep running under their shims; a new agent
+// on the same spool re-attaches to them.
+func (a *Agent) Close() error {
+	if a.cancel != nil {
+		a.cancel()
+	}
+	if a.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		a.srv.Shutdown(ctx)
+		cancel()
+	}
+	a.wg.Wait()
+	return nil
+}
+
+func (a *Agent) nudge() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (a *Agent) monitorLoop(ctx context.Context) {
+	defer a.wg.Done()
+	t := time.NewTicker(a.cfg.PollInterval)
+	defer t.Stop()
+	for {
+		a.poll(time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.wake:
+		}
+	}
+}
+
+// poll checks every job once: exits, lost processes, time limits and the
+// SIGKILL step of kill sequences.
+func (a *Agent) poll(now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	finished := false
+	for _, j := range a.jobs {
+		if a.track(j, now) {
+			finished = true
+		}
+	}
+	if finished {
+		select {
+		case a.reportWake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Jobs returns the status of every job the agent holds, by job id.
+func (a *Agent) Jobs() []api.JobStatus {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := time.Now()
+	out := make([]api.JobStatus, 0, len(a.jobs))
+	for _, j := range a.jobs {
+		out = append(out, j.rec.status(now))
+	}
+	sortStatuses(out)
+	return out
+}
+
+// Job returns one job's status.
+func (a *Agent) Job(id uint32) (api.JobStatus, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j, ok := a.jobs[id]
+	if !ok {
+		return api.JobStatus{}, fmt.Errorf("job %d: %w", id, ErrUnknownJob)
+	}
+	return j.rec.status(time.Now()), nil
+}
+
+func (a *Agent) save(j *job) {
+	if err := writeJSON(filepath.Join(j.dir, recordFile), &j.rec, 0o600); err != nil {
+		a.log.Error("cannot write job record", "job", j.rec.Req.JobID, "err", err)
+	}
+}

@@ -1,0 +1,306 @@
+package noded
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// track brings one job up to date and reports whether it just finished.
+// The order matters: liveness is read before exit.json, so a shim that
+// writes its exit record and quits in between is never taken for lost.
+func (a *Agent) track(j *job, now time.Time) bool {
+	r := &j.rec
+	if api.AgentJobFinal(r.State) {
+		return false
+	}
+	if r.PID == 0 {
+		var p shimPids
+		if readJSON(filepath.Join(j.dir, pidsFile), &p) == nil && p.PID != 0 {
+			r.PID, r.PIDTick = p.PID, p.PIDTick
+			r.ShimPID, r.ShimTick = p.ShimPID, p.ShimTick
+			if r.State == "LAUNCHING" {
+				r.State = api.StateRunning
+			}
+			a.save(j)
+		}
+	}
+	alive := sameProcess(r.ShimPID, r.ShimTick) || sameProcess(r.PID, r.PIDTick)
+	var ex exitRecord
+	if readJSON(filepath.Join(j.dir, exitFile), &ex) == nil {
+		a.finish(j, ex, now)
+		return true
+	}
+	if !alive {
+		if r.State == "LAUNCHING" && r.ShimPID == 0 && now.Sub(r.Start) < shimHandshakeTimeout {
+			return false // a launch in progress in an agent that just died
+		}
+		a.finish(j, exitRecord{WaitStatus: -1, Time: now, Error: "job supervisor and job processes vanished"}, now)
+		return true
+	}
+	a.enforce(j, now)
+	return false
+}
+
+// finish records a job's end: Slurm's state and ExitCode "code:signal".
+func (a *Agent) finish(j *job, ex exitRecord, now time.Time) {
+	r := &j.rec
+	if !r.SuspendedAt.IsZero() {
+		r.Suspended += now.Sub(r.SuspendedAt)
+		r.SuspendedAt = time.Time{}
+	}
+	r.State, r.ExitCode = finalState(r.TermState, ex.WaitStatus)
+	if r.Cgroup != "" {
+		if r.TermState == "" && cgroupOOM(r.Cgroup) {
+			r.State = api.StateOutOfMemory
+		}
+		cgroupRemove(r.Cgroup)
+	}
+	r.End = ex.Time
+	if r.End.IsZero() {
+		r.End = now
+	}
+	r.Reason = ex.Error
+	a.save(j)
+	a.log.Info("job ended", "job", r.Req.JobID, "state", r.State, "exit_code", r.ExitCode)
+}
+
+// finalState maps a wait status to Slurm's job state and ExitCode. A job
+// whose kill sequence was started (time limit, cancel, requeue, ...) ends
+// in that state whatever its exit status; otherwise exit 0 is COMPLETED and
+// anything else (non-zero exit, death by signal) FAILED. ws -1 means the
+// job never started (FAILED, 1:0, as a failed batch launch).
+func finalState(termState string, ws int) (string, string) {
+	code := "1:0"
+	state := api.StateFailed
+	if ws >= 0 {
+		w := syscall.WaitStatus(ws)
+		switch {
+		case w.Exited():
+			code = fmt.Sprintf("%d:0", w.ExitStatus())
+			if w.ExitStatus() == 0 {
+				state = api.StateCompleted
+			}
+		case w.Signaled():
+			code = fmt.Sprintf("0:%d", int(w.Signal()))
+		}
+	} else if termState != "" {
+		code = "0:0"
+	}
+	if termState != "" {
+		state = termState
+	}
+	return state, code
+}
+
+// enforce applies the time limit and the SIGKILL step of a kill sequence.
+// Time spent suspended extends the limit, as in Slurm.
+func (a *Agent) enforce(j *job, now time.Time) {
+	r := &j.rec
+	limit := r.Req.TimeLimitSec
+	if r.State == api.StateRunning && r.TermState == "" && limit > 0 {
+		deadline := r.Start.Add(time.Duration(limit)*time.Second + r.Suspended)
+		if !now.Before(deadline) {
+			a.log.Info("job reached its time limit", "job", r.Req.JobID)
+			a.beginKill(j, api.StateTimeout, r.KillWait, now)
+			return
+		}
+	}
+	if !r.TermSent.IsZero() && r.KillSent.IsZero() && now.Sub(r.TermSent) >= r.KillWait {
+		a.signal(j, syscall.SIGKILL, false)
+		if r.Cgroup != "" {
+			cgroupKill(r.Cgroup)
+		}
+		r.KillSent = now
+		a.save(j)
+	}
+}
+
+// beginKill starts Slurm's kill sequence: a suspended job is resumed, then
+// the whole job gets SIGCONT and SIGTERM; SIGKILL follows after killWait.
+func (a *Agent) beginKill(j *job, state string, killWait time.Duration, now time.Time) {
+	r := &j.rec
+	if r.State == api.StateSuspended {
+		a.resume(j, now)
+	}
+	r.TermState, r.TermSent, r.KillWait = state, now, killWait
+	a.signal(j, syscall.SIGCONT, false)
+	a.signal(j, syscall.SIGTERM, false)
+	if killWait <= 0 {
+		a.signal(j, syscall.SIGKILL, false)
+		r.KillSent = now
+	}
+	a.save(j)
+}
+
+// signal sends sig to the job's process group (or only its leader, the
+// batch shell). Nothing is sent once the shim recorded the job's end: the
+// group id could then belong to someone else.
+func (a *Agent) signal(j *job, sig syscall.Signal, leaderOnly bool) error {
+	r := &j.rec
+	if r.PID <= 0 || fileExists(filepath.Join(j.dir, exitFile)) {
+		return nil
+	}
+	a.log.Debug("signal", "job", r.Req.JobID, "sig", sig, "pid", r.PID)
+	target := -r.PID
+	if leaderOnly {
+		if !sameProcess(r.PID, r.PIDTick) {
+			return nil
+		}
+		target = r.PID
+	}
+	if err := syscall.Kill(target, sig); err != nil && err != syscall.ESRCH {
+		return err
+	}
+	return nil
+}
+
+// lookup returns a job that is still active; the caller holds a.mu.
+func (a *Agent) lookupActive(id uint32) (*job, error) {
+	j, ok := a.jobs[id]
+	if !ok {
+		return nil, fmt.Errorf("job %d: %w", id, ErrUnknownJob)
+	}
+	if api.AgentJobFinal(j.rec.State) {
+		return nil, fmt.Errorf("job %d has already finished (%s): %w", id, j.rec.State, ErrConflict)
+	}
+	return j, nil
+}
+
+// Signal sends a signal to a job (scancel --signal; --batch signals only
+// the batch shell).
+func (a *Agent) Signal(id uint32, req api.SignalRequest) (api.JobStatus, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j, err := a.lookupActive(id)
+	if err != nil {
+		return api.JobStatus{}, err
+	}
+	if req.Signal <= 0 || req.Signal > 64 {
+		return api.JobStatus{}, fmt.Errorf("signal %d: %w", req.Signal, ErrBadRequest)
+	}
+	if err := a.signal(j, syscall.Signal(req.Signal), req.BatchOnly); err != nil {
+		return api.JobStatus{}, fmt.Errorf("job %d: kill: %w", id, err)
+	}
+	return j.rec.status(time.Now()), nil
+}
+
+// Suspend stops a running job: SIGTSTP then SIGSTOP to its process group
+// (Slurm's order, letting programs that catch SIGTSTP prepare), and the
+// cgroup freezer when the job has a cgroup. The time limit clock stops.
+func (a *Agent) Suspend(id uint32) (api.JobStatus, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j, err := a.lookupActive(id)
+	if err != nil {
+		return api.JobStatus{}, err
+	}
+	r := &j.rec
+	if r.State != api.StateRunning || r.TermState != "" {
+		return api.JobStatus{}, fmt.Errorf("job %d is %s, not running: %w", id, a.describe(r), ErrConflict)
+	}
+	now := time.Now()
+	a.signal(j, syscall.SIGTSTP, false)
+	a.signal(j, syscall.SIGSTOP, false)
+	// Let the stop land before answering (signals are delivered
+	// asynchronously), and before freezing: a task frozen with the signal
+	// still pending would show as sleeping instead of stopped.
+	waitStopped(r.PID, 200*time.Millisecond)
+	if r.Cgroup != "" {
+		if err := cgroupFreeze(r.Cgroup, true); err != nil {
+			a.log.Warn("cgroup freeze failed, relying on SIGSTOP", "job", id, "err", err)
+		}
+	}
+	r.State, r.SuspendedAt = api.StateSuspended, now
+	a.save(j)
+	return r.status(now), nil
+}
+
+// Resume continues a suspended job (cgroup thaw, SIGCONT) and extends its
+// time limit by the time it was suspended.
+func (a *Agent) Resume(id uint32) (api.JobStatus, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j, err := a.lookupActive(id)
+	if err != nil {
+		return api.JobStatus{}, err
+	}
+	if j.rec.State != api.StateSuspended {
+		return api.JobStatus{}, fmt.Errorf("job %d is %s, not suspended: %w", id, a.describe(&j.rec), ErrConflict)
+	}
+	now := time.Now()
+	a.resume(j, now)
+	a.save(j)
+	return j.rec.status(now), nil
+}
+
+func (a *Agent) resume(j *job, now time.Time) {
+	r := &j.rec
+	if r.Cgroup != "" {
+		cgroupFreeze(r.Cgroup, false)
+	}
+	a.signal(j, syscall.SIGCONT, false)
+	r.Suspended += now.Sub(r.SuspendedAt)
+	r.SuspendedAt, r.State = time.Time{}, api.StateRunning
+}
+
+func (a *Agent) describe(r *jobRecord) string {
+	if r.TermState != "" {
+		return "being terminated"
+	}
+	return r.State
+}
+
+// Terminate starts a job's kill sequence; the job ends in req.State
+// (CANCELLED by default). Terminating a finished job returns its status.
+func (a *Agent) Terminate(id uint32, req api.TerminateRequest) (api.JobStatus, error) {
+	state := req.State
+	if state == "" {
+		state = api.StateCancelled
+	}
+	if !api.AgentJobFinal(state) {
+		return api.JobStatus{}, fmt.Errorf("terminate into state %q: %w", state, ErrBadRequest)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j, ok := a.jobs[id]
+	if !ok {
+		return api.JobStatus{}, fmt.Errorf("job %d: %w", id, ErrUnknownJob)
+	}
+	now := time.Now()
+	r := &j.rec
+	if api.AgentJobFinal(r.State) || r.TermState != "" {
+		return r.status(now), nil
+	}
+	kw := r.KillWait
+	if req.KillWaitSec > 0 {
+		kw = time.Duration(req.KillWaitSec) * time.Second
+	}
+	a.beginKill(j, state, kw, now)
+	return r.status(now), nil
+}
+
+// waitStopped waits until every process of group pgid is stopped (T/t).
+func waitStopped(pgid int, within time.Duration) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		stopped := true
+		for _, st := range groupStates(pgid) {
+			if st != 'T' && st != 't' && st != 'Z' {
+				stopped = false
+			}
+		}
+		if stopped {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func sortStatuses(s []api.JobStatus) {
+	sort.Slice(s, func(i, k int) bool { return s[i].JobID < s[k].JobID })
+}

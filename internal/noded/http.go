@@ -1,0 +1,92 @@
+package noded
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// Handler is the agent's API for the controller (paths api.PathAgent*),
+// behind cluster-key signature verification.
+func (a *Agent) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+api.PathAgentNode, func(w http.ResponseWriter, r *http.Request) {
+		api.WriteAgentJSON(w, http.StatusOK, a.Info())
+	})
+	mux.HandleFunc("GET "+api.PathAgentJobs, func(w http.ResponseWriter, r *http.Request) {
+		api.WriteAgentJSON(w, http.StatusOK, a.Jobs())
+	})
+	mux.HandleFunc("POST "+api.PathAgentJobs, func(w http.ResponseWriter, r *http.Request) {
+		var req api.LaunchRequest
+		if err := api.DecodeAgentRequest(r, &req); err != nil {
+			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		reply(w)(a.Launch(req))
+	})
+	mux.HandleFunc("GET "+api.PathAgentJob, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
+		reply(w)(a.Job(id))
+	}))
+	mux.HandleFunc("POST "+api.PathAgentSignal, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
+		var req api.SignalRequest
+		if err := api.DecodeAgentRequest(r, &req); err != nil {
+			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		reply(w)(a.Signal(id, req))
+	}))
+	mux.HandleFunc("POST "+api.PathAgentSuspend, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
+		reply(w)(a.Suspend(id))
+	}))
+	mux.HandleFunc("POST "+api.PathAgentResume, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
+		reply(w)(a.Resume(id))
+	}))
+	mux.HandleFunc("POST "+api.PathAgentTerminate, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
+		var req api.TerminateRequest
+		if err := api.DecodeAgentRequest(r, &req); err != nil {
+			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		reply(w)(a.Terminate(id, req))
+	}))
+	return api.RequireSignature(a.cfg.Key, nil, mux)
+}
+
+func withID(h func(http.ResponseWriter, *http.Request, uint32)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseUint(r.PathValue("id"), 10, 32)
+		if err != nil || id == 0 {
+			api.WriteAgentError(w, http.StatusBadRequest, fmt.Sprintf("invalid job id %q", r.PathValue("id")))
+			return
+		}
+		h(w, r, uint32(id))
+	}
+}
+
+// reply writes a job status or the error's HTTP form.
+func reply(w http.ResponseWriter) func(api.JobStatus, error) {
+	return func(st api.JobStatus, err error) {
+		if err != nil {
+			api.WriteAgentError(w, httpStatus(err), err.Error())
+			return
+		}
+		api.WriteAgentJSON(w, http.StatusOK, st)
+	}
+}
+
+func httpStatus(err error) int {
+	switch {
+	case errors.Is(err, ErrUnknownJob):
+		return http.StatusNotFound
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
+	case errors.Is(err, ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}

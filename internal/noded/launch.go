@@ -1,0 +1,274 @@
+package noded
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// Launch starts a job (slurmd's batch launch). Launching a job id that the
+// agent already holds with the same or a newer restart count returns the
+// existing status, so a retried launch never runs a job twice.
+func (a *Agent) Launch(req api.LaunchRequest) (api.JobStatus, error) {
+	if err := a.checkLaunch(&req); err != nil {
+		return api.JobStatus{}, err
+	}
+	id := req.JobID
+	a.mu.Lock()
+	if j, ok := a.jobs[id]; ok {
+		switch {
+		case req.RestartCount <= j.rec.Req.RestartCount:
+			st := j.rec.status(time.Now())
+			a.mu.Unlock()
+			return st, nil
+		case !api.AgentJobFinal(j.rec.State):
+			a.mu.Unlock()
+			return api.JobStatus{}, fmt.Errorf("job %d is still %s here: %w", id, j.rec.State, ErrConflict)
+		}
+		// A requeued job's new run supersedes the finished record.
+		os.RemoveAll(j.dir)
+		delete(a.jobs, id)
+	}
+	if a.launching[id] {
+		a.mu.Unlock()
+		return api.JobStatus{}, fmt.Errorf("job %d is being launched: %w", id, ErrConflict)
+	}
+	a.launching[id] = true
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.launching, id)
+		a.mu.Unlock()
+	}()
+
+	j, err := a.prepare(req)
+	if err != nil {
+		return api.JobStatus{}, err
+	}
+	a.start(j)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.jobs[id] = j
+	a.track(j, time.Now())
+	return j.rec.status(time.Now()), nil
+}
+
+// checkLaunch validates a request and applies the identity rule: an agent
+// not running as root can only run jobs of its own user.
+func (a *Agent) checkLaunch(req *api.LaunchRequest) error {
+	if req.JobID == 0 {
+		return fmt.Errorf("job id 0: %w", ErrBadRequest)
+	}
+	if (req.Script == "") == (len(req.Argv) == 0) {
+		return fmt.Errorf("job %d: exactly one of script and argv must be given: %w", req.JobID, ErrBadRequest)
+	}
+	if _, err := ParseExport(req.Export); err != nil {
+		return fmt.Errorf("job %d: %v: %w", req.JobID, err, ErrBadRequest)
+	}
+	if a.euid != 0 && int(req.UID) != a.euid {
+		return fmt.Errorf("job %d: user %s (uid %d) differs from the node agent's uid %d; an unprivileged node agent runs only its own user's jobs: %w",
+			req.JobID, req.User, req.UID, a.euid, ErrForbidden)
+	}
+	return nil
+}
+
+// defaultOutput is sbatch's default output pattern.
+func defaultOutput(req *api.LaunchRequest) string {
+	if req.ArrayJobID != 0 {
+		return "slurm-%A_%a.out"
+	}
+	return "slurm-%j.out"
+}
+
+func (a *Agent) outputPath(pattern string, req *api.LaunchRequest, workdir string) string {
+	p := ExpandPattern(pattern, PatternFields{
+		JobID: req.JobID, ArrayJobID: req.ArrayJobID, ArrayTaskID: req.ArrayTaskID,
+		Name: req.Name, User: req.User, Node: a.cfg.Name,
+	})
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(workdir, p)
+	}
+	return p
+}
+
+// prepare writes the job's spool directory: script, launch spec and the
+// first record.
+func (a *Agent) prepare(req api.LaunchRequest) (*job, error) {
+	now := time.Now()
+	start := req.StartTime
+	if start.IsZero() {
+		start = now
+	}
+	workdir := req.WorkDir
+	if workdir == "" {
+		workdir = req.SubmitDir
+	}
+	if workdir == "" {
+		workdir = "/tmp"
+	}
+	outPat := req.StdOut
+	if outPat == "" {
+		outPat = defaultOutput(&req)
+	}
+	errPat := req.StdErr
+	if errPat == "" {
+		errPat = outPat
+	}
+	spec := execSpec{
+		Dir: workdir, StdIn: os.DevNull, Umask: -1,
+		StdOut: a.outputPath(outPat, &req, workdir), StdErr: a.outputPath(errPat, &req, workdir),
+		Append: strings.EqualFold(req.OpenMode, "append"),
+		Setuid: a.euid == 0, UID: req.UID, GID: req.GID, Groups: userGroups(req.UID),
+	}
+	if req.StdIn != "" {
+		spec.StdIn = a.outputPath(req.StdIn, &req, workdir)
+	}
+	env, err := BuildJobEnv(&req, a.cfg.Name, start)
+	if err != nil {
+		return nil, fmt.Errorf("job %d: %v: %w", req.JobID, err, ErrBadRequest)
+	}
+	spec.Env = env
+	if m, err := strconv.ParseUint(envMap(env)["SLURM_UMASK"], 8, 32); err == nil {
+		spec.Umask = int(m)
+	}
+	dir := jobDir(a.cfg.Spool, req.JobID)
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return nil, fmt.Errorf("job %d: create spool dir: %w", req.JobID, err)
+	}
+	if spec.Argv, err = a.writeScript(dir, &req); err != nil {
+		return nil, err
+	}
+	kw := time.Duration(req.KillWaitSec) * time.Second
+	if kw <= 0 {
+		kw = DefaultKillWait
+	}
+	j := &job{dir: dir, rec: jobRecord{
+		Req: req, State: "LAUNCHING", Start: start, KillWait: kw,
+		StdOut: spec.StdOut, StdErr: spec.StdErr,
+	}}
+	if a.cg != nil {
+		if cg, err := a.cg.create(req.JobID, req.CPUs, req.MemoryMB); err == nil {
+			spec.Cgroup, j.rec.Cgroup = cg, cg
+		} else {
+			a.log.Warn("job runs without a cgroup", "job", req.JobID, "err", err)
+		}
+	}
+	if err := writeJSON(filepath.Join(dir, launchFile), spec, 0o600); err != nil {
+		return nil, fmt.Errorf("job %d: write launch spec: %w", req.JobID, err)
+	}
+	a.save(j)
+	return j, nil
+}
+
+// writeScript stores the batch script as SPOOL/jobs/ID/slurm_script, owned
+// by the job's user and readable only by them, and returns the argv.
+func (a *Agent) writeScript(dir string, req *api.LaunchRequest) ([]string, error) {
+	if len(req.Argv) > 0 {
+		return req.Argv, nil
+	}
+	path := filepath.Join(dir, scriptFile)
+	if err := os.WriteFile(path, []byte(req.Script), 0o700); err != nil {
+		return nil, fmt.Errorf("job %d: write script: %w", req.JobID, err)
+	}
+	if a.euid == 0 {
+		if err := os.Chown(path, int(req.UID), int(req.GID)); err != nil {
+			return nil, fmt.Errorf("job %d: chown script: %w", req.JobID, err)
+		}
+	}
+	os.Chmod(path, 0o500)
+	argv := []string{path}
+	if !strings.HasPrefix(req.Script, "#!") {
+		argv = []string{"/bin/sh", path}
+	}
+	return append(argv, req.Args...), nil
+}
+
+// userGroups lists uid's supplementary groups (initgroups), empty when the
+// user is unknown locally.
+func userGroups(uid uint32) []uint32 {
+	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+	if err != nil {
+		return nil
+	}
+	ids, err := u.GroupIds()
+	if err != nil {
+		return nil
+	}
+	var out []uint32
+	for _, s := range ids {
+		if g, err := strconv.ParseUint(s, 10, 32); err == nil {
+			out = append(out, uint32(g))
+		}
+	}
+	return out
+}
+
+// shimHandshakeTimeout bounds how long a launch waits for the shim.
+const shimHandshakeTimeout = 30 * time.Second
+
+// start runs the shim for a prepared job and waits for its handshake. The
+// shim gets its own session so that it survives the agent; the agent reaps
+// it while alive.
+func (a *Agent) start(j *job) {
+	fail := func(msg string) {
+		writeJSON(filepath.Join(j.dir, exitFile), exitRecord{WaitStatus: -1, Time: time.Now(), Error: msg}, 0o600)
+		j.rec.State = api.StateRunning
+	}
+	args := append(append([]string{}, a.shim[1:]...), "run", j.dir)
+	cmd := exec.Command(a.shim[0], args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if logf, err := os.OpenFile(filepath.Join(j.dir, shimLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
+		cmd.Stderr = logf
+		defer logf.Close()
+	}
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fail(fmt.Sprintf("start job supervisor: %v", err))
+		return
+	}
+	st, _ := readProcStat(cmd.Process.Pid)
+	j.rec.ShimPID, j.rec.ShimTick = cmd.Process.Pid, st.StartTick
+	a.save(j)
+	line := make(chan []byte, 1)
+	go func() {
+		b, _ := bufio.NewReader(out).ReadBytes('\n')
+		line <- b
+	}()
+	var pids shimPids
+	select {
+	case b := <-line:
+		if err := json.Unmarshal(b, &pids); err != nil {
+			pids.Error = fmt.Sprintf("job supervisor handshake: %q", b)
+		}
+	case <-time.After(shimHandshakeTimeout):
+		pids.Error = "job supervisor did not answer"
+	}
+	go func() {
+		cmd.Wait()
+		a.nudge()
+	}()
+	j.rec.State = api.StateRunning
+	if pids.Error != "" {
+		a.log.Warn("job launch failed", "job", j.rec.Req.JobID, "err", pids.Error)
+		if !fileExists(filepath.Join(j.dir, exitFile)) {
+			fail(pids.Error)
+		}
+		return
+	}
+	j.rec.PID, j.rec.PIDTick = pids.PID, pids.PIDTick
+	a.save(j)
+}

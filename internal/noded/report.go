@@ -1,0 +1,92 @@
+package noded
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// controllerLoop registers with the controller, sends heartbeats and
+// delivers job events, retrying with back-off while the controller is
+// unreachable (events are kept on disk until acknowledged).
+func (a *Agent) controllerLoop(ctx context.Context) {
+	defer a.wg.Done()
+	registered := false
+	interval := a.cfg.HeartbeatInterval
+	retry := 500 * time.Millisecond
+	for {
+		wait := interval
+		if !registered {
+			resp, err := a.ctl.Register(ctx, api.RegisterRequest{Node: a.Info(), Jobs: a.Jobs()})
+			if err != nil {
+				a.log.Warn("registration failed", "err", err)
+				wait, retry = retry, min(retry*2, 10*time.Second)
+			} else {
+				registered, retry = true, 500*time.Millisecond
+				if resp.HeartbeatIntervalSec > 0 {
+					interval = time.Duration(resp.HeartbeatIntervalSec) * time.Second
+					wait = interval
+				}
+			}
+		} else {
+			resp, err := a.ctl.Heartbeat(ctx, api.Heartbeat{Node: a.cfg.Name, Time: time.Now(), Jobs: a.Jobs()})
+			switch {
+			case err != nil:
+				a.log.Warn("heartbeat failed", "err", err)
+			case resp.Reregister:
+				registered, wait = false, 0
+			}
+		}
+		if registered && !a.reportEvents(ctx) {
+			wait = min(wait, retry)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		case <-a.reportWake:
+			t.Stop()
+			if registered {
+				a.reportEvents(ctx)
+			}
+		}
+	}
+}
+
+// reportEvents sends every finished, unacknowledged job and forgets the
+// ones the controller acknowledged. It reports whether all went through.
+func (a *Agent) reportEvents(ctx context.Context) bool {
+	a.mu.Lock()
+	var ev api.JobEvents
+	now := time.Now()
+	for _, j := range a.jobs {
+		if api.AgentJobFinal(j.rec.State) && !j.rec.Reported {
+			ev.Events = append(ev.Events, api.JobEvent{Node: a.cfg.Name, Job: j.rec.status(now)})
+		}
+	}
+	a.mu.Unlock()
+	if len(ev.Events) == 0 {
+		return true
+	}
+	if err := a.ctl.ReportEvents(ctx, ev); err != nil {
+		a.log.Warn("job event delivery failed, will retry", "err", err, "events", len(ev.Events))
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, e := range ev.Events {
+		j, ok := a.jobs[e.Job.JobID]
+		if !ok || j.rec.Req.RestartCount != e.Job.RestartCount {
+			continue
+		}
+		j.rec.Reported = true
+		a.save(j)
+		os.RemoveAll(j.dir)
+		delete(a.jobs, e.Job.JobID)
+	}
+	return true
+}

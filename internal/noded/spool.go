@@ -1,0 +1,157 @@
+package noded
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// Spool file names inside a job's directory.
+const (
+	recordFile = "record.json"
+	launchFile = "launch.json"
+	pidsFile   = "pids.json"
+	exitFile   = "exit.json"
+	shimLog    = "shim.log"
+	scriptFile = "slurm_script"
+)
+
+// jobRecord is the agent's durable record of one job: everything a
+// restarted agent needs to carry on tracking it.
+type jobRecord struct {
+	Req api.LaunchRequest `json:"req"`
+	// State is RUNNING, SUSPENDED or a final state.
+	State string `json:"state"`
+	// ShimPID/ShimTick and PID/PIDTick identify the supervisor and the
+	// job's leader (whose pid is also the process group id) together with
+	// their /proc start times, so a reused pid is never mistaken for them.
+	ShimPID  int    `json:"shim_pid,omitempty"`
+	ShimTick uint64 `json:"shim_tick,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	PIDTick  uint64 `json:"pid_tick,omitempty"`
+
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end,omitempty"`
+	// SuspendedAt is set while suspended; Suspended is the total of the
+	// finished suspensions. The time limit is extended by both.
+	SuspendedAt time.Time     `json:"suspended_at,omitempty"`
+	Suspended   time.Duration `json:"suspended,omitempty"`
+
+	// TermState is the state the job ends in once its kill sequence (set
+	// by a time limit or a terminate request) finishes; TermSent and
+	// KillSent are when SIGTERM and SIGKILL were sent.
+	TermState string        `json:"term_state,omitempty"`
+	TermSent  time.Time     `json:"term_sent,omitempty"`
+	KillSent  time.Time     `json:"kill_sent,omitempty"`
+	KillWait  time.Duration `json:"kill_wait"`
+
+	ExitCode string `json:"exit_code,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	StdOut   string `json:"stdout,omitempty"`
+	StdErr   string `json:"stderr,omitempty"`
+	Cgroup   string `json:"cgroup,omitempty"`
+	// Reported is set once the controller acknowledged the final state.
+	Reported bool `json:"reported,omitempty"`
+}
+
+// status converts the record to its wire form.
+func (r *jobRecord) status(now time.Time) api.JobStatus {
+	susp := r.Suspended
+	if !r.SuspendedAt.IsZero() {
+		susp += now.Sub(r.SuspendedAt)
+	}
+	return api.JobStatus{
+		JobID: r.Req.JobID, RestartCount: r.Req.RestartCount, State: r.State,
+		PID: r.PID, StartTime: r.Start, EndTime: r.End, ExitCode: r.ExitCode,
+		SuspendedSec: int64(susp / time.Second), Reason: r.Reason,
+		StdOut: r.StdOut, StdErr: r.StdErr,
+	}
+}
+
+// execSpec is what the shim's second stage needs to become the job.
+type execSpec struct {
+	Argv   []string `json:"argv"`
+	Env    []string `json:"env"`
+	Dir    string   `json:"dir"`
+	StdIn  string   `json:"stdin"`
+	StdOut string   `json:"stdout"`
+	StdErr string   `json:"stderr"`
+	Append bool     `json:"append,omitempty"`
+	// Setuid asks the job to switch to UID/GID/Groups (root agents only).
+	Setuid bool     `json:"setuid,omitempty"`
+	UID    uint32   `json:"uid"`
+	GID    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups,omitempty"`
+	Umask  int      `json:"umask"`
+	// Cgroup is the job's cgroup v2 directory ("" = none).
+	Cgroup string `json:"cgroup,omitempty"`
+}
+
+// shimPids is written by the shim once the job started.
+type shimPids struct {
+	ShimPID  int    `json:"shim_pid"`
+	ShimTick uint64 `json:"shim_tick"`
+	PID      int    `json:"pid"`
+	PIDTick  uint64 `json:"pid_tick"`
+	Error    string `json:"error,omitempty"`
+}
+
+// exitRecord is written by the shim when the job's leader exited.
+type exitRecord struct {
+	// WaitStatus is the raw wait(2) status; -1 when the job never started.
+	WaitStatus int       `json:"wait_status"`
+	Time       time.Time `json:"time"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// writeJSON writes v to path atomically (temp file, fsync, rename) so a
+// crash never leaves a half-written record.
+func writeJSON(path string, v any, perm os.FileMode) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err = f.Write(data); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// fileExists reports whether path exists.
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+// jobDir is the spool directory of one job.
+func jobDir(spool string, id uint32) string {
+	return filepath.Join(spool, "jobs", itoa(id))
+}
