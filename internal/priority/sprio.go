@@ -105,6 +105,9 @@ func hasTRESWeight(cfg *Config) bool {
 	return false
 }
 
+// maxFieldWidth bounds format widths so a typo cannot ask for gigabytes.
+const maxFieldWidth = 4096
+
 // sprioField is one parsed `%[.][size]type` with the literal text before it.
 type sprioField struct {
 	prefix string
@@ -135,7 +138,11 @@ func parseSprioFormat(f string) ([]sprioField, string, error) {
 			i++
 		}
 		if i > start {
-			fd.width, _ = strconv.Atoi(f[start:i])
+			w, err := strconv.Atoi(f[start:i])
+			if err != nil || w > maxFieldWidth {
+				return nil, "", fmt.Errorf("invalid sprio format %q: field width %s too large", f, f[start:i])
+			}
+			fd.width = w
 		}
 		if i >= len(f) {
 			return nil, "", fmt.Errorf("invalid sprio format %q: missing field type", f)

@@ -88,7 +88,7 @@ func lookupSshareField(spec string) (sshareField, error) {
 	f := found[0]
 	if hasWidth {
 		w, err := strconv.Atoi(width)
-		if err != nil {
+		if err != nil || abs(w) > maxFieldWidth {
 			return sshareField{}, fmt.Errorf("Invalid field requested: %q", spec)
 		}
 		f.width = w
@@ -167,7 +167,7 @@ func writeSshareLine(b *strings.Builder, cols []sshareField, opt SshareOptions, 
 			b.WriteByte('|')
 		default:
 			w := abs(f.width)
-			if len(v) > w {
+			if w > 0 && len(v) > w {
 				v = v[:w-1] + "+"
 			}
 			b.WriteString(justify(v, w, f.width > 0))
