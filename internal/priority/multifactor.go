@@ -384,3 +384,16 @@ func AccrueTime(flags Flags, enforceLimits bool, submit, begin time.Time, held, 
 	}
 	return begin
 }
+
+// UpdateAll is the job part of a recompute pass: it stores the new
+// priority of every pending job (and running ones with CALCULATE_RUNNING),
+// skipping held jobs (priority 0) and direct-set priorities, as Slurm's
+// decay thread does. It allocates nothing.
+func (c *Calculator) UpdateAll(jobs []*Job, now time.Time) {
+	for _, j := range jobs {
+		if j.Held || j.DirectPriority > 0 || j.Running && c.cfg.Flags&FlagCalculateRunning == 0 {
+			continue
+		}
+		j.Priority = c.Priority(j, now)
+	}
+}

@@ -216,3 +216,25 @@ func TestBasic(t *testing.T) {
 		t.Errorf("floor: %d, want 1", got)
 	}
 }
+
+func TestUpdateAll(t *testing.T) {
+	cfg, cl := jobsizeConf()
+	c := NewCalculator(cfg, cl, nil)
+	pending := cpuJob(1, 1, t0)
+	held := cpuJob(2, 1, t0)
+	held.Held, held.Priority = true, 0
+	running := cpuJob(3, 1, t0)
+	running.Running, running.Priority = true, 7
+	direct := cpuJob(4, 1, t0)
+	direct.DirectPriority, direct.Priority = 9, 9
+	jobs := []*Job{pending, held, running, direct}
+	c.UpdateAll(jobs, t0.Add(time.Hour))
+	if pending.Priority != 416 || held.Priority != 0 || running.Priority != 7 || direct.Priority != 9 {
+		t.Errorf("priorities %d %d %d %d", pending.Priority, held.Priority, running.Priority, direct.Priority)
+	}
+	cfg.Flags = FlagCalculateRunning
+	c.UpdateAll(jobs, t0.Add(time.Hour))
+	if running.Priority != 416 {
+		t.Errorf("CALCULATE_RUNNING: running job priority %d", running.Priority)
+	}
+}
