@@ -1,26 +1,34 @@
 package sched
 
-import (
-	"testing"
-	"time"
-)
+// Copies of the acceptance fixtures (shared/fixtures), inlined so the tests
+// run from any checkout.
 
-const qosDemoConf = `ClusterName=slurm-qos-demo
+const qosDemoConf = `# One gpu partition on two 8-GPU nodes (16 GPUs); QOS preemption with REQUEUE.
+ClusterName=slurm-qos-demo
 SlurmctldHost=head
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 GresTypes=gpu
 AccountingStorageTRES=gres/gpu
 AccountingStorageEnforce=associations,limits,qos
+
 PriorityType=priority/multifactor
+PriorityWeightAge=1000
+PriorityWeightFairshare=100000
+PriorityWeightQOS=10000
+PriorityWeightTRES=CPU=1000,Mem=2000,GRES/gpu=4000
+PriorityDecayHalfLife=7-0
+
 PreemptType=preempt/qos
 PreemptMode=REQUEUE
 SchedulerType=sched/backfill
+
 NodeName=gpu-st-g6-48xl-[1-2] CPUs=192 RealMemory=760000 Gres=gpu:8 State=UNKNOWN
 PartitionName=gpu Nodes=gpu-st-g6-48xl-[1-2] Default=YES MaxTime=INFINITE State=UP
 `
 
-const qosDemoAcct = `sacctmgr -i add account research Description="Research team" Organization=acme
+const qosDemoAcct = `# Research owns most of the cluster; interactive is capped; batch-lowprio is preemptible.
+sacctmgr -i add account research Description="Research team" Organization=acme
 sacctmgr -i add account batch Description="Batch jobs" Organization=acme
 sacctmgr -i add user alice DefaultAccount=research
 sacctmgr -i add user bob DefaultAccount=research
@@ -40,14 +48,16 @@ sacctmgr -i modify qos interactive set preempt=batch-lowprio
 sacctmgr -i add qos debug-partition Priority=15000 MaxWall=00:30:00 Flags=DenyOnLimit,PartitionMaxNodes
 `
 
-func TestSmoke(t *testing.T) {
-	h := newHarness(t, qosDemoConf)
-	h.sacctmgr(qosDemoAcct)
-	j := h.mustSubmit("charlie", "--qos=batch-lowprio --gres=gpu:8 --nodes=2 --time=04:00:00")
-	h.expectState(j.ID, JobRunning, "")
-	t.Log(h.nodes(j.ID))
-	_, err := h.submit("bob", "--qos=interactive --gres=gpu:5 --nodes=1 --time=00:10:00")
-	t.Log(submitError(err))
-	h.advance(5 * time.Hour)
-	h.expectState(j.ID, JobTimeout, "")
-}
+const partitionPrioConf = `# Two partitions over the same node; the high tier suspends the low one (gang scheduling).
+ClusterName=ack
+SlurmctldHost=ctl
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+PriorityType=priority/multifactor
+PreemptType=preempt/partition_prio
+PreemptMode=SUSPEND,GANG
+NodeName=slurm-test-worker-cpu-0 CPUs=4 RealMemory=8000
+PartitionName=debug Nodes=ALL Default=YES PriorityTier=1 OverSubscribe=FORCE:1 State=UP
+PartitionName=hipri Nodes=ALL PriorityTier=2 OverSubscribe=NO State=UP
+`
