@@ -17,7 +17,8 @@ type Partition struct {
 	// has no time limit); 0 = unlimited.
 	MaxTime time.Duration
 	// TRES is the partition's total TRES (part_ptr->tres_cnt), the
-	// denominator of the TRES factors.
+	// denominator of the TRES factors; global TRES (license/, bb/) carry
+	// the system count.
 	TRES map[string]int64
 }
 
@@ -46,8 +47,9 @@ type Job struct {
 	// AccrueTime is when the job started accruing age (see AccrueTime);
 	// zero when it does not accrue.
 	AccrueTime time.Time
-	// EligibleTime is the job's begin time (sprio hides jobs that are not
-	// yet eligible).
+	// EligibleTime is the job's begin (eligible) time, the submit time
+	// with ACCRUE_ALWAYS; zero while it waits on a dependency. sprio hides
+	// jobs whose eligible time is zero or in the future.
 	EligibleTime time.Time
 	// TRES is the allocated TRES if the job has an allocation, else the
 	// requested TRES.
