@@ -216,8 +216,14 @@ func (h *harness) parseOpts(opts string) (api.JobSpec, time.Duration) {
 	h.t.Helper()
 	var s api.JobSpec
 	var run time.Duration
-	for _, f := range strings.Fields(opts) {
-		k, v, _ := strings.Cut(f, "=")
+	fields := strings.Fields(opts)
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		k, v, hasV := strings.Cut(f, "=")
+		if !hasV && len(k) == 2 && k != "-H" && k != "-s" && i+1 < len(fields) {
+			i++
+			v = fields[i] // "-n 4": a short option's value is the next word
+		}
 		var err error
 		switch k {
 		case "-p", "--partition":

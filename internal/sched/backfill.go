@@ -1,0 +1,649 @@
+package sched
+
+import (
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// This file is sched/backfill (SEMANTICS §4.3, Slurm's backfill.c and
+// sched_config.shtml), planned over the whole queue every cycle:
+//
+//  1. Build the availability profile (bfMap) from the running jobs'
+//     expected ends and the jobs the main scheduler just started.
+//  2. Walk the queue in scheduling order. A job that fits now in the free
+//     resources, on nodes whose reservations all begin after its end,
+//     starts now (a backfilled start). Otherwise the earliest slot where
+//     enough wholly free nodes stay free for its whole planned duration is
+//     its expected start, and those whole nodes are reserved for it.
+//  3. Lower-priority jobs only ever see what is left, so none of them can
+//     delay a reservation of a higher-priority job.
+//
+// Speed comes from three things: node types (nodes with the same
+// resources share one capability test per job shape), shape classes
+// (jobs of the same partition, shape and duration share their capable
+// node set and a cursor: the earliest start of the previous job of the
+// class is a lower bound for the next, since resources only shrink within
+// a cycle), and bitsets over the partition's words of the node space.
+
+func init() { backfillStep = runBackfill }
+
+// bfNever is the offset used for "no end" (UNLIMITED) and "no start".
+const bfNever int64 = math.MaxInt64 / 2
+
+// bfYear is the planning time of a job whose limit and partition MaxTime
+// are both UNLIMITED (Slurm plans such a job for one year).
+const bfYear = 365 * 24 * time.Hour
+
+// backfill is one backfill pass's working state.
+type backfill struct {
+	c       *Cycle
+	m       *bfMap
+	empty   *Avail
+	types   nodeTypes
+	shapes  map[bfShapeKey]*bfShape
+	acc     NodeSet
+	mask    NodeSet
+	arena   []int32
+	perUser map[string]int
+	perPart []int
+	window  int64
+	starts  int
+	// planOnly turns starts off (tests compare plans with and without).
+	planOnly bool
+}
+
+// bfPlanOnly, when set by a test, makes backfill plan without starting
+// any job.
+var bfPlanOnly bool
+
+// runBackfill is the BackfillHook.
+func runBackfill(c *Cycle) {
+	b := newBackfill(c)
+	bp := &c.Config.Backfill
+	for i := range c.Queue {
+		rec := &c.Queue[i]
+		if c.done[rec.slot] {
+			continue
+		}
+		if bp.MaxJobTest > 0 && c.Plan.Stats.BackfillDepth >= bp.MaxJobTest {
+			break
+		}
+		if b.capped(rec) {
+			continue
+		}
+		c.Plan.Stats.BackfillDepth++
+		b.plan(rec)
+	}
+}
+
+func newBackfill(c *Cycle) *backfill {
+	n := len(c.Cluster.Nodes)
+	bp := &c.Config.Backfill
+	res := bp.Resolution
+	if res <= 0 {
+		res = time.Minute
+	}
+	win := bp.Window
+	if win <= 0 {
+		win = 24 * time.Hour
+	}
+	b := &backfill{c: c, empty: c.sel.emptyAvail(), shapes: map[bfShapeKey]*bfShape{},
+		acc: NewNodeSet(n), mask: NewNodeSet(n), window: int64(win), planOnly: bfPlanOnly,
+		perPart: make([]int, len(c.Cluster.Partitions))}
+	if bp.MaxJobUser > 0 {
+		b.perUser = map[string]int{}
+	}
+	b.types = buildNodeTypes(c.Cluster)
+	b.m = newBFMap(n, c.Now.UnixNano(), int64(res), b.busyUntil())
+	return b
+}
+
+// capped applies bf_max_job_user and bf_max_job_part: how many jobs of
+// one user or one partition a cycle tests.
+func (b *backfill) capped(rec *QueueRec) bool {
+	bp := &b.c.Config.Backfill
+	if bp.MaxJobPart > 0 {
+		if b.perPart[rec.Part] >= bp.MaxJobPart {
+			return true
+		}
+		b.perPart[rec.Part]++
+	}
+	if bp.MaxJobUser > 0 {
+		if b.perUser[rec.Job.User] >= bp.MaxJobUser {
+			return true
+		}
+		b.perUser[rec.Job.User]++
+	}
+	return false
+}
+
+// busyUntil returns, per node, the offset from now at which it becomes
+// wholly free: the latest expected end of the jobs on it (running,
+// suspended, or started by this cycle's main scheduler), 0 when it is
+// idle, -1 when it is not usable.
+func (b *backfill) busyUntil() []int64 {
+	c := b.c
+	n := len(c.Cluster.Nodes)
+	busy := make([]int64, n)
+	for i := range busy {
+		if !c.Avail.Usable.Has(i) {
+			busy[i] = -1
+		}
+	}
+	gone := map[JobID]time.Time{}
+	for _, p := range c.Plan.Preemptions {
+		if p.Mode.Action() != PreemptSuspend {
+			gone[p.Job] = p.GraceEnd
+		}
+	}
+	mark := func(nodes []int32, end int64) {
+		end = max(end, 1)
+		for _, ni := range nodes {
+			if busy[ni] >= 0 {
+				busy[ni] = max(busy[ni], end)
+			}
+		}
+	}
+	for _, j := range c.State.jobList {
+		if !isActive(j) {
+			continue
+		}
+		end := expectedEndOffset(j, c.Now)
+		if ge, ok := gone[j.ID]; ok {
+			if !ge.After(c.Now) {
+				continue
+			}
+			end = int64(ge.Sub(c.Now))
+		}
+		mark(j.Alloc.Nodes, end)
+	}
+	for i := range c.Plan.Starts {
+		s := &c.Plan.Starts[i]
+		mark(s.Alloc.Nodes, limitOffset(s.TimeLimit))
+	}
+	for i := range busy {
+		if busy[i] == 0 && c.Avail.Jobs[i] > 0 {
+			busy[i] = bfNever // holds a job we know nothing of
+		}
+	}
+	return busy
+}
+
+// expectedEndOffset is the offset from now at which running job j is
+// expected to end: its start plus its time limit plus the time it spent
+// suspended (Job.EndTime), or, for a suspended job, that end moved by the
+// time it has been suspended so far.
+func expectedEndOffset(j *Job, now time.Time) int64 {
+	if j.EndTime.IsZero() {
+		return bfNever
+	}
+	e := j.EndTime
+	if j.State.Base() == JobSuspended && !j.SuspendTime.IsZero() {
+		e = e.Add(now.Sub(j.SuspendTime))
+	}
+	return max(int64(e.Sub(now)), 1)
+}
+
+func limitOffset(d time.Duration) int64 {
+	if d == Infinite || d <= 0 || d >= time.Duration(bfNever) {
+		return bfNever
+	}
+	return int64(d)
+}
+
+// PlanDuration is the time backfill plans a job for in partition p
+// (SEMANTICS §4.3): the job's limit capped by the partition's MaxTime; an
+// UNLIMITED limit in an UNLIMITED partition plans one year.
+func PlanDuration(limit time.Duration, p *Partition) time.Duration {
+	d := limit
+	if p.MaxTime > 0 && p.MaxTime != Infinite && (d <= 0 || d > p.MaxTime) {
+		d = p.MaxTime
+	}
+	if d <= 0 || d == Infinite {
+		d = bfYear
+	}
+	return d
+}
+
+// plan tests one queue record: start it now if that delays no
+// reservation, else find its expected start and reserve whole nodes.
+func (b *backfill) plan(rec *QueueRec) {
+	c := b.c
+	j := rec.Job
+	if r := c.arrayThrottle(j); r != "" {
+		c.setReason(rec, r)
+		return
+	}
+	if hasSingleton(j) && c.singletons[singletonKey(j)] {
+		return
+	}
+	if r := c.LimitReason(rec); r != "" {
+		c.setReason(rec, r)
+		return
+	}
+	p := &c.Cluster.Partitions[rec.Part]
+	limit := c.TimeLimit(j, rec.Part)
+	d := int64(PlanDuration(limit, p))
+	noReserve := b.noReserve(j)
+	if noReserve {
+		d = int64(time.Minute)
+	}
+	sh := b.shapeOf(rec)
+	if sh == nil {
+		return // no node of the partition could ever hold this shape
+	}
+	cur := sh.cursor(d)
+	if *cur >= bfNever {
+		return // a job of the same shape and duration found no place
+	}
+	if *cur == 0 && b.mayStart() {
+		for b.startNow(rec, sh, d, limit) {
+			if c.done[rec.slot] {
+				return
+			}
+			if !b.mayStart() {
+				break
+			}
+		}
+	}
+	t, nodes, ok := b.search(sh, *cur, d, *cur == 0)
+	if !ok {
+		*cur = bfNever
+		return
+	}
+	*cur = t
+	if !noReserve && b.mayReserve(rec) {
+		b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
+	}
+	c.SetPlanned(rec, c.Now.Add(time.Duration(t)), nodes)
+}
+
+func satAdd(a, b int64) int64 {
+	if a >= bfNever-b {
+		return bfNever
+	}
+	return a + b
+}
+
+// mayStart applies bf_max_job_start.
+func (b *backfill) mayStart() bool {
+	if b.planOnly {
+		return false
+	}
+	m := b.c.Config.Backfill.MaxJobStart
+	return m <= 0 || b.starts < m
+}
+
+// mayReserve applies bf_min_prio_reserve and bf_min_age_reserve: jobs
+// below them are only tested for an immediate start.
+func (b *backfill) mayReserve(rec *QueueRec) bool {
+	bp := &b.c.Config.Backfill
+	if bp.MinPrioReserve > 0 && rec.Priority < bp.MinPrioReserve {
+		return false
+	}
+	if bp.MinAgeReserve > 0 {
+		since := rec.Job.EligibleTime
+		if since.IsZero() {
+			since = rec.Job.SubmitTime
+		}
+		if b.c.Now.Sub(since) < bp.MinAgeReserve {
+			return false
+		}
+	}
+	return true
+}
+
+// noReserve reports the job QOS's NoReserve flag: the job is planned for
+// one minute and never reserves (SEMANTICS §4.3).
+func (b *backfill) noReserve(j *Job) bool {
+	p := b.c.State.Policy
+	return p != nil && j.qos >= 0 && int(j.qos) < len(p.QOS) && p.QOS[j.qos].Flags&QOSNoReserve != 0
+}
+
+// startNow starts rec now if it fits in the free resources on nodes none
+// of whose reservations begins before the job's planned end.
+func (b *backfill) startNow(rec *QueueRec, sh *bfShape, d int64, limit time.Duration) bool {
+	c := b.c
+	mask := b.mask
+	mask.CopyFrom(sh.capable)
+	if !sh.shared {
+		mask.And(c.Avail.Free)
+	}
+	if mask.Empty() {
+		return false
+	}
+	b.m.dropReserved(mask, d)
+	al, ok := c.Fit(rec, c.Avail, mask)
+	if !ok {
+		return false
+	}
+	c.StartJob(rec, al, limit, true, nil)
+	b.starts++
+	b.m.occupy(al.Nodes, 0, b.m.alignUp(d))
+	return true
+}
+
+// search finds the earliest slot, from offset lb and within bf_window,
+// where enough capable nodes stay wholly free for d, and picks the nodes.
+func (b *backfill) search(sh *bfShape, lb, d int64, skipNow bool) (int64, []int32, bool) {
+	m := b.m
+	need := int(sh.minNodes)
+	acc := b.acc
+	lo, hi := sh.lo, sh.hi
+	for i := m.slotAt(lb); i < len(m.slots); i++ {
+		start := max(m.slots[i].t, lb)
+		if start >= b.window {
+			return 0, nil, false
+		}
+		if skipNow && start == 0 {
+			continue
+		}
+		f := m.slots[i].free
+		for w := lo; w < hi; w++ {
+			acc[w] = sh.capable[w] & f[w]
+		}
+		if !atLeast(acc, lo, hi, need) {
+			continue
+		}
+		end := satAdd(start, d)
+		ok := true
+		for x := i + 1; x < len(m.slots) && m.slots[x].t < end; x++ {
+			fx := m.slots[x].free
+			for w := lo; w < hi; w++ {
+				acc[w] &= fx[w]
+			}
+			if !atLeast(acc, lo, hi, need) {
+				ok = false
+				if !atLeastAnd(sh.capable, fx, lo, hi, need) {
+					i = x // no start whose span covers slot x can work
+				}
+				break
+			}
+		}
+		if !ok {
+			continue
+		}
+		if nodes, ok := b.pick(sh, acc); ok {
+			return start, nodes, true
+		}
+	}
+	return 0, nil, false
+}
+
+// atLeast reports whether s has at least need nodes in words [lo, hi).
+func atLeast(s NodeSet, lo, hi, need int) bool {
+	n := 0
+	for w := lo; w < hi; w++ {
+		n += bits.OnesCount64(s[w])
+		if n >= need {
+			return true
+		}
+	}
+	return need <= 0
+}
+
+func atLeastAnd(a, b NodeSet, lo, hi, need int) bool {
+	n := 0
+	for w := lo; w < hi; w++ {
+		n += bits.OnesCount64(a[w] & b[w])
+		if n >= need {
+			return true
+		}
+	}
+	return need <= 0
+}
+
+// pick chooses the nodes for a planned start among the wholly free
+// capable nodes acc: node types in the order select/cons_tres would
+// prefer them (lower Weight, then the best fit), lowest index first, until
+// the job's nodes and tasks are covered.
+func (b *backfill) pick(sh *bfShape, acc NodeSet) ([]int32, bool) {
+	start := len(b.arena)
+	var tasks int64
+	for ti := range sh.tiers {
+		t := &sh.tiers[ti]
+		for w := sh.lo; w < sh.hi; w++ {
+			word := acc[w] & t.set[w]
+			for word != 0 {
+				n := w<<6 + bits.TrailingZeros64(word)
+				word &= word - 1
+				b.arena = append(b.arena, int32(n))
+				tasks += int64(t.tasks)
+				k := int32(len(b.arena) - start)
+				if k >= sh.minNodes && tasks >= int64(sh.tasks) {
+					return b.take(start), true
+				}
+				if k >= sh.maxNodes {
+					b.arena = b.arena[:start]
+					return nil, false
+				}
+			}
+		}
+	}
+	b.arena = b.arena[:start]
+	return nil, false
+}
+
+// take returns the nodes appended to the arena since start, sorted, as a
+// slice of its own (capacity-limited so that later appends do not touch
+// it).
+func (b *backfill) take(start int) []int32 {
+	out := b.arena[start:len(b.arena):len(b.arena)]
+	if len(out) > 1 {
+		sortInt32(out)
+	}
+	if cap(b.arena)-len(b.arena) < 64 {
+		b.arena = make([]int32, 0, 4096)
+	}
+	return out
+}
+
+func sortInt32(a []int32) {
+	for i := 1; i < len(a); i++ {
+		for k := i; k > 0 && a[k] < a[k-1]; k-- {
+			a[k], a[k-1] = a[k-1], a[k]
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Node types and job shapes
+
+// nodeTypes groups nodes with identical resources (CPUs, layout, memory,
+// GRES, Weight): whether a job shape fits an empty node is decided once
+// per type.
+type nodeTypes struct {
+	sets []NodeSet
+	reps []int32
+}
+
+func buildNodeTypes(cl *Cluster) nodeTypes {
+	var nt nodeTypes
+	idx := map[string]int{}
+	var sb strings.Builder
+	for i := range cl.Nodes {
+		n := &cl.Nodes[i]
+		sb.Reset()
+		for _, v := range []int64{int64(n.Weight), int64(n.CPUs), int64(n.Sockets), int64(n.CoresPerSocket),
+			int64(n.ThreadsPerCore), n.RealMemory} {
+			sb.WriteString(strconv.FormatInt(v, 36))
+			sb.WriteByte(',')
+		}
+		for _, g := range n.Gres {
+			sb.WriteString(strconv.FormatInt(g, 36))
+			sb.WriteByte(',')
+		}
+		k := sb.String()
+		t, ok := idx[k]
+		if !ok {
+			t = len(nt.sets)
+			idx[k] = t
+			nt.sets = append(nt.sets, NewNodeSet(len(cl.Nodes)))
+			nt.reps = append(nt.reps, int32(i))
+		}
+		nt.sets[t].Set(i)
+	}
+	return nt
+}
+
+// bfShapeKey identifies the jobs that share one capability test.
+type bfShapeKey struct {
+	part                                   int32
+	masks                                  string
+	minNodes, maxNodes, tasks, tasksPerNode int32
+	cpusPerTask, minCPUs, maxCPUsPerNode   int32
+	share                                  int32
+	memPerCPU, memPerNode, gpusPerNode     int64
+	gres, gpusType                         string
+	exclusive                              bool
+}
+
+// bfShape is a job shape in one partition: the nodes that could ever hold
+// it (grouped in tiers of one node type, in preference order), and one
+// cursor per planned duration.
+type bfShape struct {
+	minNodes, maxNodes, tasks int32
+	capable                   NodeSet
+	lo, hi                    int
+	tiers                     []bfTier
+	cursors                   map[int64]*int64
+	// shared: the partition oversubscribes CPUs (OverSubscribe=FORCE/YES),
+	// so a node without a free CPU may still take the job.
+	shared bool
+}
+
+type bfTier struct {
+	set   NodeSet
+	tasks int32 // tasks an empty node of this tier takes
+	key   [3]int64
+}
+
+func (sh *bfShape) cursor(d int64) *int64 {
+	p := sh.cursors[d]
+	if p == nil {
+		p = new(int64)
+		sh.cursors[d] = p
+	}
+	return p
+}
+
+func shapeKey(rec *QueueRec, s *shape) bfShapeKey {
+	k := bfShapeKey{part: rec.Part, minNodes: s.minNodes, maxNodes: s.maxNodes, tasks: s.tasks,
+		tasksPerNode: s.tasksPerNode, cpusPerTask: s.cpusPerTask, minCPUs: s.minCPUsPerNode,
+		maxCPUsPerNode: s.maxCPUsPerNode, share: s.share, memPerCPU: s.memPerCPU, memPerNode: s.memPerNode,
+		gpusPerNode: s.gpusPerNode, gpusType: s.gpusType, exclusive: s.exclusive}
+	if len(s.gres) > 0 {
+		var sb strings.Builder
+		for _, g := range s.gres {
+			sb.WriteString(g.Name)
+			sb.WriteByte(':')
+			sb.WriteString(g.Type)
+			sb.WriteByte(':')
+			sb.WriteString(strconv.FormatInt(g.Count, 10))
+			sb.WriteByte(';')
+		}
+		k.gres = sb.String()
+	}
+	r := &rec.Job.Req
+	if r.Constraint != "" || len(r.NodeList) > 0 || len(r.Exclude) > 0 {
+		k.masks = r.Constraint + "\x00" + strings.Join(r.NodeList, ",") + "\x00" + strings.Join(r.Exclude, ",")
+	}
+	return k
+}
+
+// shapeOf returns rec's shape class, nil when no usable node of the
+// partition could ever hold the job.
+func (b *backfill) shapeOf(rec *QueueRec) *bfShape {
+	c := b.c
+	p := &c.Cluster.Partitions[rec.Part]
+	s := jobShape(c.Config, rec.Job, p)
+	key := shapeKey(rec, &s)
+	if sh, ok := b.shapes[key]; ok {
+		if sh.capable == nil {
+			return nil
+		}
+		return sh
+	}
+	sh := b.newShape(rec, p, &s)
+	b.shapes[key] = sh
+	if sh.capable == nil {
+		return nil
+	}
+	return sh
+}
+
+func (b *backfill) newShape(rec *QueueRec, p *Partition, s *shape) *bfShape {
+	c := b.c
+	n := len(c.Cluster.Nodes)
+	sh := &bfShape{minNodes: s.minNodes, maxNodes: max(s.maxNodes, s.minNodes), tasks: s.tasks,
+		cursors: map[int64]*int64{}, shared: s.share > 1}
+	base := NewNodeSet(n)
+	base.CopyFrom(p.Nodes)
+	base.And(c.Avail.Usable)
+	if jm := c.JobMask(rec.Job); jm != nil {
+		base.And(jm)
+	}
+	single := s.minNodes == 1 && s.maxNodes == 1 || s.minNodes == 1 && s.tasks == 1
+	capable := NewNodeSet(n)
+	var nodes int
+	var tasks int64
+	for t, set := range b.types.sets {
+		rep := b.types.reps[t]
+		k, lg, lc := c.sel.nodeTasks(s, b.empty, rep, s.tasks)
+		if k <= 0 || single && k < s.tasks {
+			continue
+		}
+		ts := set.Clone()
+		ts.And(base)
+		cnt := ts.Count()
+		if cnt == 0 {
+			continue
+		}
+		capable.Or(ts)
+		nodes += cnt
+		tasks += int64(cnt) * int64(k)
+		sh.tiers = append(sh.tiers, bfTier{set: ts, tasks: k,
+			key: [3]int64{int64(c.Cluster.Nodes[rep].Weight), lg, int64(lc)}})
+	}
+	if nodes < int(s.minNodes) || tasks < int64(s.tasks) {
+		return sh // capable stays nil: never
+	}
+	sortTiers(sh.tiers)
+	sh.capable = capable
+	sh.lo, sh.hi = wordSpan(capable)
+	return sh
+}
+
+func sortTiers(ts []bfTier) {
+	less := func(a, b *bfTier) bool {
+		for i := range a.key {
+			if a.key[i] != b.key[i] {
+				return a.key[i] < b.key[i]
+			}
+		}
+		return false
+	}
+	for i := 1; i < len(ts); i++ {
+		for k := i; k > 0 && less(&ts[k], &ts[k-1]); k-- {
+			ts[k], ts[k-1] = ts[k-1], ts[k]
+		}
+	}
+}
+
+// wordSpan returns the range of words of s that hold nodes.
+func wordSpan(s NodeSet) (int, int) {
+	lo, hi := len(s), 0
+	for i, w := range s {
+		if w != 0 {
+			lo = min(lo, i)
+			hi = i + 1
+		}
+	}
+	if lo > hi {
+		return 0, 0
+	}
+	return lo, hi
+}
