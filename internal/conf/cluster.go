@@ -48,14 +48,23 @@ func (c *Config) NodeSet(name string) *NodeSet {
 // billing (= CPUs, Slurm's default), and each GRES both untyped
 // (gres/gpu) and, when typed, by type (gres/gpu:a100).
 func (n *Node) TRES() tres.Vector {
-	v := tres.Vector{tres.CPU: int64(n.CPUs), tres.Mem: n.RealMemory, tres.Node: 1, tres.BillingTRES: int64(n.CPUs)}
+	v := tres.Vector{}
+	n.addTRES(v)
+	return v
+}
+
+// addTRES adds the node's TRES to v without allocating a vector per node.
+func (n *Node) addTRES(v tres.Vector) {
+	v[tres.CPU] += int64(n.CPUs)
+	v[tres.Mem] += n.RealMemory
+	v[tres.Node]++
+	v[tres.BillingTRES] += int64(n.CPUs)
 	for _, g := range n.Gres {
 		v[tres.GresName(g.Name, "")] += g.Count
 		if g.Type != "" {
-			v[tres.GresName(g.Name, strings.ToLower(g.Type))] += g.Count
+			v[tres.GresName(g.Name, g.Type)] += g.Count
 		}
 	}
-	return v
 }
 
 // GresCount returns how many of a GRES the node has: name alone ("gpu")
@@ -103,7 +112,7 @@ func (c *Config) PartitionTRES(p *Partition) tres.Vector {
 func (c *Config) nodesTRES(nodes []*Node) tres.Vector {
 	v := tres.Vector{tres.CPU: 0, tres.Mem: 0, tres.Node: 0, tres.BillingTRES: 0}
 	for _, n := range nodes {
-		v.Add(n.TRES())
+		n.addTRES(v)
 	}
 	return v
 }

@@ -417,3 +417,25 @@ func TestCrossKeyChecks(t *testing.T) {
 		t.Errorf("warnings = %v", w)
 	}
 }
+
+// TestNodeSetsAndDownNodes: NodeSet names usable in Nodes=, DownNodes
+// applied to the nodes' state.
+func TestNodeSetsAndDownNodes(t *testing.T) {
+	c, _ := parseOK(t, minimal+`NodeName=a[1-3] CPUs=4 Features=fast
+NodeName=b[1-2] CPUs=4
+NodeSet=fastset Feature=fast
+NodeSet=bs Nodes=b[1-2]
+DownNodes=b2 State=DRAIN Reason="disk"
+PartitionName=p Nodes=fastset,bs Default=YES
+`)
+	if got := strings.Join(c.Partition("p").Nodes, ","); got != "a1,a2,a3,b1,b2" {
+		t.Errorf("p nodes = %s", got)
+	}
+	if n := c.Node("b2"); n.State != "DRAIN" || n.Reason != "disk" || len(c.DownNodes) != 1 {
+		t.Errorf("b2 = %+v", n)
+	}
+	msg := parseFail(t, minimal+"NodeName=a1\nDownNodes=a9\n")
+	if !strings.HasPrefix(msg, `t.conf:4: DownNodes: unknown node "a9"`) {
+		t.Errorf("DownNodes error: %s", msg)
+	}
+}
