@@ -23,19 +23,22 @@ func runConfCmd(t *testing.T, vars map[string]string, args ...string) (code int,
 	return code, out.String(), errb.String()
 }
 
-// TestConfCheckFixtures: every shared fixture passes; gpu-cluster shows the
+// TestConfCheckFixtures: every shipped example and every shared fixture
+// (when the shared directory is present) passes; gpu-cluster shows the
 // acceptance summary.
 func TestConfCheckFixtures(t *testing.T) {
-	files, _ := filepath.Glob("../../../shared/fixtures/*.conf")
-	if len(files) == 0 {
-		t.Fatal("no fixtures")
+	files, _ := filepath.Glob("../../examples/*/slurm.conf")
+	if len(files) < 7 {
+		t.Fatalf("found %d examples", len(files))
 	}
+	shared, _ := filepath.Glob("../../../shared/fixtures/*.conf")
+	files = append(files, shared...)
 	for _, f := range files {
 		code, out, errs := runConfCmd(t, nil, "check", f)
 		if code != 0 || errs != "" {
 			t.Errorf("%s: exit %d\n%s", f, code, errs)
 		}
-		if strings.HasSuffix(f, "gpu-cluster.conf") {
+		if strings.HasSuffix(f, "gpu-cluster.conf") || strings.HasSuffix(f, "gpu-cluster/slurm.conf") {
 			t.Logf("\n%s", out)
 			for _, want := range []string{"Nodes=30 ", "DefaultPartition=dev", "dev*", "cpu=1952", "node=30", "gres/gpu=212", "gres/gpu:a100=148", "gres/gpu:h100=64"} {
 				if !strings.Contains(out, want) {
@@ -71,7 +74,7 @@ func TestConfCheckBroken(t *testing.T) {
 
 // TestConfCheckDefaultFile: FILE defaults to $SLURM_CONF.
 func TestConfCheckDefaultFile(t *testing.T) {
-	f, _ := filepath.Abs("../../../shared/fixtures/jobsize.conf")
+	f, _ := filepath.Abs("../../examples/jobsize/slurm.conf")
 	code, out, _ := runConfCmd(t, map[string]string{"SLURM_CONF": f}, "check")
 	if code != 0 || !strings.Contains(out, "ClusterName=small") {
 		t.Errorf("exit %d out %s", code, out)

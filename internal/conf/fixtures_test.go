@@ -8,6 +8,7 @@ import (
 
 // TestFixturesLoad: every shared acceptance config loads without error.
 func TestFixturesLoad(t *testing.T) {
+	needShared(t, fixtures)
 	files, err := filepath.Glob(fixtures + "*.conf")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures found: %v", err)
@@ -28,7 +29,7 @@ func TestFixturesLoad(t *testing.T) {
 // TestGPUClusterSummary is the issue's acceptance: 30 nodes, dev default,
 // and the cluster TRES totals.
 func TestGPUClusterSummary(t *testing.T) {
-	c, _, err := Load(fixtures + "gpu-cluster.conf")
+	c, _, err := Load(examples + "gpu-cluster/slurm.conf")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +68,7 @@ func TestGPUClusterSummary(t *testing.T) {
 // TestUBCCRConfig: a production slurm.conf with many keys Sluice does not
 // act on parses, each such key kept and reported, never an error.
 func TestUBCCRConfig(t *testing.T) {
+	needShared(t, ubccr)
 	c, warns, err := Load(ubccr + "slurm.conf")
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +118,7 @@ func TestUBCCRConfig(t *testing.T) {
 // TestExamplesLoad: every config shipped in examples/ loads cleanly, with
 // its gres.conf when it has one.
 func TestExamplesLoad(t *testing.T) {
-	files, _ := filepath.Glob("../../examples/*/slurm.conf")
+	files, _ := filepath.Glob(examples + "*/slurm.conf")
 	if len(files) < 7 {
 		t.Fatalf("examples: found %d slurm.conf files, want at least 7", len(files))
 	}

@@ -20,7 +20,7 @@ func seedFiles(f *testing.F, pattern string) {
 // FuzzParse: any input gives a config or an error whose every line starts
 // with "FILE:LINE:", never a panic or a hang.
 func FuzzParse(f *testing.F) {
-	seedFiles(f, fixtures+"*.conf")
+	seedFiles(f, examples+"*/slurm.conf")
 	seedFiles(f, ubccr+"slurm.conf")
 	for _, s := range []string{
 		"NodeName=n[1-2] CPUs=4\nPartitionName=p Nodes=ALL Default=YES\n",

@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,20 @@ const fixtures = "../../../shared/fixtures/"
 
 // ubccr is the UB CCR medium cluster's real slurm.conf from the traces.
 const ubccr = "../../../shared/traces/ubccr-medium-cluster/"
+
+// examples is the repository's own examples directory (copies of the
+// fixtures, always present in a checkout).
+const examples = "../../examples/"
+
+// needShared skips a test that reads the shared directory beside the
+// repository when a bare clone lacks it; where it exists (CI, the team's
+// checkout) the test runs.
+func needShared(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("%s not present (%v); run from the team checkout", dir, err)
+	}
+}
 
 // minimal is the smallest valid config the scenario tests extend.
 const minimal = "ClusterName=t\nSlurmctldHost=ctl\n"

@@ -72,7 +72,12 @@ func init() {
 		if pr.Value == "" {
 			return fmt.Errorf("empty cluster name")
 		}
+		// slurmctld lower-cases the cluster name (the accounting database
+		// keys on it), with a message.
 		p.cfg.ClusterName = strings.ToLower(pr.Value)
+		if p.cfg.ClusterName != pr.Value {
+			p.warnf(pr, "cluster name %s is used in lower case: %s", quote(pr.Value), p.cfg.ClusterName)
+		}
 		return nil
 	})
 	add("SlurmctldHost", func(p *parser, pr pair) error {

@@ -41,6 +41,7 @@ func TestBrokenConfigs(t *testing.T) {
 		{"node key on cluster line", nodes + "CPUs=4\n", `t.conf:4: CPUs: unrecognized key`},
 		{"error on continued line", nodes + "PartitionName=p \\\n  Nodes=ALL \\\n  MaxNodes=many\n", `t.conf:6: PartitionName=p: MaxNodes: invalid number "many"`},
 		{"nodehostname count", minimal + "NodeName=n[1-3] NodeHostname=h[1-2]\n", `t.conf:3: NodeName=n[1-3]: NodeHostname names 2 hosts, NodeName 3`},
+		{"bad default time", nodes + "PartitionName=p Nodes=ALL DefaultTime=soon\n", `t.conf:4: PartitionName=p: DefaultTime: invalid time "soon"`},
 		{"include refused", minimal + "Include other.conf\n", `t.conf:3: Include: includes are not allowed here`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -231,7 +232,11 @@ PartitionName=c Nodes=ALL Default=YES Hidden=YES GraceTime=120 PreemptMode=CANCE
   OverSubscribe=EXCLUSIVE MaxNodes=2 MinNodes=1 DefMemPerCPU=2048 MaxMemPerCPU=4096 QOS=part State=DRAIN \
   TRESBillingWeights=CPU=1.0,Mem=0.25G
 PartitionName=d Nodes= State=INACTIVE
+PartitionName=e Nodes=n1 MaxTime=1:30
 `)
+	if e := c.Partition("e"); e.MaxTime != 2*time.Minute {
+		t.Errorf("MaxTime=1:30 (min:sec) = %v, want rounded up to 2m", e.MaxTime)
+	}
 	a, b, cc, d := c.Partition("a"), c.Partition("b"), c.Partition("c"), c.Partition("d")
 	if c.DefaultPartition != "c" || a.Default || !cc.Default || !hasWarning(w, "changing default partition from a to c") {
 		t.Errorf("default = %q a.Default=%v warnings %v", c.DefaultPartition, a.Default, w)

@@ -55,12 +55,13 @@ func setPartitionKey(pt *Partition, key, v string) (string, error) {
 		pt.State = strings.ToUpper(v)
 		return "State", nil
 	case "maxtime":
+		// Partition limits are kept in whole minutes; seconds round up (slurm.conf(5)).
 		d, err := parseTime(v)
-		pt.MaxTime = d
+		pt.MaxTime = duration.RoundUpMinute(d)
 		return "MaxTime", err
 	case "defaulttime":
 		d, err := parseTime(v)
-		pt.DefaultTime = d
+		pt.DefaultTime = duration.RoundUpMinute(d)
 		return "DefaultTime", err
 	case "maxnodes":
 		n, err := parseLimit(v, 0, 1<<31)
