@@ -1,0 +1,149 @@
+package sched
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestSubmitRejections(t *testing.T) {
+	const extra = `AccountingStorageEnforce=associations,limits,qos
+EnforcePartLimits=ALL
+PartitionName=short Nodes=node[1-2] MaxTime=30 AllowAccounts=acme
+`
+	cases := []struct {
+		name string
+		user string
+		opts string
+		want error
+	}{
+		{"unknown partition", "u1", "-p nosuch", ErrInvalidPartition},
+		{"user not in the account", "u1", "-A other", ErrInvalidAccount},
+		{"unknown user", "nobody", "", ErrInvalidAccount},
+		{"QOS not allowed for the association", "u1", "--qos=special", ErrInvalidQOS},
+		{"unknown QOS", "u1", "--qos=nosuch", ErrInvalidQOS},
+		{"time over partition MaxTime with EnforcePartLimits=ALL", "u1", "-p short --time=1:00:00", ErrInvalidTimeLimit},
+		{"account not allowed in partition", "u2", "-p short --time=10", ErrInvalidAccount},
+		{"more CPUs than any node", "u1", "-n 1 -c 8", ErrNodeConfig},
+		{"GRES no node has", "u1", "--gres=gpu:1", ErrNodeConfig},
+		{"bad dependency", "u1", "-d afterok:", ErrDependency},
+		{"bad array", "u1", "--array=3-1", ErrInvalidArray},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, cpuConf(2, 4, extra))
+			h.sacctmgr(`sacctmgr -i add account acme
+sacctmgr -i add account other
+sacctmgr -i add account elsewhere
+sacctmgr -i add user u1 DefaultAccount=acme
+sacctmgr -i add user u2 DefaultAccount=elsewhere
+sacctmgr -i add qos special`)
+			_, err := h.submit(c.user, c.opts)
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err %v, want %v", err, c.want)
+			}
+			t.Logf("sbatch: error: Batch job submission failed: %v", err)
+		})
+	}
+}
+
+func TestNoDefaultPartition(t *testing.T) {
+	h := newHarness(t, `ClusterName=n
+SlurmctldHost=h
+NodeName=n1 CPUs=1 RealMemory=100
+PartitionName=p Nodes=n1
+`)
+	_, err := h.submit("u", "--time=10")
+	if !errors.Is(err, ErrNoDefaultPartition) || err.Error() != "No partition specified or system default partition" {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// TestEnforcePartLimits: NO accepts and pends, ANY accepts when one of
+// the requested partitions fits, ALL rejects unless all do.
+func TestEnforcePartLimits(t *testing.T) {
+	for _, c := range []struct {
+		mode, opts string
+		reject     bool
+	}{
+		{"NO", "-p short --time=1:00:00", false},
+		{"ANY", "-p short --time=1:00:00", true},
+		{"ANY", "-p short,batch --time=1:00:00", false},
+		{"ALL", "-p short,batch --time=1:00:00", true},
+	} {
+		h := newHarness(t, cpuConf(2, 4, "EnforcePartLimits="+c.mode+"\nPartitionName=short Nodes=node[1-2] MaxTime=30\n"))
+		j, err := h.submit("u", c.opts)
+		if c.reject != (err != nil) {
+			t.Fatalf("%s %s: err %v", c.mode, c.opts, err)
+		}
+		if err == nil && c.opts == "-p short --time=1:00:00" {
+			h.expectState(j.ID, JobPending, ReasonPartitionTimeLimit)
+		}
+	}
+}
+
+// TestDenyOnLimitOffAcceptsAndPends: without DenyOnLimit a job over a
+// per-job QOS maximum is accepted and pends with the limit's reason.
+func TestDenyOnLimitOffAcceptsAndPends(t *testing.T) {
+	h := newHarness(t, cpuConf(2, 8, "AccountingStorageEnforce=limits,qos"))
+	h.sacctmgr(`sacctmgr -i add account acme
+sacctmgr -i add user u DefaultAccount=acme
+sacctmgr -i modify qos normal set MaxTRESPerJob=cpu=4 MaxWall=60`)
+	j := h.mustSubmit("u", "-n 6 --time=10")
+	h.expectState(j.ID, JobPending, "QOSMaxCpuPerJobLimit")
+	k := h.mustSubmit("u", "-n 1 --time=2:00:00")
+	h.expectState(k.ID, JobPending, ReasonQOSMaxWallDurationPerJobLimit)
+	// With DenyOnLimit the same requests are rejected with the reason.
+	h.sacctmgr("sacctmgr -i modify qos normal set Flags=DenyOnLimit")
+	_, err := h.submit("u", "-n 6 --time=10")
+	var se *SubmitError
+	if !errors.As(err, &se) || se.Reason != "QOSMaxCpuPerJobLimit" || !errors.Is(err, ErrAccountingPolicy) {
+		t.Fatalf("DenyOnLimit: %v", err)
+	}
+}
+
+// TestFirstDefinerWins: the partition QOS's GrpTRES node limit is the one
+// enforced even though the job QOS sets a stricter one (expect test21.34),
+// unless the job QOS has OverPartQOS.
+func TestFirstDefinerWins(t *testing.T) {
+	conf := cpuConf(4, 1, "AccountingStorageEnforce=limits,qos\nPartitionName=pq Nodes=node[1-4] QOS=partqos\n")
+	setup := func(flags string) *harness {
+		h := noBackfill(newHarness(t, conf))
+		h.sacctmgr(`sacctmgr -i add qos partqos GrpTRES=node=3
+sacctmgr -i add qos jobqos GrpTRES=node=1 ` + flags + `
+sacctmgr -i add account acme
+sacctmgr -i add user u DefaultAccount=acme
+sacctmgr -i modify user u set qos+=jobqos`)
+		return h
+	}
+	h := setup("")
+	var last *Job
+	for i := 0; i < 4; i++ {
+		last = h.mustSubmit("u", "-p pq --qos=jobqos -n 1 --time=10")
+	}
+	if n := h.countState(JobRunning, nil); n != 3 {
+		t.Fatalf("partition QOS GrpNodes=3 first: %d running", n)
+	}
+	h.expectState(last.ID, JobPending, "QOSGrpNodeLimit")
+	h = setup("Flags=OverPartQOS")
+	for i := 0; i < 2; i++ {
+		last = h.mustSubmit("u", "-p pq --qos=jobqos -n 1 --time=10")
+	}
+	if n := h.countState(JobRunning, nil); n != 1 {
+		t.Fatalf("OverPartQOS: %d running, want the job QOS's 1", n)
+	}
+	h.expectState(last.ID, JobPending, "QOSGrpNodeLimit")
+}
+
+// TestAssocGrpLimitsAtEveryLevel: an account's GrpTRES limits every user
+// below it.
+func TestAssocGrpLimitsAtEveryLevel(t *testing.T) {
+	h := noBackfill(newHarness(t, cpuConf(4, 4, "AccountingStorageEnforce=limits")))
+	h.sacctmgr(`sacctmgr -i add account acme GrpTRES=cpu=6
+sacctmgr -i add user u1 DefaultAccount=acme
+sacctmgr -i add user u2 DefaultAccount=acme GrpTRES=cpu=100`)
+	h.mustSubmit("u1", "-n 4 --time=10")
+	j := h.mustSubmit("u2", "-n 4 --time=10")
+	h.expectState(j.ID, JobPending, "AssocGrpCpuLimit")
+	k := h.mustSubmit("u2", "-n 2 --time=10")
+	h.expectState(k.ID, JobRunning, "")
+}
