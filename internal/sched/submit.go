@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"fmt"
 	"slices"
 	"time"
 )
@@ -71,7 +70,7 @@ func (st *State) resolvePartitions(j *Job, _ Submitter) error {
 	for _, n := range names {
 		i := cl.PartitionIndex(n)
 		if i < 0 {
-			return reject(fmt.Errorf("partition %q: %w", n, ErrInvalidPartition))
+			return reject(ErrInvalidPartition)
 		}
 		if !slices.Contains(j.Partitions, i) {
 			j.Partitions = append(j.Partitions, i)
@@ -226,6 +225,9 @@ func partitionLimitError(r Reason) error {
 // could ever satisfy, even with the whole cluster idle: Slurm's
 // "Requested node configuration is not available".
 func (st *State) checkFits(j *Job, _ Submitter) error {
+	if err := st.checkGresNames(j); err != nil {
+		return err
+	}
 	sel := st.selector()
 	empty := st.emptyView()
 	for _, part := range j.Partitions {
@@ -302,4 +304,26 @@ func (st *State) emptyView() *Avail {
 		st.empty = st.selector().emptyAvail()
 	}
 	return st.empty
+}
+
+// checkGresNames rejects a GRES name no node of the cluster has (Slurm's
+// "Invalid generic resource (gres) specification").
+func (st *State) checkGresNames(j *Job) error {
+	known := func(name, typ string) bool {
+		for _, k := range st.Cluster.GresKinds {
+			if k.Name == name && (typ == "" || k.Type == typ) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, g := range j.Req.Gres {
+		if !known(g.Name, g.Type) {
+			return reject(ErrInvalidGres)
+		}
+	}
+	if j.Req.GPUs > 0 && !known("gpu", j.Req.GPUsType) {
+		return reject(ErrInvalidGres)
+	}
+	return nil
 }

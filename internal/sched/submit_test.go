@@ -24,7 +24,7 @@ PartitionName=short Nodes=node[1-2] MaxTime=30 AllowAccounts=acme
 		{"time over partition MaxTime with EnforcePartLimits=ALL", "u1", "-p short --time=1:00:00", ErrInvalidTimeLimit},
 		{"account not allowed in partition", "u2", "-p short --time=10", ErrInvalidAccount},
 		{"more CPUs than any node", "u1", "-n 1 -c 8", ErrNodeConfig},
-		{"GRES no node has", "u1", "--gres=gpu:1", ErrNodeConfig},
+		{"GRES no node has", "u1", "--gres=gpu:1", ErrInvalidGres},
 		{"bad dependency", "u1", "-d afterok:", ErrDependency},
 		{"bad array", "u1", "--array=3-1", ErrInvalidArray},
 	}
