@@ -121,4 +121,6 @@ func (m PreemptMode) String() string {
 
 // Base returns the base mode (Off, Cancel, Requeue or Suspend), or
 // PreemptCluster when the QOS defers to the cluster.
-func (m PreemptMode) Base() PreemptMode { return m & (PreemptOff | PreemptCancel | PreemptRequeue | PreemptSuspend) }
+func (m PreemptMode) Base() PreemptMode {
+	return m & (PreemptOff | PreemptCancel | PreemptRequeue | PreemptSuspend)
+}

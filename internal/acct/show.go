@@ -77,7 +77,7 @@ func fld(f map[string]func(*AssocLimits) *tresVec, k string) func(*AssocLimits) 
 // assocCols are the association columns (show assoc, user -s, account
 // -s, cluster), keyed by lower-cased name.
 var assocCols = map[string]colDef{
-	"cluster":   {"Cluster", 10, func(r row) string { return assocStr(r, func(a *Association) string { return a.Cluster }) }},
+	"cluster": {"Cluster", 10, func(r row) string { return assocStr(r, func(a *Association) string { return a.Cluster }) }},
 	"account": {"Account", 10, func(r row) string {
 		if r.a == nil && r.acct != nil {
 			return r.acct.Name
@@ -92,7 +92,7 @@ var assocCols = map[string]colDef{
 	}},
 	"partition": {"Partition", 10, func(r row) string { return assocStr(r, func(a *Association) string { return a.Partition }) }},
 	"share":     {"Share", 9, func(r row) string { return assocStr(r, sharesString) }},
-	"priority":  {"Priority", 10, func(r row) string {
+	"priority": {"Priority", 10, func(r row) string {
 		return assocStr(r, func(a *Association) string { return formatLimit(r.e.Priority) })
 	}},
 	"grpjobs":        {"GrpJobs", 7, assocCount(assocCountFields["GrpJobs"], false, false)},
@@ -122,7 +122,9 @@ var assocCols = map[string]colDef{
 		return assocStr(r, func(*Association) string { return strings.Join(r.e.QOS, ",") })
 	}},
 	"defaultqos": {"Def QOS", 9, func(r row) string { return assocStr(r, func(*Association) string { return r.e.DefaultQOS }) }},
-	"id":         {"ID", 6, func(r row) string { return assocStr(r, func(a *Association) string { return strconv.FormatInt(a.ID, 10) }) }},
+	"id": {"ID", 6, func(r row) string {
+		return assocStr(r, func(a *Association) string { return strconv.FormatInt(a.ID, 10) })
+	}},
 	"parentid": {"Par ID", 6, func(r row) string {
 		return assocStr(r, func(a *Association) string {
 			if a.ParentID == 0 {
@@ -225,7 +227,9 @@ func lookupCol(ent Entity, name string) (colDef, bool) {
 		return c, ok
 	}
 	if ent == EntTRES && n == "id" {
-		return colDef{"ID", 6, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return strconv.FormatInt(t.ID, 10) }) }}, true
+		return colDef{"ID", 6, func(r row) string {
+			return tresStr(r, func(t *TRESRecord) string { return strconv.FormatInt(t.ID, 10) })
+		}}, true
 	}
 	if a, ok := entityColAliases[n]; ok {
 		n = a
