@@ -313,11 +313,20 @@ func (p *parser) finish() {
 // checkWeights rejects a PriorityWeightTRES naming a TRES that is not
 // tracked, as slurmctld does ("TRES weight '...' is not a configured TRES
 // type"): GRES, licenses and burst buffers must be in AccountingStorageTRES.
+// The same holds for a partition's TRESBillingWeights.
 func (p *parser) checkWeights() {
-	for name := range p.cfg.Priority.WeightTRES {
+	for _, name := range p.cfg.Priority.WeightTRES.Names() {
 		if !containsFold(p.cfg.Accounting.TRES, name) {
 			p.errorf(p.seen["priorityweighttres"].Pos, "PriorityWeightTRES",
 				"TRES weight '%s' is not a configured TRES type (add it to AccountingStorageTRES)", name)
+		}
+	}
+	for _, s := range p.parts {
+		for _, name := range s.p.BillingWeights.Names() {
+			if !containsFold(p.cfg.Accounting.TRES, name) {
+				p.errorf(s.p.Pos, "PartitionName="+s.p.Name+": TRESBillingWeights",
+					"TRES weight '%s' is not a configured TRES type (add it to AccountingStorageTRES)", name)
+			}
 		}
 	}
 }

@@ -404,6 +404,10 @@ func TestCrossKeyChecks(t *testing.T) {
 		t.Errorf("untracked weight: %s", msg)
 	}
 	parseOK(t, nodes+"PriorityWeightTRES=CPU=1,GRES/gpu=100\nAccountingStorageTRES=gres/gpu\n")
+	msg = parseFail(t, minimal+cpuNodes("n", 2, 4)+"PartitionName=p Nodes=ALL TRESBillingWeights=CPU=1,license/matlab=5\n")
+	if !strings.HasPrefix(msg, "t.conf:4: PartitionName=p: TRESBillingWeights: TRES weight 'license/matlab' is not a configured TRES type") {
+		t.Errorf("untracked billing weight: %s", msg)
+	}
 	// GresTypes may follow the node lines that use it.
 	c, _ := parseOK(t, minimal+gpuNodes("g", 2, 4, "a100")+"GresTypes=gpu\n")
 	if c.TotalTRES()["gres/gpu:a100"] != 8 {
@@ -442,5 +446,18 @@ PartitionName=p Nodes=fastset,bs Default=YES
 	msg := parseFail(t, minimal+"NodeName=a1\nDownNodes=a9\n")
 	if !strings.HasPrefix(msg, `t.conf:4: DownNodes: unknown node "a9"`) {
 		t.Errorf("DownNodes error: %s", msg)
+	}
+}
+
+// TestNodeAddresses: NodeHostname and NodeAddr ranges pair up with NodeName.
+func TestNodeAddresses(t *testing.T) {
+	c, _ := parseOK(t, minimal+"NodeName=lx[0-2] NodeHostname=host[10-12] NodeAddr=10.0.0.[1-3] Port=7000\n")
+	n := c.Node("lx2")
+	if n == nil || n.Hostname != "host12" || n.Addr != "10.0.0.3" || n.Port != 7000 {
+		t.Errorf("lx2 = %+v", n)
+	}
+	c, _ = parseOK(t, minimal+"NodeName=a NodeHostname=a.example.org\n")
+	if n := c.Node("a"); n.Addr != "a.example.org" {
+		t.Errorf("NodeAddr defaults to NodeHostname: %+v", n)
 	}
 }
