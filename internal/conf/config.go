@@ -209,8 +209,10 @@ type Node struct {
 
 // GresSpec is one generic resource of a node: "gpu:8", "gpu:a100:8".
 type GresSpec struct {
+	// Name is the GRES name, lower-cased ("gpu").
 	Name string
-	// Type is the optional model ("a100"); empty when untyped.
+	// Type is the optional model ("a100"), lower-cased like TRES names so
+	// that gres/gpu:A100 and gres/gpu:a100 meet; empty when untyped.
 	Type string
 	// Count is how many the node has.
 	Count int64

@@ -97,7 +97,7 @@ func (p *parser) gresLine(g *GresConf, st stmt) *GresLine {
 		case "name":
 			l.Name = strings.ToLower(v)
 		case "type":
-			l.Type = v
+			l.Type = strings.ToLower(v)
 		case "file":
 			files, err := hostlist.Expand(v)
 			if err != nil {

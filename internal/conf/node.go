@@ -315,7 +315,7 @@ func parseNodeGres(v string) ([]GresSpec, error) {
 			c, err := parseCount(rest[0])
 			if err != nil {
 				// "gpu:a100" with no count: one of that type.
-				g.Type = rest[0]
+				g.Type = strings.ToLower(rest[0])
 			} else {
 				g.Count = c
 			}
@@ -324,7 +324,7 @@ func parseNodeGres(v string) ([]GresSpec, error) {
 			if err != nil {
 				return nil, fmt.Errorf("GRES %s: %v", quote(item), err)
 			}
-			g.Type, g.Count = rest[0], c
+			g.Type, g.Count = strings.ToLower(rest[0]), c
 		default:
 			return nil, fmt.Errorf("invalid GRES %s (expected name[:type]:count)", quote(item))
 		}

@@ -325,6 +325,7 @@ func TestNodeGres(t *testing.T) {
 		{"gpu:2,mps:200", []GresSpec{{"gpu", "", 2, false}, {"mps", "", 200, false}}, false},
 		{"bandwidth:lustre:no_consume:4G", []GresSpec{{"bandwidth", "lustre", 4 << 30, true}}, false},
 		{"gpu", []GresSpec{{"gpu", "", 1, false}}, false},
+		{"GPU:A100:2", []GresSpec{{"gpu", "a100", 2, false}}, false},
 		{"gpu:a100:x", nil, true},
 		{"gpu:a:b:c:d", nil, true},
 		{":4", nil, true},
