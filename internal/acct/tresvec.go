@@ -1,7 +1,7 @@
 package acct
 
+import "github.com/sluice-hpc/sluice/internal/tres"
+
 // tresVec is the type of every TRES limit: internal/tres's Vector
-// (`map[string]int64` keyed by canonical TRES names). It is spelled as the
-// plain map until package tres lands, so values of tres.Vector assign to
-// these fields and back without conversion.
-type tresVec = map[string]int64
+// (`map[string]int64` keyed by canonical TRES names, mem in MB).
+type tresVec = tres.Vector
