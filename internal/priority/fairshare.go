@@ -25,6 +25,7 @@ func (t *Tree) Recompute(cfg *Config) {
 	default:
 		t.fairTree()
 	}
+	t.refreshHot()
 }
 
 // computeCommon sets LevelShares, NormUsage (usage over the root's) and

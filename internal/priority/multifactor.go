@@ -113,6 +113,7 @@ func (c *Calculator) Reset(cfg *Config, cluster *Cluster, tree *Tree) {
 	}
 	if tree != nil {
 		tree.prepare()
+		tree.refreshHot()
 		for i := range tree.Assocs {
 			c.maxAssoc = math.Max(c.maxAssoc, float64(tree.Assocs[i].Priority))
 		}
@@ -247,10 +248,10 @@ func (c *Calculator) age(j *Job, now time.Time) float64 {
 }
 
 func (c *Calculator) assoc(j *Job) float64 {
-	if c.tree == nil || j.Assoc < 0 || j.Assoc >= len(c.tree.Assocs) {
+	if c.tree == nil || j.Assoc < 0 || j.Assoc >= len(c.tree.hot) {
 		return 0
 	}
-	p := float64(c.tree.Assocs[j.Assoc].Priority)
+	p := c.tree.hot[j.Assoc].priority
 	if c.cfg.Flags&FlagNoNormalAssoc != 0 {
 		return p
 	}
@@ -261,10 +262,10 @@ func (c *Calculator) assoc(j *Job) float64 {
 }
 
 func (c *Calculator) fairShare(j *Job) float64 {
-	if c.tree == nil || j.Assoc < 0 || j.Assoc >= len(c.tree.Assocs) {
+	if c.tree == nil || j.Assoc < 0 || j.Assoc >= len(c.tree.hot) {
 		return 0
 	}
-	return c.tree.Assocs[j.Assoc].FairShare
+	return c.tree.hot[j.Assoc].fairShare
 }
 
 func (c *Calculator) partition(j *Job) *Partition {

@@ -113,6 +113,24 @@ type Tree struct {
 	order   []int // every association in display (depth-first) order
 	fsKids  [][]int
 	scratch []int
+	// hot mirrors the per-association values the job loop reads, packed
+	// so 100,000 jobs hit a small array instead of the large Assoc records.
+	hot []assocHot
+}
+
+type assocHot struct {
+	fairShare float64
+	priority  float64
+}
+
+// refreshHot copies FairShare and Priority into the packed array.
+func (t *Tree) refreshHot() {
+	if len(t.hot) != len(t.Assocs) {
+		t.hot = make([]assocHot, len(t.Assocs))
+	}
+	for i := range t.Assocs {
+		t.hot[i] = assocHot{t.Assocs[i].FairShare, float64(t.Assocs[i].Priority)}
+	}
 }
 
 type assocKey struct{ account, user, partition string }
