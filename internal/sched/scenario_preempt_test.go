@@ -1,0 +1,239 @@
+package sched
+
+import (
+	"testing"
+	"time"
+)
+
+// Preemption scenarios of SCENARIOS.md: S3 steps 1, 2 and 4 (preempt/qos
+// with REQUEUE), S5 (preempt/partition_prio with SUSPEND,GANG) and S6
+// (preempt/qos with SUSPEND,GANG).
+
+// TestS3Steps1And2RequeueByQOS: charlie's batch-lowprio job runs on both
+// nodes; alice's research job preempts it with REQUEUE: charlie's job is
+// PENDING (BeginTime) with the same id, its run record ends PREEMPTED.
+func TestS3Steps1And2RequeueByQOS(t *testing.T) {
+	h := qosDemo(t)
+	c := h.mustSubmit("charlie", "--qos=batch-lowprio --gres=gpu:8 --nodes=2 --time=04:00:00")
+	h.expectState(c.ID, JobRunning, "")
+	if got := h.nodes(c.ID); len(got) != 2 {
+		t.Fatalf("step 1: charlie's job on %v, want both nodes", got)
+	}
+	h.advance(10 * time.Minute)
+	a := h.mustSubmit("alice", "--qos=research --gres=gpu:8 --nodes=2 --time=02:00:00")
+	plan := h.lastPlan
+	if len(plan.Preemptions) != 1 || plan.Preemptions[0].Job != c.ID || plan.Preemptions[0].Mode != PreemptRequeue ||
+		plan.Preemptions[0].By != a.ID {
+		t.Fatalf("step 2: preemptions %+v, want charlie's job %d requeued by %d", plan.Preemptions, c.ID, a.ID)
+	}
+	h.expectState(a.ID, JobRunning, "")
+	h.expectState(c.ID, JobPending, ReasonBeginTime)
+	if h.st.Job(c.ID) != c || len(c.Runs) != 1 || c.Runs[0].State != JobPreempted || c.RestartCount != 1 {
+		t.Fatalf("step 2: charlie's job runs %+v restarts %d, want one run ending PREEMPTED", c.Runs, c.RestartCount)
+	}
+	t.Logf("job %d requeued: run record %s..%s state PREEMPTED, begin %s", c.ID,
+		c.Runs[0].Start.Format(time.TimeOnly), c.Runs[0].End.Format(time.TimeOnly), c.Req.BeginTime.Format(time.TimeOnly))
+	if want := h.now.Add(121 * time.Second); !c.Req.BeginTime.Equal(want) {
+		t.Fatalf("requeued begin time %v, want now+121s %v", c.Req.BeginTime, want)
+	}
+}
+
+// TestS3Step4CharlieGivesWay: bob's interactive gpu:4 job may preempt
+// batch-lowprio but not research: while alice's job holds the GPUs it
+// waits (alice's job is not touched); charlie's requeued job gives way:
+// bob's job starts first when alice's ends, and when charlie's job runs
+// again, a new bob job requeues it.
+func TestS3Step4CharlieGivesWay(t *testing.T) {
+	h := qosDemo(t)
+	c := h.mustSubmit("charlie", "--qos=batch-lowprio --gres=gpu:8 --nodes=2 --time=04:00:00")
+	a := h.mustSubmit("alice", "--qos=research --gres=gpu:8 --nodes=2 --time=02:00:00 --run=30")
+	h.expectState(c.ID, JobPending, ReasonBeginTime)
+	b := h.mustSubmit("bob", "--qos=interactive --gres=gpu:4 --nodes=1 --time=00:10:00 --run=10")
+	h.expectState(a.ID, JobRunning, "")
+	h.expectState(b.ID, JobPending, ReasonResources)
+	if len(h.lastPlan.Preemptions) != 0 {
+		t.Fatalf("interactive must not preempt research: %+v", h.lastPlan.Preemptions)
+	}
+	h.advance(30 * time.Minute) // alice's job ends
+	h.expectState(a.ID, JobCompleted, "")
+	h.expectState(b.ID, JobRunning, "")
+	h.expectState(c.ID, JobPending, ReasonResources)
+	h.advance(10 * time.Minute) // bob's job ends, charlie's runs again
+	h.expectState(c.ID, JobRunning, "")
+	b2 := h.mustSubmit("bob", "--qos=interactive --gres=gpu:4 --nodes=1 --time=00:10:00")
+	h.expectState(b2.ID, JobRunning, "")
+	h.expectState(c.ID, JobPending, ReasonBeginTime)
+	if len(c.Runs) != 2 || c.Runs[1].State != JobPreempted {
+		t.Fatalf("charlie's second run: %+v", c.Runs)
+	}
+}
+
+// TestS5PartitionPrioritySuspendGang: four 1-CPU jobs fill the node in
+// debug; a hipri job (PriorityTier 2) starts at once and one debug job is
+// SUSPENDED; when the hipri job ends the suspended job resumes and its
+// time limit is extended by the time it spent suspended. Moving a pending
+// debug job to hipri (scontrol update partition=hipri) escalates it the
+// same way.
+func TestS5PartitionPrioritySuspendGang(t *testing.T) {
+	h := newHarness(t, partitionPrioConf)
+	var debug []*Job
+	for i := 0; i < 4; i++ {
+		debug = append(debug, h.mustSubmit("u", "-p debug -n 1 --time=01:00:00"))
+	}
+	for _, j := range debug {
+		h.expectState(j.ID, JobRunning, "")
+	}
+	h.advance(5 * time.Minute)
+	hi := h.mustSubmit("u", "-p hipri -n 1 --time=00:30:00 --run=10")
+	h.expectState(hi.ID, JobRunning, "")
+	var susp *Job
+	for _, j := range debug {
+		if j.State.Base() == JobSuspended {
+			if susp != nil {
+				t.Fatalf("more than one debug job suspended")
+			}
+			susp = j
+		}
+	}
+	if susp == nil {
+		t.Fatalf("no debug job suspended; preemptions %+v", h.lastPlan.Preemptions)
+	}
+	t.Logf("job %d suspended by hipri job %d", susp.ID, hi.ID)
+	endBefore := susp.EndTime
+	h.advance(10 * time.Minute) // the hipri job ends: its shadow is gone
+	h.expectState(hi.ID, JobCompleted, "")
+	h.expectState(susp.ID, JobRunning, "")
+	if susp.Suspended != 10*time.Minute || !susp.EndTime.Equal(endBefore.Add(10*time.Minute)) {
+		t.Fatalf("resumed job: suspended %v end %v, want 10m and %v", susp.Suspended, susp.EndTime, endBefore.Add(10*time.Minute))
+	}
+	t.Logf("job %d resumed; time limit extended by %v to end %s", susp.ID, susp.Suspended, susp.EndTime.Format(time.TimeOnly))
+
+	// Escalation: a fifth debug job waits; moved to hipri it preempts.
+	p := h.mustSubmit("u", "-p debug -n 1 --time=00:20:00")
+	h.expectState(p.ID, JobPending, ReasonResources)
+	if err := h.st.UpdatePartition(p.ID, []string{"hipri"}); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	h.expectState(p.ID, JobRunning, "")
+	if n := h.countState(JobSuspended, nil); n != 1 {
+		t.Fatalf("escalated job: %d suspended jobs, want 1", n)
+	}
+	if got := h.st.Cluster.Partitions[p.Partition].Name; got != "hipri" {
+		t.Fatalf("escalated job runs in %s", got)
+	}
+}
+
+const s6Conf = `ClusterName=s6
+SlurmctldHost=ctl
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+AccountingStorageEnforce=associations,limits,qos
+PreemptType=preempt/qos
+PreemptMode=SUSPEND,GANG
+NodeName=n1 CPUs=4 RealMemory=8000
+PartitionName=debug Nodes=ALL Default=YES OverSubscribe=FORCE:1 MaxTime=INFINITE State=UP
+`
+
+const s6Acct = `sacctmgr -i add account physics
+sacctmgr -i add qos high Priority=10 Preempt=normal PreemptMode=gang,suspend
+sacctmgr -i add user u DefaultAccount=physics
+sacctmgr -i modify account physics set qos+=normal,high
+`
+
+// TestS6QOSSuspendGang: five normal jobs on the 4-CPU node (4 run, one
+// pends with Resources); a --qos=high job suspends one normal job and
+// runs; when it ends the suspended job resumes.
+func TestS6QOSSuspendGang(t *testing.T) {
+	h := newHarness(t, s6Conf)
+	h.sacctmgr(s6Acct)
+	var normal []*Job
+	for i := 0; i < 5; i++ {
+		normal = append(normal, h.mustSubmit("u", "-n 1 --time=01:00:00"))
+	}
+	for _, j := range normal[:4] {
+		h.expectState(j.ID, JobRunning, "")
+	}
+	h.expectState(normal[4].ID, JobPending, ReasonResources)
+	hi := h.mustSubmit("u", "--qos=high -n 1 --time=00:10:00")
+	h.expectState(hi.ID, JobRunning, "")
+	if n := h.countState(JobSuspended, nil); n != 1 {
+		t.Fatalf("%d jobs suspended, want 1 (preemptions %+v)", n, h.lastPlan.Preemptions)
+	}
+	h.expectState(normal[4].ID, JobPending, ReasonResources)
+	h.advance(10 * time.Minute)
+	h.expectState(hi.ID, JobTimeout, "")
+	if n := h.countState(JobSuspended, nil); n != 0 {
+		t.Fatalf("after the high job: %d jobs still suspended", n)
+	}
+	h.expectState(normal[4].ID, JobPending, ReasonResources)
+}
+
+// TestPreemptVictimOrder: victims are taken lowest QOS priority first,
+// then fewest nodes, and only as many as needed.
+func TestPreemptVictimOrder(t *testing.T) {
+	h := newHarness(t, `ClusterName=v
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=associations,limits,qos
+PreemptType=preempt/qos
+PreemptMode=CANCEL
+NodeName=n[1-4] CPUs=4 RealMemory=8000
+PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`)
+	h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add qos low Priority=10
+sacctmgr -i add qos mid Priority=20
+sacctmgr -i add qos top Priority=100 Preempt=low,mid
+sacctmgr -i add user u DefaultAccount=a
+sacctmgr -i modify account a set qos+=low,mid,top
+`)
+	mid := h.mustSubmit("u", "--qos=mid -N 1 --exclusive --time=1:00:00")
+	lowBig := h.mustSubmit("u", "--qos=low -N 2 --exclusive --time=1:00:00")
+	lowSmall := h.mustSubmit("u", "--qos=low -N 1 --exclusive --time=1:00:00")
+	top := h.mustSubmit("u", "--qos=top -N 1 --exclusive --time=1:00:00")
+	h.expectState(top.ID, JobRunning, "")
+	h.expectState(lowSmall.ID, JobPreempted, "")
+	h.expectState(lowBig.ID, JobRunning, "")
+	h.expectState(mid.ID, JobRunning, "")
+	top2 := h.mustSubmit("u", "--qos=top -N 2 --exclusive --time=1:00:00")
+	h.expectState(top2.ID, JobRunning, "")
+	h.expectState(lowBig.ID, JobPreempted, "")
+	h.expectState(mid.ID, JobRunning, "")
+}
+
+// TestPreemptExemptAndGrace: a job younger than PreemptExemptTime is not
+// a candidate; with GraceTime the victim is signalled now and the
+// preemptor waits until the victim ends.
+func TestPreemptExemptAndGrace(t *testing.T) {
+	conf := `ClusterName=g
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+PreemptType=preempt/partition_prio
+PreemptMode=CANCEL
+PreemptExemptTime=00:05:00
+NodeName=n1 CPUs=4 RealMemory=8000
+PartitionName=low Nodes=ALL Default=YES PriorityTier=1 GraceTime=60 MaxTime=INFINITE State=UP
+PartitionName=high Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP
+`
+	h := newHarness(t, conf)
+	lo := h.mustSubmit("u", "-p low -n 4 --time=1:00:00")
+	hi := h.mustSubmit("u", "-p high -n 4 --time=1:00:00")
+	h.expectState(hi.ID, JobPending, ReasonResources)
+	if len(h.lastPlan.Preemptions) != 0 {
+		t.Fatalf("a job within PreemptExemptTime was preempted")
+	}
+	h.advance(5 * time.Minute)
+	if len(h.lastPlan.Preemptions) != 1 || !h.lastPlan.Preemptions[0].GraceEnd.Equal(h.now.Add(time.Minute)) {
+		t.Fatalf("after the exempt time: preemptions %+v, want one with a 60 s grace", h.lastPlan.Preemptions)
+	}
+	h.expectState(hi.ID, JobPending, ReasonResources)
+	h.expectState(lo.ID, JobRunning, "")
+	if lo.PreemptTime.IsZero() || !lo.EndTime.Equal(h.now.Add(time.Minute)) {
+		t.Fatalf("victim: preempt time %v end %v, want signalled now and killed at now+60s", lo.PreemptTime, lo.EndTime)
+	}
+	h.schedule()
+	if len(h.lastPlan.Preemptions) != 0 {
+		t.Fatalf("a job in its grace time must not be preempted again, nor others chosen: %+v", h.lastPlan.Preemptions)
+	}
+}
