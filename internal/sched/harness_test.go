@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
@@ -21,7 +20,7 @@ import (
 // the run time given with the harness-only option --run=DURATION (or at
 // their time limit, as TIMEOUT).
 type harness struct {
-	t     testing.TB
+	t     tb
 	st    *State
 	cfg   Config
 	acct  *acct.State
@@ -32,13 +31,22 @@ type harness struct {
 	lastPlan Plan
 }
 
+// tb is what the harness needs of a test: testing.TB and *rapid.T both
+// have it.
+type tb interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+}
+
 // t0 is the harness clock's start: a fixed instant, so tests are
 // deterministic.
 var t0 = time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
 
 // newHarness builds the cluster of a slurm.conf text; every node starts
 // IDLE (registered).
-func newHarness(t testing.TB, slurmConf string) *harness {
+func newHarness(t tb, slurmConf string) *harness {
 	t.Helper()
 	c, _, err := conf.Parse("slurm.conf", []byte(slurmConf))
 	if err != nil {
