@@ -1,5 +1,7 @@
 package priority
 
+import "errors"
+
 // basicTop is priority/basic's starting point (TOP_PRIORITY 0xffff0000):
 // the first job gets one less.
 const basicTop = 0xffff0000
@@ -50,4 +52,26 @@ func (b *BasicAllocator) Next(nice int32, held bool, direct uint32) uint32 {
 		b.lowest = p
 	}
 	return p
+}
+
+// NiceLimit is the largest |nice| Slurm accepts (NICE_OFFSET - 3).
+const NiceLimit = 2147483645
+
+// ErrNiceRange is returned for a nice value outside ±NiceLimit.
+var ErrNiceRange = errors.New("Invalid nice value, must be between -2147483645 and 2147483645")
+
+// ErrNicePermission is returned when an unprivileged user asks for a
+// negative nice (Slurm's ESLURM_ACCESS_DENIED text).
+var ErrNicePermission = errors.New("Access/permission denied")
+
+// ValidateNice checks a --nice value: within ±NiceLimit, and negative only
+// for operators, administrators and root.
+func ValidateNice(nice int64, privileged bool) error {
+	if nice > NiceLimit || nice < -NiceLimit {
+		return ErrNiceRange
+	}
+	if nice < 0 && !privileged {
+		return ErrNicePermission
+	}
+	return nil
 }

@@ -238,3 +238,19 @@ func TestUpdateAll(t *testing.T) {
 		t.Errorf("CALCULATE_RUNNING: running job priority %d", running.Priority)
 	}
 }
+
+func TestValidateNice(t *testing.T) {
+	cases := []struct {
+		nice int64
+		priv bool
+		want error
+	}{
+		{100, false, nil}, {-5, true, nil}, {-5, false, ErrNicePermission},
+		{NiceLimit + 1, true, ErrNiceRange}, {-NiceLimit - 1, true, ErrNiceRange}, {NiceLimit, false, nil},
+	}
+	for _, c := range cases {
+		if got := ValidateNice(c.nice, c.priv); got != c.want {
+			t.Errorf("nice %d priv %v: %v, want %v", c.nice, c.priv, got, c.want)
+		}
+	}
+}

@@ -12,6 +12,9 @@ import (
 // ErrSprioNoJobs is what sprio prints when --jobs or --users match nothing.
 var ErrSprioNoJobs = errors.New("Unable to find jobs matching user/id(s) specified")
 
+// ErrSprioUnsupported is sprio's refusal under priority/basic.
+var ErrSprioUnsupported = errors.New("You are not running a supported priority plugin\n(priority/basic).\nOnly 'priority/multifactor' is supported.")
+
 // SprioRow is one job (or one partition/QOS pair of a multi-partition job)
 // as sprio shows it.
 type SprioRow struct {
@@ -167,6 +170,9 @@ var sprioHeaders = map[byte]string{
 // options: header, then one line per row after the -j/-u/-p filters, or
 // the single "Weights" row with -w.
 func FormatSprio(cfg *Config, rows []SprioRow, opt SprioOptions) (string, error) {
+	if cfg.Type == Basic {
+		return "", ErrSprioUnsupported
+	}
 	fields, tail, err := parseSprioFormat(SprioFormat(cfg, opt))
 	if err != nil {
 		return "", err

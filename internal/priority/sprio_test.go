@@ -144,3 +144,32 @@ func TestSprioTRES(t *testing.T) {
 		golden(t, tc.name, got)
 	}
 }
+
+// A multi-partition job has one row per partition (same job id, each with
+// its own partition factor), kept in the order given; -p keeps one.
+func TestSprioMultiPartition(t *testing.T) {
+	cfg, cl, tr := ohpc(t)
+	tr.Recompute(cfg)
+	a, _ := tr.Lookup("physics", "alice")
+	short := &Job{ID: 2001, User: "alice", Account: "physics", Partition: "short", QOS: "normal", Assoc: a, Nodes: 1, CPUs: 48, EligibleTime: t0}
+	high := *short
+	high.Partition = "high"
+	rows := SprioRows(NewCalculator(cfg, cl, tr), []*Job{short, &high}, t0)
+	got, err := FormatSprio(cfg, rows, SprioOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sprio_multipart.golden", got)
+	if strings.Count(got, "2001 ") != 2 {
+		t.Errorf("want two rows for job 2001:\n%s", got)
+	}
+	only, _ := FormatSprio(cfg, rows, SprioOptions{Partitions: []string{"high"}, NoHeader: true})
+	if strings.Count(only, "\n") != 1 || !strings.Contains(only, "high") {
+		t.Errorf("-p high: %q", only)
+	}
+	basic := *cfg
+	basic.Type = Basic
+	if _, err := FormatSprio(&basic, rows, SprioOptions{}); !errors.Is(err, ErrSprioUnsupported) {
+		t.Errorf("priority/basic: %v", err)
+	}
+}

@@ -18,6 +18,18 @@ func s2Tree(t *testing.T, cfg *Config) *Tree {
 // golden files.
 func TestS2Sshare(t *testing.T) {
 	cfg := DefaultConfig()
+	fresh := qosDemo(t)
+	fresh.Recompute(&cfg)
+	before, err := FormatSshare(fresh, &cfg, SshareOptions{All: true, Long: true, Parsable2: true, NoHeader: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sshare_s2_before.golden", before)
+	for _, line := range strings.Split(strings.TrimSpace(before), "\n")[1:] {
+		if f := strings.Split(line, "|"); f[8] != "inf" {
+			t.Errorf("before usage LevelFS %q, want inf: %s", f[8], line)
+		}
+	}
 	tr := s2Tree(t, &cfg)
 	alP, err := FormatSshare(tr, &cfg, SshareOptions{All: true, Long: true, Parsable2: true})
 	if err != nil {
