@@ -491,14 +491,14 @@ func buildNodeTypes(cl *Cluster) nodeTypes {
 
 // bfShapeKey identifies the jobs that share one capability test.
 type bfShapeKey struct {
-	part                                   int32
-	masks                                  string
+	part                                    int32
+	masks                                   string
 	minNodes, maxNodes, tasks, tasksPerNode int32
-	cpusPerTask, minCPUs, maxCPUsPerNode   int32
-	share                                  int32
-	memPerCPU, memPerNode, gpusPerNode     int64
-	gres, gpusType                         string
-	exclusive                              bool
+	cpusPerTask, minCPUs, maxCPUsPerNode    int32
+	share                                   int32
+	memPerCPU, memPerNode, gpusPerNode      int64
+	gres, gpusType                          string
+	exclusive                               bool
 }
 
 // bfShape is a job shape in one partition: the nodes that could ever hold
