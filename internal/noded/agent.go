@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -91,6 +92,7 @@ type Agent struct {
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
 	srv        *http.Server
+	closed     atomic.Bool
 }
 
 type job struct {
@@ -277,6 +279,7 @@ func (a *Agent) setAddr(u string) {
 // Close stops the agent. Jobs keep running under their shims; a new agent
 // on the same spool re-attaches to them.
 func (a *Agent) Close() error {
+	a.closed.Store(true)
 	if a.cancel != nil {
 		a.cancel()
 	}

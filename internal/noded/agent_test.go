@@ -244,16 +244,15 @@ func TestLaunchIsIdempotent(t *testing.T) {
 	}
 }
 
-// TestSuspendResume suspends a job whose time limit is 1 s for 1.5 s: every
+// TestSuspendResume suspends a job whose time limit is 2 s for 1.5 s: every
 // process of the job is stopped (state T), the limit is extended by the
 // suspended time, and the job still times out once resumed.
 func TestSuspendResume(t *testing.T) {
 	a := newAgent(t)
 	req := batch(t, 700, "sleep 30 & wait")
-	req.TimeLimitSec = 1
+	req.TimeLimitSec = 2
 	st := launch(t, a, req)
 	waitChildren(t, st.PID, 2)
-	time.Sleep(300 * time.Millisecond)
 	if _, err := a.Suspend(700); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +263,7 @@ func TestSuspendResume(t *testing.T) {
 	}
 	time.Sleep(1500 * time.Millisecond)
 	if cur, _ := a.Job(700); cur.State != api.StateSuspended {
-		t.Fatalf("suspended job is %s after its time limit", cur.State)
+		t.Fatalf("suspended job is %s", cur.State)
 	}
 	if _, err := a.Resume(700); err != nil {
 		t.Fatal(err)
@@ -274,12 +273,12 @@ func TestSuspendResume(t *testing.T) {
 			t.Errorf("pid %d still stopped after resume", pid)
 		}
 	}
-	final := waitFinal(t, a, 700, 3*time.Second)
+	final := waitFinal(t, a, 700, 4*time.Second)
 	ran := final.EndTime.Sub(final.StartTime)
-	if final.State != api.StateTimeout || ran < 2450*time.Millisecond || final.SuspendedSec != 1 {
-		t.Fatalf("got %s after %v (suspended %ds), want TIMEOUT after >= 2.45s (1s limit + 1.5s suspended)", final.State, ran, final.SuspendedSec)
+	if final.State != api.StateTimeout || ran < 3450*time.Millisecond || final.SuspendedSec != 1 {
+		t.Fatalf("got %s after %v (suspended %ds), want TIMEOUT after >= 3.45s (2s limit + 1.5s suspended)", final.State, ran, final.SuspendedSec)
 	}
-	t.Logf("limit 1s + 1.5s suspended: %s after %v", final.State, ran.Round(10*time.Millisecond))
+	t.Logf("limit 2s + 1.5s suspended: %s after %v", final.State, ran.Round(10*time.Millisecond))
 }
 
 func TestSuspendWithSignalsOnly(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -43,6 +44,10 @@ func testCgroupBase(t *testing.T) string {
 	name := strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
 	base := filepath.Join(mount, "sluice-test", fmt.Sprintf("%d-%s", os.Getpid(), name))
 	t.Cleanup(func() {
+		jobs, _ := filepath.Glob(filepath.Join(base, "job_*"))
+		for _, j := range jobs {
+			cgroupRemove(j) // a failed test may leave a job behind
+		}
 		os.Remove(base)
 		os.Remove(filepath.Dir(base))
 	})
@@ -107,6 +112,9 @@ func launch(t *testing.T, a *Agent, req api.LaunchRequest) api.JobStatus {
 		t.Fatalf("launch job %d: %v", req.JobID, err)
 	}
 	t.Cleanup(func() {
+		if a.closed.Load() {
+			return // a test stopped this agent; a successor owns the job
+		}
 		// Leave no process behind: the job's spool must be quiet before
 		// the test's temporary directories are removed.
 		if _, err := a.Terminate(req.JobID, api.TerminateRequest{KillWaitSec: 1}); err == nil {
@@ -166,4 +174,21 @@ func testLogOut() io.Writer {
 		return os.Stderr
 	}
 	return io.Discard
+}
+
+// killProcess SIGKILLs pid (a negative pid is a process group) and waits
+// until it is gone.
+func killProcess(t *testing.T, pid int) {
+	t.Helper()
+	syscall.Kill(pid, syscall.SIGKILL)
+	abs := pid
+	if abs < 0 {
+		abs = -abs
+	}
+	for i := 0; i < 200; i++ {
+		if st, err := readProcStat(abs); err != nil || st.State == 'Z' {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
