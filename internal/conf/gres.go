@@ -66,6 +66,9 @@ func (p *parser) loadGres(path string) {
 }
 
 func (p *parser) gresFile(name string, data []byte) *GresConf {
+	if _, ok := p.fileOrder[name]; !ok {
+		p.fileOrder[name] = len(p.fileOrder)
+	}
 	g := &GresConf{}
 	for _, st := range lex(name, data, p.addErr) {
 		if st.Include != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -56,10 +57,23 @@ func ParseOptions(name string, data []byte, opts Options) (*Config, []Warning, e
 	if p.cfg.Gres == nil && opts.GresConf != "" && opts.ReadFile != nil && len(p.errs) == 0 {
 		p.loadGres(opts.GresConf)
 	}
+	p.sortWarnings()
 	if len(p.errs) > 0 {
 		return nil, p.warns, p.errs
 	}
 	return p.cfg, p.warns, nil
+}
+
+// sortWarnings puts warnings in reading order (files in the order they were
+// read, then by line), whichever pass produced them.
+func (p *parser) sortWarnings() {
+	sort.SliceStable(p.warns, func(i, j int) bool {
+		a, b := p.warns[i].Pos, p.warns[j].Pos
+		if fa, fb := p.fileOrder[a.File], p.fileOrder[b.File]; fa != fb {
+			return fa < fb
+		}
+		return a.Line < b.Line
+	})
 }
 
 func readError(err error) string {
@@ -89,16 +103,17 @@ type parser struct {
 	preemptModePos Pos
 	preemptModeBad bool
 	gresChecks     []gresCheck
-	weightsPos     Pos
+	fileOrder      map[string]int
 	firstPos       Pos
 }
 
 func newParser(name string, opts Options) *parser {
 	return &parser{
-		cfg:      defaultConfig(name),
-		opts:     opts,
-		seen:     map[string]pair{},
-		firstPos: Pos{name, 1},
+		cfg:       defaultConfig(name),
+		opts:      opts,
+		seen:      map[string]pair{},
+		fileOrder: map[string]int{},
+		firstPos:  Pos{name, 1},
 	}
 }
 
@@ -167,6 +182,9 @@ func (p *parser) warnf(pr pair, format string, a ...any) {
 
 // file parses one file's statements, following Include lines.
 func (p *parser) file(name string, data []byte, depth int) {
+	if _, ok := p.fileOrder[name]; !ok {
+		p.fileOrder[name] = len(p.fileOrder)
+	}
 	for _, st := range lex(name, data, p.addErr) {
 		if st.Include != "" {
 			p.include(st, depth)
