@@ -1,0 +1,587 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/conf"
+	"github.com/sluice-hpc/sluice/internal/priority"
+	"github.com/sluice-hpc/sluice/internal/sched"
+)
+
+// defaultEpoch is the wall-clock time of a trace's time 0 when the trace
+// does not give one (UB events, JSONL): 2026-01-01T00:00:00Z.
+const defaultEpoch = 1767225600
+
+// purgeEvery is how many job ends pass between purges of finished jobs
+// from the scheduler state (Slurm's MinJobAge), so passes stay
+// proportional to the live queue.
+const purgeEvery = 512
+
+// Core is the production Policy: it drives the real scheduler core
+// (internal/sched: Submit, Schedule, Apply, End) and the real priority
+// plugin (internal/priority: fair-share tree, usage decay, multifactor or
+// basic priorities) on the engine's virtual clock.
+type Core struct {
+	conf  *conf.Config
+	st    *sched.State
+	cfg   sched.Config
+	pcfg  priority.Config
+	pcl   *priority.Cluster
+	tree  *priority.Tree
+	calc  priority.Calculator
+	basic priority.BasicAllocator
+	epoch int64
+
+	toSched  map[int64]sched.JobID
+	toTrace  map[sched.JobID]int64
+	pending  map[sched.JobID]*sched.Job
+	running  map[sched.JobID]*priority.RunningJob
+	ended    []priority.RunningJob
+	wakes    []int64
+	lastCalc time.Time
+	ends     int
+
+	capa                Capacity
+	allocCPU, allocGPU  int64
+	preemptive, gpuKind []bool
+	pj                  priority.Job
+}
+
+// NewCore builds the scheduler state and priority plugin of one setup for
+// a trace.
+func NewCore(setup Setup, tr *Trace) (*Core, error) {
+	cf, err := loadConf(setup, tr)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := sched.ClusterFromConf(cf)
+	if err != nil {
+		return nil, err
+	}
+	c := &Core{conf: cf, cfg: sched.ConfigFromConf(cf), epoch: tr.StartUnix,
+		toSched: map[int64]sched.JobID{}, toTrace: map[sched.JobID]int64{},
+		pending: map[sched.JobID]*sched.Job{}, running: map[sched.JobID]*priority.RunningJob{}}
+	if c.epoch == 0 {
+		c.epoch = defaultEpoch
+	}
+	c.st = sched.NewState(cl, c.cfg)
+	markNodesUp(c.st, c.at(0))
+	ap, err := loadAccounts(setup, tr, cf.ClusterName)
+	if err != nil {
+		return nil, err
+	}
+	c.st.SetPolicy(sched.CompilePolicy(ap, cf.ClusterName))
+	if c.pcfg, err = priority.ConfigFrom(cf); err != nil {
+		return nil, err
+	}
+	if c.tree, err = priority.FromPolicy(ap, cf.ClusterName); err != nil {
+		return nil, err
+	}
+	c.pcl = priority.ClusterFrom(cf)
+	c.tree.Recompute(&c.pcfg)
+	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
+	c.capacity()
+	return c, nil
+}
+
+// markNodesUp brings State=UNKNOWN nodes up, as their slurmd registering
+// would on a live cluster.
+func markNodesUp(st *sched.State, now time.Time) {
+	for i := range st.Cluster.Nodes {
+		n := &st.Cluster.Nodes[i]
+		if n.State.Base() == sched.NodeUnknown {
+			_ = st.SetNodeState(n.Name, sched.NodeIdle, "", now)
+		}
+	}
+}
+
+func (c *Core) capacity() {
+	cl := c.st.Cluster
+	c.gpuKind = make([]bool, len(cl.GresKinds))
+	for k, g := range cl.GresKinds {
+		c.gpuKind[k] = g.Name == "gpu"
+	}
+	for i := range cl.Nodes {
+		n := &cl.Nodes[i]
+		c.capa.CPUs += int64(n.CPUs)
+		for k, cnt := range n.Gres {
+			if c.gpuKind[k] {
+				c.capa.GPUs += cnt
+			}
+		}
+	}
+}
+
+// at converts virtual seconds to the core's wall-clock time.
+func (c *Core) at(t int64) time.Time { return time.Unix(c.epoch+t, 0).UTC() }
+
+// Capacity returns the cluster's CPU and GPU totals.
+func (c *Core) Capacity() Capacity { return c.capa }
+
+// Describe names the scheduler and priority plugins in use.
+func (c *Core) Describe() string {
+	s := "sched/builtin"
+	if c.cfg.Backfill.Enabled {
+		s = "sched/backfill"
+	}
+	p := "priority/multifactor"
+	if c.pcfg.Type == priority.Basic {
+		p = "priority/basic"
+	}
+	return s + ", " + p
+}
+
+// EngineConfig returns the engine timers of this configuration:
+// bf_interval for backfill passes, PriorityCalcPeriod for multifactor.
+func (c *Core) EngineConfig() EngineConfig {
+	var ec EngineConfig
+	if c.cfg.Backfill.Enabled {
+		ec.BackfillInterval = max(int64(c.cfg.Backfill.Interval/time.Second), 1)
+	}
+	if c.pcfg.Type != priority.Basic {
+		ec.CalcPeriod = max(int64(c.pcfg.CalcPeriod/time.Second), 1)
+	}
+	return ec
+}
+
+// NormShares returns each account's target share of the cluster.
+func (c *Core) NormShares() map[string]float64 { return globalShares(c.tree) }
+
+// Submit implements Policy: the job goes through sched.State.Submit (the
+// same validation slurmctld does) and gets its priority at once.
+func (c *Core) Submit(now int64, j *Job) error {
+	t := c.at(now)
+	req, err := c.request(&j.JobSpec, t)
+	if err != nil {
+		return err
+	}
+	who := sched.Submitter{User: j.User, Group: j.Group, UID: 1000, GID: 1000}
+	if j.UID != nil {
+		who.UID = *j.UID
+	}
+	if j.GID != nil {
+		who.GID = *j.GID
+	}
+	if who.User == "" {
+		who.User = "nobody"
+	}
+	sj, err := c.st.Submit(req, who, t)
+	if err != nil {
+		return err
+	}
+	c.toSched[j.ID], c.toTrace[sj.ID] = sj.ID, j.ID
+	c.pending[sj.ID] = sj
+	c.setEligible(sj, t)
+	if !sj.DirectPriority {
+		if c.pcfg.Type == priority.Basic {
+			sj.Priority = c.basic.Next(req.Nice, sj.Hold != sched.HoldNone, 0)
+		} else {
+			sj.Priority = c.priority(sj, t)
+		}
+	}
+	if b := req.BeginTime; b.After(t) {
+		c.wakes = append(c.wakes, b.Unix()-c.epoch)
+	}
+	return nil
+}
+
+// setEligible starts a plain job's eligibility and age at submit, as the
+// scheduler pass at submit would (the engine may skip that pass when it
+// provably starts nothing).
+func (c *Core) setEligible(j *sched.Job, t time.Time) {
+	if j.Hold != sched.HoldNone || len(j.Req.Deps) > 0 || j.Req.BeginTime.After(t) || !j.EligibleTime.IsZero() {
+		return
+	}
+	j.EligibleTime = t
+	if j.AccrueTime.IsZero() {
+		j.AccrueTime = t
+	}
+}
+
+// End implements Policy: the job ends COMPLETED or TIMEOUT, its usage is
+// charged at the next recalculation.
+func (c *Core) End(now int64, id int64, timeout bool) {
+	sid, ok := c.toSched[id]
+	if !ok {
+		return
+	}
+	t := c.at(now)
+	state := sched.JobCompleted
+	if timeout {
+		state = sched.JobTimeout
+	}
+	c.release(sid, t)
+	_ = c.st.End(sid, state, 0, t)
+	c.ends++
+	if c.ends%purgeEvery == 0 {
+		c.purge(t)
+	}
+}
+
+// release stops charging a job that leaves the running set.
+func (c *Core) release(sid sched.JobID, t time.Time) {
+	if rj := c.running[sid]; rj != nil {
+		rj.End = t
+		c.ended = append(c.ended, *rj)
+		delete(c.running, sid)
+	}
+	if j := c.st.Job(sid); j != nil && j.State.Base() == sched.JobRunning {
+		cpus, gpus := c.allocCounts(&j.Alloc)
+		c.allocCPU -= cpus
+		c.allocGPU -= gpus
+	}
+}
+
+// purge forgets jobs that ended more than MinJobAge (300 s) ago.
+func (c *Core) purge(t time.Time) {
+	cutoff := t.Add(-300 * time.Second)
+	c.st.Purge(func(j *sched.Job) bool {
+		if j.EndTime.Before(cutoff) {
+			delete(c.toTrace, j.ID)
+			return true
+		}
+		return false
+	})
+}
+
+// Schedule implements Policy: one sched.Schedule cycle (backfill only on
+// backfill passes, the main scheduler otherwise), applied to the state.
+func (c *Core) Schedule(now int64, backfill bool) Decisions {
+	t := c.at(now)
+	cfg := c.cfg
+	cfg.Backfill.Enabled = cfg.Backfill.Enabled && backfill
+	plan := sched.Schedule(c.st, t, cfg)
+	var d Decisions
+	for _, p := range plan.Preemptions {
+		d.Preempted = append(d.Preempted, c.preempted(p, t))
+	}
+	for _, p := range plan.Preemptions {
+		c.release(p.Job, t)
+	}
+	started := c.st.Apply(&plan)
+	for _, p := range plan.Preemptions {
+		if j := c.st.Job(p.Job); j != nil && j.State.Base() == sched.JobRunning {
+			// A grace time would keep it running; the simulator ends it
+			// at once (see docs/differences.md).
+			_ = c.st.Preempted(p.Job, p.Mode, t)
+		}
+		if j := c.st.Job(p.Job); j != nil && j.State.Base() == sched.JobPending {
+			c.pending[j.ID] = j
+			j.Priority = c.priority(j, t)
+			d.Wake = append(d.Wake, j.Req.BeginTime.Unix()-c.epoch)
+		}
+	}
+	backfilled := map[sched.JobID]bool{}
+	for _, s := range plan.Starts {
+		if s.Backfill {
+			backfilled[s.Job] = true
+		}
+	}
+	for _, id := range started {
+		if s, ok := c.started(id, backfilled[id], t); ok {
+			d.Starts = append(d.Starts, s)
+		}
+	}
+	d.Wake = append(d.Wake, c.wakes...)
+	c.wakes = c.wakes[:0]
+	return d
+}
+
+func (c *Core) preempted(p sched.Preemption, t time.Time) Preempted {
+	id := c.toTrace[p.Job]
+	j := c.st.Job(p.Job)
+	requeue := p.Mode.Action() != sched.PreemptCancel && j != nil && j.Req.Requeue
+	return Preempted{ID: id, Requeue: requeue}
+}
+
+// started records a started job and describes it for the engine.
+func (c *Core) started(id sched.JobID, backfill bool, t time.Time) (Started, bool) {
+	j := c.st.Job(id)
+	tid, ok := c.toTrace[id]
+	if j == nil || !ok {
+		return Started{}, false // an array task split off: not in the trace
+	}
+	delete(c.pending, id)
+	cpus, gpus := c.allocCounts(&j.Alloc)
+	c.allocCPU += cpus
+	c.allocGPU += gpus
+	part := ""
+	if j.Partition >= 0 {
+		part = c.st.Cluster.Partitions[j.Partition].Name
+	}
+	rj := &priority.RunningJob{Assoc: c.assocIndex(j, part), QOS: j.QOS, Start: t, Billing: float64(cpus),
+		Alloc: map[string]int64{"cpu": cpus}}
+	if gpus > 0 {
+		rj.Alloc["gres/gpu"] = gpus
+	}
+	if j.Partition >= 0 {
+		if w := c.conf.Partitions[j.Partition].BillingWeights; len(w) > 0 {
+			rj.Billing = c.billing(j, cpus, gpus)
+		}
+	}
+	c.running[id] = rj
+	limit := int64(0)
+	if j.TimeLimit > 0 && j.TimeLimit != sched.Infinite {
+		limit = int64(j.TimeLimit / time.Second)
+	}
+	return Started{ID: tid, TimeLimit: limit, Backfill: backfill, CPUs: cpus, GPUs: gpus,
+		Account: j.Account, User: j.User, QOS: j.QOS, Partition: part}, true
+}
+
+// billing applies the partition's TRESBillingWeights through the priority
+// package's Billable.
+func (c *Core) billing(j *sched.Job, cpus, gpus int64) float64 {
+	alloc := map[string]int64{"cpu": cpus, "node": int64(len(j.Alloc.Nodes))}
+	var mem int64
+	for _, m := range j.Alloc.Mem {
+		mem += m
+	}
+	alloc["mem"] = mem
+	if gpus > 0 {
+		alloc["gres/gpu"] = gpus
+	}
+	w, err := priority.ParseTRESWeights(c.conf.Partitions[j.Partition].TRESBillingWeights)
+	if err != nil {
+		return float64(cpus)
+	}
+	return priority.Billable(alloc, w, c.pcfg.Flags)
+}
+
+func (c *Core) allocCounts(al *sched.Alloc) (cpus, gpus int64) {
+	for _, n := range al.CPUs {
+		cpus += int64(n)
+	}
+	for _, g := range al.Gres {
+		if int(g.Kind) < len(c.gpuKind) && c.gpuKind[g.Kind] {
+			gpus += g.Count
+		}
+	}
+	return
+}
+
+func (c *Core) assocIndex(j *sched.Job, part string) int {
+	if i, ok := c.tree.LookupJob(j.Account, j.User, part); ok {
+		return i
+	}
+	return priority.NoAssoc
+}
+
+// Recalc implements Policy: decay and charge usage, recompute fair-share,
+// refresh every pending job's priority, and report whether the pending
+// queue's priority order changed.
+func (c *Core) Recalc(now int64) bool {
+	if c.pcfg.Type == priority.Basic {
+		return false
+	}
+	t := c.at(now)
+	jobs := c.ended
+	for _, id := range sortedJobIDs(c.running) {
+		jobs = append(jobs, *c.running[id])
+	}
+	c.tree.Pass(&c.pcfg, jobs, c.lastCalc, t, time.UTC)
+	c.lastCalc = t
+	c.ended = c.ended[:0]
+	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
+	ids := sortedJobIDs(c.pending)
+	before := c.order(ids)
+	for _, id := range ids {
+		if j := c.pending[id]; !j.DirectPriority && j.Hold == sched.HoldNone {
+			j.Priority = c.priority(j, t)
+		}
+	}
+	return !slices.Equal(before, c.order(ids))
+}
+
+// order returns the pending ids sorted by priority (descending), submit
+// time and id: the part of Slurm's queue order a recalculation can change.
+func (c *Core) order(ids []sched.JobID) []sched.JobID {
+	out := slices.Clone(ids)
+	slices.SortStableFunc(out, func(a, b sched.JobID) int {
+		ja, jb := c.pending[a], c.pending[b]
+		if ja.Priority != jb.Priority {
+			if ja.Priority > jb.Priority {
+				return -1
+			}
+			return 1
+		}
+		return ja.SubmitTime.Compare(jb.SubmitTime)
+	})
+	return out
+}
+
+func sortedJobIDs[V any](m map[sched.JobID]V) []sched.JobID {
+	out := make([]sched.JobID, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// priority computes a pending job's multifactor priority.
+func (c *Core) priority(j *sched.Job, t time.Time) uint32 {
+	c.fillPriorityJob(j, &c.pj)
+	return c.calc.Priority(&c.pj, t)
+}
+
+func (c *Core) fillPriorityJob(j *sched.Job, pj *priority.Job) {
+	part := ""
+	if len(j.Partitions) > 0 {
+		part = c.st.Cluster.Partitions[j.Partitions[0]].Name
+	}
+	cpus := int64(requestCPUs(&j.Req))
+	*pj = priority.Job{ID: uint32(j.ID), User: j.User, Account: j.Account, Partition: part, QOS: j.QOS,
+		Assoc: c.assocIndex(j, part), Nodes: uint32(max(j.Req.MinNodes, 1)), CPUs: uint32(cpus),
+		AccrueTime: j.AccrueTime, EligibleTime: j.EligibleTime, Nice: j.Req.Nice,
+		Held: j.Hold != sched.HoldNone, Priority: j.Priority, TRES: pj.TRES}
+	if j.TimeLimit != sched.Infinite {
+		pj.TimeLimit = j.TimeLimit
+	}
+	if len(c.pcfg.WeightTRES) > 0 {
+		pj.TRES = map[string]int64{"cpu": cpus, "node": int64(max(j.Req.MinNodes, 1))}
+		if g := requestGPUs(&j.Req); g > 0 {
+			pj.TRES["gres/gpu"] = g
+		}
+		if m := j.Req.MemPerNode; m > 0 {
+			pj.TRES["mem"] = m * int64(max(j.Req.MinNodes, 1))
+		} else if m := j.Req.MemPerCPU; m > 0 {
+			pj.TRES["mem"] = m * cpus
+		}
+	}
+}
+
+// Blocked implements Policy: no pending job asks for no more CPUs and GPUs
+// than are free in the whole cluster (a necessary condition to start), no
+// preemption is configured and no eligibility time is waiting to be
+// reported.
+func (c *Core) Blocked(now int64) bool {
+	if c.cfg.PreemptType != sched.PreemptNone || len(c.wakes) > 0 {
+		return false
+	}
+	freeCPU, freeGPU := c.capa.CPUs-c.allocCPU, c.capa.GPUs-c.allocGPU
+	for _, j := range c.pending {
+		if int64(requestCPUs(&j.Req)) <= freeCPU && requestGPUs(&j.Req) <= freeGPU {
+			return false
+		}
+	}
+	return true
+}
+
+// requestCPUs is the least number of CPUs a request can be given.
+func requestCPUs(r *sched.Request) int {
+	tasks := int(r.NTasks)
+	if tasks <= 0 && r.NTasksPerNode > 0 {
+		tasks = int(r.NTasksPerNode) * int(max(r.MinNodes, 1))
+	}
+	tasks = max(tasks, 1)
+	cpus := tasks * int(max(r.CPUsPerTask, 1))
+	return max(cpus, int(r.MinNodes))
+}
+
+// requestGPUs is the least number of GPUs a request needs.
+func requestGPUs(r *sched.Request) int64 {
+	g := r.GPUs
+	var perNode int64
+	for _, x := range r.Gres {
+		if x.Name == "gpu" {
+			perNode += x.Count
+		}
+	}
+	return max(g, perNode*int64(max(r.MinNodes, 1)))
+}
+
+// Inspect renders what squeue, sprio -l and sshare -al would print at
+// now.
+func (c *Core) Inspect(now int64) Inspection {
+	t := c.at(now)
+	in := Inspection{T: now, Squeue: c.squeue(t)}
+	var jobs []*priority.Job
+	for _, id := range sortedJobIDs(c.pending) {
+		pj := &priority.Job{}
+		c.fillPriorityJob(c.pending[id], pj)
+		jobs = append(jobs, pj)
+	}
+	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
+	rows := priority.SprioRows(&c.calc, jobs, t)
+	var err error
+	if in.Sprio, err = priority.FormatSprio(&c.pcfg, rows, priority.SprioOptions{Long: true}); err != nil {
+		in.Sprio = "sprio: error: " + err.Error() + "\n"
+	}
+	if in.Sshare, err = priority.FormatSshare(c.tree, &c.pcfg, priority.SshareOptions{All: true, Long: true, Cluster: c.conf.ClusterName}); err != nil {
+		in.Sshare = "sshare: error: " + err.Error() + "\n"
+	}
+	return in
+}
+
+// squeue renders squeue's default format (%.18i %.9P %.8j %.8u %.2t
+// %.10M %.6D %R) for the pending and running jobs, sorted by partition,
+// state and descending priority as squeue does by default.
+func (c *Core) squeue(t time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%18s %9s %8s %8s %2s %10s %6s %s\n", "JOBID", "PARTITION", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)")
+	var jobs []*sched.Job
+	for _, j := range c.st.Jobs() {
+		if b := j.State.Base(); b == sched.JobPending || b == sched.JobRunning {
+			jobs = append(jobs, j)
+		}
+	}
+	slices.SortStableFunc(jobs, func(x, y *sched.Job) int {
+		if px, py := c.partName(x), c.partName(y); px != py {
+			return strings.Compare(px, py)
+		}
+		if x.State.Base() != y.State.Base() {
+			return int(y.State.Base()) - int(x.State.Base()) // running (R) before pending (PD)
+		}
+		if x.Priority != y.Priority {
+			if x.Priority > y.Priority {
+				return -1
+			}
+			return 1
+		}
+		return int(x.ID) - int(y.ID)
+	})
+	for _, j := range jobs {
+		st, elapsed, nodes, where := "PD", "0:00", max(int(j.Req.MinNodes), 1), "("+string(j.Reason)+")"
+		if j.State.Base() == sched.JobRunning {
+			st, elapsed, nodes = "R", elapsedString(t.Sub(j.StartTime)), len(j.Alloc.Nodes)
+			where = compressNames(c.st.Cluster.NodeNames(j.Alloc.Nodes))
+		}
+		fmt.Fprintf(&b, "%18d %9s %8s %8s %2s %10s %6d %s\n", j.ID, trunc(c.partName(j), 9), trunc(j.Req.Name, 8), trunc(j.User, 8), st, elapsed, nodes, where)
+	}
+	return b.String()
+}
+
+func (c *Core) partName(j *sched.Job) string {
+	p := j.Partition
+	if p < 0 && len(j.Partitions) > 0 {
+		p = j.Partitions[0]
+	}
+	if p < 0 {
+		return ""
+	}
+	return c.st.Cluster.Partitions[p].Name
+}
+
+func trunc(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// elapsedString is squeue's TIME column: 0:00, 1:23, 1:02:03, 1-02:03:04.
+func elapsedString(d time.Duration) string {
+	s := int64(math.Max(0, d.Seconds()))
+	days, h, m, sec := s/86400, s/3600%24, s/60%60, s%60
+	switch {
+	case days > 0:
+		return fmt.Sprintf("%d-%02d:%02d:%02d", days, h, m, sec)
+	case h > 0:
+		return fmt.Sprintf("%d:%02d:%02d", h, m, sec)
+	}
+	return fmt.Sprintf("%d:%02d", m, sec)
+}

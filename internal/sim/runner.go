@@ -1,0 +1,65 @@
+package sim
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Setup is one policy to simulate: a slurm.conf and a sacctmgr script.
+// An empty Conf means a cluster synthesised from the trace (an SWF
+// header's MaxProcs); empty Accounts means accounts generated from the
+// trace's users with equal shares.
+type Setup struct {
+	Name     string
+	Conf     string
+	Accounts string
+}
+
+// Label returns the setup's display name: Name, else the configuration's
+// file name without extension, else "default".
+func (s Setup) Label() string {
+	switch {
+	case s.Name != "":
+		return s.Name
+	case s.Conf != "":
+		return strings.TrimSuffix(filepath.Base(s.Conf), filepath.Ext(s.Conf))
+	}
+	return "default"
+}
+
+// Options are the parts of a simulation shared by every policy.
+type Options struct {
+	Trace *Trace
+	// From and To bound the submit times replayed (seconds from the
+	// trace's start; To 0 = no bound).
+	From, To int64
+	// Inspect are the --inspect times (seconds from the trace's start).
+	Inspect []int64
+	// Progress reports jobs finished so far.
+	Progress func(done, total int)
+}
+
+// Simulate replays the trace under one policy through the scheduler core
+// and returns its metrics.
+func Simulate(setup Setup, opt Options) (Run, error) {
+	if opt.Trace == nil || len(opt.Trace.Jobs) == 0 {
+		return Run{}, ErrNoJobs
+	}
+	core, err := NewCore(setup, opt.Trace)
+	if err != nil {
+		return Run{}, fmt.Errorf("policy %s: %w", setup.Label(), err)
+	}
+	run := Run{Name: setup.Label(), Conf: setup.Conf, Accounts: setup.Accounts, Scheduler: core.Describe(), Capacity: core.Capacity()}
+	cfg := core.EngineConfig()
+	cfg.From, cfg.To, cfg.Inspect, cfg.Progress = opt.From, opt.To, opt.Inspect, opt.Progress
+	cfg.OnInspect = func(now int64) { run.Inspections = append(run.Inspections, core.Inspect(now)) }
+	eng := NewEngine(cfg, core, opt.Trace.Jobs)
+	results, samples, err := eng.Run()
+	if err != nil {
+		return Run{}, err
+	}
+	run.Engine = eng.Stats()
+	run.Metrics = Compute(results, samples, run.Capacity, core.NormShares(), run.Engine.Preemptions)
+	return run, nil
+}
