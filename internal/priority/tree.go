@@ -42,6 +42,9 @@ type Assoc struct {
 	// UsageTRES is the decayed per-TRES usage in TRES-seconds
 	// (usage_tres_raw; sshare GrpTRESRaw prints it in minutes).
 	UsageTRES map[string]float64
+	// UsedWall is the decayed wall-clock seconds of its jobs
+	// (grp_used_wall, checked against GrpWall).
+	UsedWall float64
 	// GrpTRESMins is the association's GrpTRESMins limit (sshare column).
 	GrpTRESMins map[string]int64
 	// TRESRunMins is the remaining TRES-minutes of its running jobs,
@@ -93,8 +96,10 @@ type QOSUsage struct {
 	UsageFactor float64
 	// NoDecay is QOS Flags=NoDecay: its usage is neither decayed nor
 	// charged decayed increments.
-	NoDecay   bool
-	UsageRaw  float64
+	NoDecay  bool
+	UsageRaw float64
+	// UsedWall is the decayed wall-clock seconds (grp_used_wall).
+	UsedWall  float64
 	UsageTRES map[string]float64
 }
 
@@ -312,13 +317,13 @@ func (t *Tree) CopyUsageFrom(old *Tree) {
 	for i := range old.Assocs {
 		o := &old.Assocs[i]
 		if j, ok := t.byKey[assocKey{o.Account, o.User, o.Partition}]; ok {
-			t.Assocs[j].UsageRaw = o.UsageRaw
+			t.Assocs[j].UsageRaw, t.Assocs[j].UsedWall = o.UsageRaw, o.UsedWall
 			t.Assocs[j].UsageTRES = maps.Clone(o.UsageTRES)
 		}
 	}
 	for name, oq := range old.QOS {
 		if q := t.QOS[name]; q != nil {
-			q.UsageRaw, q.UsageTRES = oq.UsageRaw, maps.Clone(oq.UsageTRES)
+			q.UsageRaw, q.UsedWall, q.UsageTRES = oq.UsageRaw, oq.UsedWall, maps.Clone(oq.UsageTRES)
 		}
 	}
 }

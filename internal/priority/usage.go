@@ -37,6 +37,7 @@ func (t *Tree) Decay(cfg *Config, seconds float64) {
 	for i := range t.Assocs {
 		a := &t.Assocs[i]
 		a.UsageRaw = decayed(a.UsageRaw, f)
+		a.UsedWall = decayed(a.UsedWall, f)
 		for k, v := range a.UsageTRES {
 			a.UsageTRES[k] = decayed(v, f)
 		}
@@ -46,6 +47,7 @@ func (t *Tree) Decay(cfg *Config, seconds float64) {
 			continue
 		}
 		q.UsageRaw = decayed(q.UsageRaw, f)
+		q.UsedWall = decayed(q.UsedWall, f)
 		for k, v := range q.UsageTRES {
 			q.UsageTRES[k] = decayed(v, f)
 		}
@@ -68,6 +70,7 @@ func decayed(v, f float64) float64 {
 // the QOS UsageFactor) and to its partition QOS. Like Slurm's
 // _apply_new_usage, the run time is itself decayed within the interval:
 // increment = run * D^run * billing (a NoDecay QOS gets run * billing).
+// The decayed run time also accrues to UsedWall (grp_used_wall).
 // Intervals shorter than one second charge nothing.
 func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 	if j.Start.After(from) {
@@ -91,6 +94,7 @@ func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 		for i := j.Assoc; i >= 0; i = t.Assocs[i].Parent {
 			a := &t.Assocs[i]
 			a.UsageRaw += runDecay * j.Billing * factor
+			a.UsedWall += runDecay
 			a.UsageTRES = addTRES(a.UsageTRES, j.Alloc, runDecay*factor)
 		}
 	}
@@ -108,6 +112,7 @@ func chargeQOS(q *QOSUsage, j *RunningJob, run, runDecay, factor float64) {
 		amount = run
 	}
 	q.UsageRaw += amount * j.Billing * factor
+	q.UsedWall += amount
 	q.UsageTRES = addTRES(q.UsageTRES, j.Alloc, amount*factor)
 }
 
@@ -128,11 +133,11 @@ func addTRES(m map[string]float64, alloc map[string]int64, mult float64) map[str
 // (PriorityUsageResetPeriod).
 func (t *Tree) ResetUsage() {
 	for i := range t.Assocs {
-		t.Assocs[i].UsageRaw = 0
+		t.Assocs[i].UsageRaw, t.Assocs[i].UsedWall = 0, 0
 		clear(t.Assocs[i].UsageTRES)
 	}
 	for _, q := range t.QOS {
-		q.UsageRaw = 0
+		q.UsageRaw, q.UsedWall = 0, 0
 		clear(q.UsageTRES)
 	}
 }

@@ -76,6 +76,9 @@ func TestChargeDecaysWithinInterval(t *testing.T) {
 			t.Errorf("assoc %d usage %v, want %v", i, got, want)
 		}
 	}
+	if got := tr.Assocs[u].UsedWall; !near(got, runDecay) {
+		t.Errorf("used wall %v, want %v", got, runDecay)
+	}
 	if got := tr.Assocs[u].UsageTRES["gres/gpu"]; !near(got, runDecay*0.5) {
 		t.Errorf("gpu usage %v, want %v", got, runDecay*0.5)
 	}
