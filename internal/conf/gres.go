@@ -1,7 +1,9 @@
 package conf
 
 import (
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/sluice-hpc/sluice/internal/hostlist"
@@ -63,6 +65,56 @@ func (p *parser) loadGres(path string) {
 		}
 	}
 	p.cfg.Gres = g
+	p.checkGresCounts(g)
+}
+
+// checkGresCounts compares, node by node, the count of each GRES name that
+// gres.conf describes with the node's Gres= in slurm.conf. slurmd reports
+// what gres.conf finds and slurmctld drains a node that has fewer than
+// configured, so a mismatch is worth a warning before it happens.
+func (p *parser) checkGresCounts(g *GresConf) {
+	type key struct{ node, name string }
+	have := map[key]int64{}
+	where := map[key]Pos{}
+	for _, l := range g.Lines {
+		nodes := l.Nodes
+		if nodes == nil {
+			nodes = p.cfg.NodeNames()
+		}
+		for _, n := range nodes {
+			k := key{n, l.Name}
+			have[k] += l.Count
+			if _, ok := where[k]; !ok {
+				where[k] = l.Pos
+			}
+		}
+	}
+	reported := map[string]bool{}
+	for _, n := range p.cfg.Nodes {
+		for _, name := range gresNames(n) {
+			k := key{n.Name, name}
+			got, ok := have[k]
+			if !ok || reported[name] {
+				continue
+			}
+			if want := n.GresCount(name, ""); got != want {
+				reported[name] = true
+				p.warns = append(p.warns, Warning{Pos: where[k], Key: "Name=" + name,
+					Msg: fmt.Sprintf("gres.conf gives node %s %d %s, slurm.conf Gres= says %d", n.Name, got, name, want)})
+			}
+		}
+	}
+}
+
+// gresNames lists a node's GRES names once each.
+func gresNames(n *Node) []string {
+	var out []string
+	for _, g := range n.Gres {
+		if !slices.Contains(out, g.Name) {
+			out = append(out, g.Name)
+		}
+	}
+	return out
 }
 
 func (p *parser) gresFile(name string, data []byte) *GresConf {

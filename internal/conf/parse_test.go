@@ -462,3 +462,32 @@ func TestNodeAddresses(t *testing.T) {
 		t.Errorf("NodeAddr defaults to NodeHostname: %+v", n)
 	}
 }
+
+// TestGresConfCounts: gres.conf counts that disagree with a node's Gres=
+// are reported once per GRES name, at the gres.conf line.
+func TestGresConfCounts(t *testing.T) {
+	dir := t.TempDir()
+	slurm := filepath.Join(dir, "slurm.conf")
+	writeFile(t, slurm, minimal+"GresTypes=gpu\n"+gpuNodes("g", 4, 4, "a100")+"PartitionName=p Nodes=ALL\n")
+	writeFile(t, filepath.Join(dir, "gres.conf"), "NodeName=g[1-2] Name=gpu Type=a100 File=/dev/nvidia[0-3]\nNodeName=g[3-4] Name=gpu Count=2\n")
+	c, w, err := Load(slurm)
+	if err != nil || c.Gres == nil {
+		t.Fatal(err)
+	}
+	if !hasWarning(w, "gres.conf:2: Name=gpu: gres.conf gives node g3 2 gpu, slurm.conf Gres= says 4") || hasWarning(w, "node g1") {
+		t.Errorf("warnings = %v", w)
+	}
+	writeFile(t, filepath.Join(dir, "gres.conf"), "Name=mps Count=100\n")
+	_, _, err = Load(slurm)
+	if err == nil || !strings.Contains(err.Error(), `gres.conf:1: Name: GRES "mps" is not listed in slurm.conf GresTypes`) {
+		t.Errorf("mps not in GresTypes: %v", err)
+	}
+}
+
+// writeFile writes a test file or fails the test.
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
