@@ -215,3 +215,21 @@ func TestDepthOblivious(t *testing.T) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
+
+// Ties are exact floating equality, as in Slurm: in expect test24.4 uD2
+// (40/170 ÷ 20/110) and uD3 (50/170 ÷ 25/110) are equal on paper but not
+// in floating point, so they get different ranks.
+func TestFairTreeTiesAreExact(t *testing.T) {
+	tr := buildTree(t, account("D", 1, user("uD1", 80), user("uD2", 40), user("uD3", 50)))
+	for u, use := range map[string]float64{"uD1": 65, "uD2": 20, "uD3": 25} {
+		i, _ := tr.Lookup("D", u)
+		addUsage(tr, i, use)
+	}
+	cfg := DefaultConfig()
+	tr.Recompute(&cfg)
+	d2, d3 := assocOf(t, tr, "D", "uD2"), assocOf(t, tr, "D", "uD3")
+	t.Logf("uD2 LevelFS %.17g FairShare %f; uD3 LevelFS %.17g FairShare %f", d2.LevelFS, d2.FairShare, d3.LevelFS, d3.FairShare)
+	if d2.LevelFS == d3.LevelFS || d2.FairShare == d3.FairShare {
+		t.Errorf("uD2 and uD3 tied; Slurm ranks them apart")
+	}
+}
