@@ -75,6 +75,9 @@ func printConfSummary(w io.Writer, c *conf.Config, warns []conf.Warning) {
 		c.Priority.Type, c.SchedulerType, c.SelectTypeParameters)
 	fmt.Fprintf(w, "PreemptType=%s PreemptMode=%s\n", c.Preempt.Type, c.Preempt.Mode)
 	fmt.Fprintf(w, "AccountingStorageType=%s AccountingStorageLoc=%s\n", c.Accounting.StorageType, redactDSN(c.Accounting.Loc))
+	if c.Gres != nil {
+		fmt.Fprintf(w, "GresConf=%s Lines=%d\n", c.Gres.Path, len(c.Gres.Lines))
+	}
 	fmt.Fprintf(w, "TRES=%s\n", c.TotalTRES())
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

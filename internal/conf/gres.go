@@ -11,6 +11,8 @@ import (
 
 // GresConf is a parsed gres.conf (gres.conf(5)).
 type GresConf struct {
+	// Path is the file it was read from.
+	Path string
 	// AutoDetect is the global AutoDetect value ("" when unset; off, nvml,
 	// rsmi, nrt, oneapi, nvidia).
 	AutoDetect string
@@ -121,7 +123,7 @@ func (p *parser) gresFile(name string, data []byte) *GresConf {
 	if _, ok := p.fileOrder[name]; !ok {
 		p.fileOrder[name] = len(p.fileOrder)
 	}
-	g := &GresConf{}
+	g := &GresConf{Path: name}
 	for _, st := range lex(name, data, p.addErr) {
 		if st.Include != "" {
 			p.errorf(st.Pos, "Include", "not supported in gres.conf")
