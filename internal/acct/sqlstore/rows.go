@@ -7,141 +7,169 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
 )
 
 // table describes how one kind of record maps to a table: its columns
-// (the first is the key) and how to turn the state into rows.
+// (the first is the key), the records of a state by key, and how one
+// record becomes a row.
 type table struct {
-	name string
-	cols []string
-	rows func(st *acct.State) (map[string][]any, error)
+	name   string
+	cols   []string
+	items  func(st *acct.State) map[string]any
+	encode func(v any) ([]any, error)
 }
 
 var tables = []table{
-	{"clusters", []string{"name"}, clusterRows},
-	{"accounts", []string{"name", "parent", "description", "organization"}, accountRows},
-	{"users", []string{"name", "default_account", "admin_level"}, userRows},
-	{"qos", []string{"id", "name", "priority", "attrs"}, qosRows},
-	{"assocs", []string{"id", "cluster", "account", "username", "partition_name", "parent_id", "shares", "qos", "default_qos", "priority", "limits"}, assocRows},
-	{"tres", []string{"id", "type", "name"}, tresRows},
-	{"meta", []string{"name", "value"}, metaRows},
+	{"clusters", []string{"name"}, clusterItems, func(v any) ([]any, error) {
+		return []any{v.(*acct.Cluster).Name}, nil
+	}},
+	{"accounts", []string{"name", "parent", "description", "organization"}, accountItems, func(v any) ([]any, error) {
+		a := v.(*acct.Account)
+		return []any{a.Name, a.Parent, a.Description, a.Organization}, nil
+	}},
+	{"users", []string{"name", "default_account", "admin_level"}, userItems, func(v any) ([]any, error) {
+		u := v.(*acct.User)
+		return []any{u.Name, u.DefaultAccount, int64(u.AdminLevel)}, nil
+	}},
+	{"qos", []string{"id", "name", "priority", "attrs"}, qosItems, encodeQOS},
+	{"assocs", []string{"id", "cluster", "account", "username", "partition_name", "parent_id", "shares", "qos", "default_qos", "priority", "limits"}, assocItems, encodeAssoc},
+	{"tres", []string{"id", "type", "name"}, tresItems, func(v any) ([]any, error) {
+		t := v.(*acct.TRESRecord)
+		return []any{t.ID, t.Type, t.Name}, nil
+	}},
+	{"meta", []string{"name", "value"}, metaItems, func(v any) ([]any, error) { return v.([]any), nil }},
 }
 
-func clusterRows(st *acct.State) (map[string][]any, error) {
-	out := map[string][]any{}
-	for n := range st.Clusters {
-		out[n] = []any{n}
+func clusterItems(st *acct.State) map[string]any {
+	out := make(map[string]any, len(st.Clusters))
+	for n, c := range st.Clusters {
+		out[n] = c
 	}
-	return out, nil
+	return out
 }
 
-func accountRows(st *acct.State) (map[string][]any, error) {
-	out := map[string][]any{}
+func accountItems(st *acct.State) map[string]any {
+	out := make(map[string]any, len(st.Accounts))
 	for n, a := range st.Accounts {
-		out[n] = []any{n, a.Parent, a.Description, a.Organization}
+		out[n] = a
 	}
-	return out, nil
+	return out
 }
 
-func userRows(st *acct.State) (map[string][]any, error) {
-	out := map[string][]any{}
+func userItems(st *acct.State) map[string]any {
+	out := make(map[string]any, len(st.Users))
 	for n, u := range st.Users {
-		out[n] = []any{n, u.DefaultAccount, int64(u.AdminLevel)}
+		out[n] = u
 	}
-	return out, nil
+	return out
 }
 
-func qosRows(st *acct.State) (map[string][]any, error) {
-	out := map[string][]any{}
+func qosItems(st *acct.State) map[string]any {
+	out := make(map[string]any, len(st.QOS))
 	for _, q := range st.QOS {
-		attrs, err := json.Marshal(q)
-		if err != nil {
-			return nil, fmt.Errorf("encode QOS %s: %w", q.Name, err)
-		}
-		out[fmt.Sprint(q.ID)] = []any{q.ID, q.Name, q.Priority, string(attrs)}
+		out[strconv.FormatInt(q.ID, 10)] = q
 	}
-	return out, nil
+	return out
 }
 
-func assocRows(st *acct.State) (map[string][]any, error) {
-	out := map[string][]any{}
+func assocItems(st *acct.State) map[string]any {
+	out := make(map[string]any, len(st.Assocs))
 	for id, a := range st.Assocs {
-		limits, err := json.Marshal(a.AssocLimits)
-		if err != nil {
-			return nil, fmt.Errorf("encode association %d: %w", id, err)
-		}
-		var qos any // NULL: inherit from the parent
-		if a.QOS != nil {
-			qos = strings.Join(a.QOS, ",")
-		}
-		out[fmt.Sprint(id)] = []any{id, a.Cluster, a.Account, a.User, a.Partition, a.ParentID, a.Shares,
-			qos, a.DefaultQOS, int64(a.Priority), string(limits)}
+		out[strconv.FormatInt(id, 10)] = a
 	}
-	return out, nil
+	return out
 }
 
-func tresRows(st *acct.State) (map[string][]any, error) {
-	out := map[string][]any{}
+func tresItems(st *acct.State) map[string]any {
+	out := make(map[string]any, len(st.TRES))
 	for _, t := range st.TRES {
-		out[fmt.Sprint(t.ID)] = []any{t.ID, t.Type, t.Name}
+		out[strconv.FormatInt(t.ID, 10)] = t
 	}
-	return out, nil
+	return out
 }
 
-func metaRows(st *acct.State) (map[string][]any, error) {
-	return map[string][]any{
-		"last_assoc_id": {"last_assoc_id", st.LastAssocID},
-		"last_qos_id":   {"last_qos_id", st.LastQOSID},
-	}, nil
+func metaItems(st *acct.State) map[string]any {
+	return map[string]any{
+		"last_assoc_id": []any{"last_assoc_id", st.LastAssocID},
+		"last_qos_id":   []any{"last_qos_id", st.LastQOSID},
+	}
+}
+
+func encodeQOS(v any) ([]any, error) {
+	q := v.(*acct.QOS)
+	attrs, err := json.Marshal(q)
+	if err != nil {
+		return nil, fmt.Errorf("encode QOS %s: %w", q.Name, err)
+	}
+	return []any{q.ID, q.Name, q.Priority, string(attrs)}, nil
+}
+
+func encodeAssoc(v any) ([]any, error) {
+	a := v.(*acct.Association)
+	limits, err := json.Marshal(a.AssocLimits)
+	if err != nil {
+		return nil, fmt.Errorf("encode association %d: %w", a.ID, err)
+	}
+	var qos any // NULL: inherit from the parent
+	if a.QOS != nil {
+		qos = strings.Join(a.QOS, ",")
+	}
+	return []any{a.ID, a.Cluster, a.Account, a.User, a.Partition, a.ParentID, a.Shares,
+		qos, a.DefaultQOS, int64(a.Priority), string(limits)}, nil
 }
 
 // writeDiff writes what changed from old to cur: deleted and changed rows
 // are deleted first, then new and changed rows inserted, so unique keys
-// never collide mid-way.
+// never collide mid-way. Records are compared before encoding, so an
+// update costs in proportion to what changed.
 func (s *Store) writeDiff(ctx context.Context, tx *sql.Tx, old, cur *acct.State) error {
 	for _, t := range tables {
-		before, err := t.rows(old)
-		if err != nil {
-			return err
-		}
-		after, err := t.rows(cur)
-		if err != nil {
-			return err
-		}
-		if err := s.writeTable(ctx, tx, t, before, after); err != nil {
+		if err := s.writeTable(ctx, tx, t, t.items(old), t.items(cur)); err != nil {
 			return fmt.Errorf("write %s: %w", t.name, err)
 		}
 	}
 	return nil
 }
 
-func (s *Store) writeTable(ctx context.Context, tx *sql.Tx, t table, before, after map[string][]any) error {
-	del := s.rebind(fmt.Sprintf("DELETE FROM %s WHERE %s = ?", t.name, t.cols[0]))
-	ins := s.rebind(fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.name, strings.Join(t.cols, ", "),
-		strings.TrimSuffix(strings.Repeat("?, ", len(t.cols)), ", ")))
+func (s *Store) writeTable(ctx context.Context, tx *sql.Tx, t table, before, after map[string]any) error {
 	var gone, put []string
-	for k, row := range before {
-		if nr, ok := after[k]; !ok || !reflect.DeepEqual(nr, row) {
+	for k, v := range before {
+		if nv, ok := after[k]; !ok || !reflect.DeepEqual(nv, v) {
 			gone = append(gone, k)
 		}
 	}
-	for k, row := range after {
-		if or, ok := before[k]; !ok || !reflect.DeepEqual(or, row) {
+	for k, v := range after {
+		if ov, ok := before[k]; !ok || !reflect.DeepEqual(ov, v) {
 			put = append(put, k)
 		}
 	}
+	if len(gone) == 0 && len(put) == 0 {
+		return nil
+	}
 	sort.Strings(gone)
 	sort.Strings(put)
+	del := s.rebind(fmt.Sprintf("DELETE FROM %s WHERE %s = ?", t.name, t.cols[0]))
 	for _, k := range gone {
-		if _, err := tx.ExecContext(ctx, del, before[k][0]); err != nil {
+		row, err := t.encode(before[k])
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, del, row[0]); err != nil {
 			return err
 		}
 	}
+	ins := s.rebind(fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s)", t.name, strings.Join(t.cols, ", "),
+		strings.TrimSuffix(strings.Repeat("?, ", len(t.cols)), ", ")))
 	for _, k := range put {
-		if _, err := tx.ExecContext(ctx, ins, after[k]...); err != nil {
+		row, err := t.encode(after[k])
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, ins, row...); err != nil {
 			return err
 		}
 	}

@@ -107,7 +107,8 @@ type session struct {
 
 func newSession(t *testing.T, s acct.Store, cluster string) *session {
 	return &session{t: t, store: s, env: acct.RunEnv{ExecEnv: acct.ExecEnv{
-		Actor: acct.Actor{Name: "root"}, DefaultCluster: cluster, ReadFile: os.ReadFile}}}
+		Actor: acct.Actor{Name: "root"}, DefaultCluster: cluster, ReadFile: os.ReadFile},
+		WriteFile: func(name string, data []byte) error { return os.WriteFile(name, data, 0o644) }}}
 }
 
 func (s *session) try(line string) (string, error) {
