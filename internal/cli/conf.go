@@ -73,7 +73,7 @@ func printConfSummary(w io.Writer, c *conf.Config, warns []conf.Warning) {
 	fmt.Fprintf(w, "Nodes=%d Partitions=%d DefaultPartition=%s\n", len(c.Nodes), len(c.Partitions), orNone(c.DefaultPartition))
 	fmt.Fprintf(w, "PriorityType=%s SchedulerType=%s SelectTypeParameters=%s\n",
 		c.Priority.Type, c.SchedulerType, c.SelectTypeParameters)
-	fmt.Fprintf(w, "PreemptType=%s PreemptMode=%s\n", c.Preempt.Type, c.Preempt.Mode)
+	fmt.Fprintf(w, "PreemptType=%s PreemptMode=%s PreemptExemptTime=%s\n", c.Preempt.Type, c.Preempt.Mode, duration.Format(c.Preempt.ExemptTime))
 	fmt.Fprintf(w, "AccountingStorageType=%s AccountingStorageLoc=%s\n", c.Accounting.StorageType, redactDSN(c.Accounting.Loc))
 	if c.Gres != nil {
 		fmt.Fprintf(w, "GresConf=%s Lines=%d\n", c.Gres.Path, len(c.Gres.Lines))

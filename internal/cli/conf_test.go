@@ -87,3 +87,30 @@ func TestConfCheckDefaultFile(t *testing.T) {
 		t.Errorf("lint: exit %d %q", code, errs)
 	}
 }
+
+// TestConfCheckGolden pins the whole `sluice conf check` output for the
+// shipped examples. Regenerate with SLUICE_UPDATE_GOLDEN=1 go test ./internal/cli -run ConfCheckGolden.
+func TestConfCheckGolden(t *testing.T) {
+	for _, name := range []string{"gpu-cluster", "quickstart", "queue-design"} {
+		code, out, errs := runConfCmd(t, nil, "check", "../../examples/"+name+"/slurm.conf")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, errs)
+		}
+		golden := filepath.Join("testdata", "conf-check-"+name+".golden")
+		if os.Getenv("SLUICE_UPDATE_GOLDEN") != "" {
+			if err := os.MkdirAll("testdata", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run with SLUICE_UPDATE_GOLDEN=1 to create)", err)
+		}
+		if out != string(want) {
+			t.Errorf("%s: output differs from %s\n--- got\n%s--- want\n%s", name, golden, out, want)
+		}
+	}
+}
