@@ -20,15 +20,34 @@ func parseWeights(v string) (tres.Weights, error) {
 	return tres.ParseWeights(v)
 }
 
-// Node returns the node with that name, or nil.
-func (c *Config) Node(name string) *Node { return c.nodeIndex[name] }
+// Node returns the node with that name, or nil. A Config built as a
+// literal (in tests) has no index and is searched linearly.
+func (c *Config) Node(name string) *Node {
+	if c.nodeIndex != nil {
+		return c.nodeIndex[name]
+	}
+	for _, n := range c.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return nil
+}
 
 // Partition returns the partition with that name, or nil.
 func (c *Config) Partition(name string) *Partition {
 	if name == "" {
 		return nil
 	}
-	return c.partIndex[name]
+	if c.partIndex != nil {
+		return c.partIndex[name]
+	}
+	for _, p := range c.Partitions {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
 }
 
 // Default returns the default partition, or nil when none is marked.
@@ -96,7 +115,7 @@ func (c *Config) TotalTRES() tres.Vector {
 func (c *Config) PartitionTRES(p *Partition) tres.Vector {
 	nodes := make([]*Node, 0, len(p.Nodes))
 	for _, name := range p.Nodes {
-		if n := c.nodeIndex[name]; n != nil {
+		if n := c.Node(name); n != nil {
 			nodes = append(nodes, n)
 		}
 	}

@@ -491,3 +491,15 @@ func writeFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLiteralConfig: helpers work on a Config built as a literal, as other
+// packages' tests do.
+func TestLiteralConfig(t *testing.T) {
+	c := &Config{
+		Nodes:      []*Node{{Name: "a", CPUs: 4, RealMemory: 100, Gres: []GresSpec{{Name: "gpu", Type: "a100", Count: 2}}}},
+		Partitions: []*Partition{{Name: "p", Nodes: []string{"a"}}},
+	}
+	if c.Node("a") == nil || c.Partition("p") == nil || c.PartitionTRES(c.Partition("p")).String() != "cpu=4,mem=100M,node=1,billing=4,gres/gpu=2,gres/gpu:a100=2" {
+		t.Errorf("literal config: node %v partition %v TRES %s", c.Node("a"), c.Partition("p"), c.PartitionTRES(c.Partitions[0]))
+	}
+}

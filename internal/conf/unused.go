@@ -9,7 +9,7 @@ var knownUnusedKeys = []string{
 	"AcctGatherNodeFreq", "AcctGatherProfileType", "AllowSpecResourcesUsage", "AuthAltParameters",
 	"AuthAltTypes", "AuthInfo", "AuthType", "BackupAddr", "BatchStartTimeout", "BcastExclude",
 	"BcastParameters", "BurstBufferType", "CacheGroups", "CertgenParameters", "CertgenType",
-	"CertmgrParameters", "CertmgrType", "CheckpointType", "ChosLoc", "CliFilterPlugins",
+	"CertmgrParameters", "CertmgrType", "CheckpointType", "ChosLoc", "CliFilterParameters", "CliFilterPlugins",
 	"ClusterCheckIntervalSecs", "CommunicationParameters", "CompleteWait", "CoreSpecPlugin",
 	"CpuFreqDef", "CpuFreqGovernors", "CredType", "CryptoType", "DataParserParameters",
 	"DebugFlags", "DefaultStorageHost", "DefaultStorageLoc", "DefaultStoragePass",
