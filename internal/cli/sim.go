@@ -43,16 +43,17 @@ and reports waits, slowdowns, utilization and delivered fair-share.
   --inspect T            print squeue, sprio -l and sshare -al at T (repeatable)
   --report FILE          write a self-contained HTML report
   --json FILE            write the metrics as JSON ("-" = stdout)
+  --jobs-out FILE        write every job's simulated start and end as JSONL
   --jobs N               policies simulated in parallel (default: CPU count)
   -q, --quiet            no summary on stdout
 `
 
 type simFlags struct {
-	trace, format, userMap, report, jsonOut string
-	confs, accounts, inspect                []string
-	from, to                                string
-	compare, quiet, help                    bool
-	parallel                                int
+	trace, format, userMap, report, jsonOut, jobsOut string
+	confs, accounts, inspect                         []string
+	from, to                                         string
+	compare, quiet, help                             bool
+	parallel                                         int
 }
 
 func parseSimFlags(args []string) (*simFlags, []string, error) {
@@ -70,6 +71,7 @@ func parseSimFlags(args []string) (*simFlags, []string, error) {
 	fs.StringArrayVar(&f.inspect, "inspect", nil, "")
 	fs.StringVar(&f.report, "report", "", "")
 	fs.StringVar(&f.jsonOut, "json", "", "")
+	fs.StringVar(&f.jobsOut, "jobs-out", "", "")
 	fs.IntVar(&f.parallel, "jobs", runtime.GOMAXPROCS(0), "")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "")
 	fs.BoolVarP(&f.help, "help", "h", false, "")
@@ -311,6 +313,11 @@ func simOutputs(env *Env, f *simFlags, tr *sim.Trace, runs []sim.Run, opt sim.Op
 			return Errorf(env, "sim", "%v", err)
 		}
 	}
+	if f.jobsOut != "" {
+		if err := writeOut(env, f.jobsOut, jobsJSONL(runs)); err != nil {
+			return Errorf(env, "sim", "%v", err)
+		}
+	}
 	if f.report != "" {
 		var buf bytes.Buffer
 		in := sim.ReportInput{Title: "Sluice simulation: " + filepath.Base(f.trace), TraceName: filepath.Base(f.trace), Trace: tr, Runs: runs}
@@ -322,6 +329,22 @@ func simOutputs(env *Env, f *simFlags, tr *sim.Trace, runs []sim.Run, opt sim.Op
 		}
 	}
 	return 0
+}
+
+// jobsJSONL renders every policy's per-job results, one JSON object per
+// line with the policy's name.
+func jobsJSONL(runs []sim.Run) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for _, r := range runs {
+		for _, j := range r.Jobs {
+			_ = enc.Encode(struct {
+				Policy string `json:"policy"`
+				sim.JobResult
+			}{r.Name, j})
+		}
+	}
+	return buf.Bytes()
 }
 
 func writeOut(env *Env, path string, b []byte) error {

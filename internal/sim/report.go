@@ -26,6 +26,9 @@ type Run struct {
 	Inspections []Inspection `json:"inspections,omitempty"`
 	// Capacity is the cluster's size.
 	Capacity Capacity `json:"capacity"`
+	// Jobs are the per-job results (written by --jobs-out, not in the JSON
+	// metrics).
+	Jobs []JobResult `json:"-"`
 }
 
 // Inspection is what squeue, sprio -l and sshare -al print at time T.

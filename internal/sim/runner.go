@@ -60,6 +60,7 @@ func Simulate(setup Setup, opt Options) (Run, error) {
 		return Run{}, err
 	}
 	run.Engine = eng.Stats()
+	run.Jobs = results
 	run.Metrics = Compute(results, samples, run.Capacity, core.NormShares(), run.Engine.Preemptions)
 	return run, nil
 }

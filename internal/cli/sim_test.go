@@ -1,0 +1,254 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// examples is the repository's examples/traces folder.
+const examples = "../../examples/traces/"
+
+// simRun runs `sluice sim args...` in-process and returns stdout.
+func simRun(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Cwd: "."}
+	if code := runSim(context.Background(), env, args); code != 0 {
+		t.Fatalf("sluice sim %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+	}
+	return out.String()
+}
+
+type jobLine struct {
+	Policy string `json:"policy"`
+	ID     int64  `json:"id"`
+	Submit int64  `json:"submit"`
+	Start  int64  `json:"start"`
+	End    int64  `json:"end"`
+	State  string `json:"state"`
+	CPUs   int64  `json:"cpus"`
+}
+
+func readJobLines(t *testing.T, path string) []jobLine {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []jobLine
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var j jobLine
+		if err := json.Unmarshal([]byte(l), &j); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+// swfJob is one SWF record as the independent FCFS loop sees it.
+type swfJob struct {
+	id, submit, run, procs, limit int64
+}
+
+// readSWFForTest parses an SWF file with nothing from internal/sim: job
+// number, submit, run time, processors (requested, else allocated) and
+// requested time (else the run time); jobs that never ran are left out.
+func readSWFForTest(t *testing.T, path string) (jobs []swfJob, maxProcs int64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(gz)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "; MaxProcs:") {
+			maxProcs, _ = strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, "; MaxProcs:")), 10, 64)
+		}
+		if line == "" || line[0] == ';' {
+			continue
+		}
+		v := make([]int64, 18)
+		for i, x := range strings.Fields(line) {
+			v[i], _ = strconv.ParseInt(x, 10, 64)
+		}
+		procs := v[7]
+		if procs <= 0 {
+			procs = v[4]
+		}
+		if v[3] < 0 || procs <= 0 {
+			continue
+		}
+		limit := v[8]
+		if limit <= 0 {
+			limit = max(v[3], 1)
+		}
+		jobs = append(jobs, swfJob{id: v[0], submit: v[1], run: v[3], procs: procs, limit: limit})
+	}
+	sort.SliceStable(jobs, func(i, j int) bool {
+		if jobs[i].submit != jobs[j].submit {
+			return jobs[i].submit < jobs[j].submit
+		}
+		return jobs[i].id < jobs[j].id
+	})
+	return jobs, maxProcs
+}
+
+// fcfsStarts is the independent event loop: one pool of processors, jobs
+// start strictly in submit order as soon as the oldest waiting one fits;
+// at equal times ends are handled before submissions; runs are capped at
+// the time limit.
+func fcfsStarts(jobs []swfJob, procs int64) map[int64]int64 {
+	starts := map[int64]int64{}
+	type running struct{ end, procs int64 }
+	var run []running
+	free, next, t := procs, 0, int64(0)
+	var queue []swfJob
+	for next < len(jobs) || len(queue) > 0 {
+		// next event time: earliest end or submit
+		t = int64(1) << 62
+		for _, r := range run {
+			t = min(t, r.end)
+		}
+		if next < len(jobs) {
+			t = min(t, jobs[next].submit)
+		}
+		kept := run[:0]
+		for _, r := range run {
+			if r.end == t {
+				free += r.procs
+			} else {
+				kept = append(kept, r)
+			}
+		}
+		run = kept
+		for next < len(jobs) && jobs[next].submit == t {
+			if jobs[next].procs <= procs {
+				queue = append(queue, jobs[next])
+			}
+			next++
+		}
+		for len(queue) > 0 && queue[0].procs <= free {
+			j := queue[0]
+			queue = queue[1:]
+			free -= j.procs
+			starts[j.id] = t
+			run = append(run, running{end: t + min(j.run, j.limit), procs: j.procs})
+		}
+	}
+	return starts
+}
+
+// TestSimFCFSExactOnSDSC checks the issue's exactness criterion: FCFS
+// without backfill on one partition through `sluice sim` (the real
+// scheduler core) gives every one of the first 5,000 SDSC-SP2 jobs the
+// start time an independent event loop computes.
+func TestSimFCFSExactOnSDSC(t *testing.T) {
+	trace := examples + "sdsc-sp2-5k.swf.gz"
+	out := filepath.Join(t.TempDir(), "jobs.jsonl")
+	simRun(t, "--trace", trace, "--conf", examples+"sp2-128-fcfs.conf", "--jobs-out", out, "-q")
+	got := readJobLines(t, out)
+	jobs, procs := readSWFForTest(t, trace)
+	want := fcfsStarts(jobs, procs)
+	if len(got) != len(jobs) || len(want) != len(jobs) {
+		t.Fatalf("simulated %d jobs, trace has %d usable, loop started %d", len(got), len(jobs), len(want))
+	}
+	diff := 0
+	for _, j := range got {
+		if w, ok := want[j.ID]; !ok || w != j.Start {
+			if diff < 5 {
+				t.Errorf("job %d: sluice sim start %d, independent FCFS %d", j.ID, j.Start, w)
+			}
+			diff++
+		}
+	}
+	if diff > 0 {
+		t.Fatalf("%d of %d jobs start at a different time", diff, len(got))
+	}
+	t.Logf("%d jobs: identical start times", len(got))
+}
+
+// wallKeys matches the two wall-clock fields of the JSON output.
+var wallKeys = regexp.MustCompile(`"(wall_seconds|jobs_per_wall_second)": [0-9.e+-]+`)
+
+func TestSimJSONIsDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	args := func(out string) []string {
+		return []string{"--trace", examples + "kth-sp2-5k.swf.gz", "--to", "10d", "--json", out, "-q",
+			"--compare", examples + "sp2-100-fcfs.conf", examples + "sp2-100-backfill.conf"}
+	}
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	simRun(t, args(a)...)
+	simRun(t, args(b)...)
+	ja, _ := os.ReadFile(a)
+	jb, _ := os.ReadFile(b)
+	na, nb := wallKeys.ReplaceAll(ja, []byte(`"$1": 0`)), wallKeys.ReplaceAll(jb, []byte(`"$1": 0`))
+	if !bytes.Equal(na, nb) {
+		t.Error("two runs of the same inputs give different JSON (wall-clock fields aside)")
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(ja, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"jobs", "wall_seconds", "jobs_per_wall_second", "policies"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("JSON output lacks top-level key %q", k)
+		}
+	}
+	if p, _ := doc["policies"].([]any); len(p) != 2 {
+		t.Errorf("--compare with two confs gave %d policies", len(p))
+	}
+}
+
+func TestSimErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.swf")
+	os.WriteFile(empty, []byte("; MaxProcs: 4\nnot a job\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--trace is required"},
+		{[]string{"--trace", empty}, "no usable job"},
+		{[]string{"--trace", examples + "sdsc-sp2-5k.swf.gz", "--conf", "a.conf", "--conf", "b.conf", "--accounts", "1", "--accounts", "2", "--accounts", "3"}, "one --accounts"},
+		{[]string{"--trace", examples + "sdsc-sp2-5k.swf.gz", "--from", "yesterday"}, "--from"},
+		{[]string{"--trace", examples + "sdsc-sp2-5k.swf.gz", "extra"}, "unexpected argument"},
+	} {
+		var out, errb bytes.Buffer
+		env := &Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Cwd: "."}
+		if code := runSim(context.Background(), env, c.args); code != 1 || !strings.Contains(errb.String(), c.want) || !strings.HasPrefix(errb.String(), "sim: error: ") {
+			t.Errorf("sluice sim %q: exit %d, stderr %q; want exit 1 mentioning %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
+
+func TestParseSimTime(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		start int64
+		want  int64
+	}{{"3600", 0, 3600}, {"12h", 0, 43200}, {"30d", 0, 2592000}, {"90m", 0, 5400}, {"1998-04-26", 893466664, 893548800 - 893466664}} {
+		if got, err := parseSimTime(c.in, c.start); err != nil || got != c.want {
+			t.Errorf("parseSimTime(%q) = %d, %v; want %d", c.in, got, err, c.want)
+		}
+	}
+	if _, err := parseSimTime("2026-01-01", 0); err == nil {
+		t.Error("a date on a trace without a start time must be an error")
+	}
+}
