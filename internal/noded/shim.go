@@ -1,7 +1,6 @@
 package noded
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,30 +8,28 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // ShimCommandName is the hidden subcommand the agent runs the shim with:
-// `sluice noded-shim run JOBDIR` supervises a job, `sluice noded-shim exec`
-// is the shim's second stage that becomes the job.
+// `sluice noded-shim run JOBDIR` supervises one job.
 const ShimCommandName = "noded-shim"
 
-// ShimMain is the entry point of `sluice noded-shim`. The first stage
-// ("run") starts the second stage in a new process group, tells the agent
-// the pids on its standard output, waits for the job and records its wait
-// status; it enforces nothing, so it stays correct whatever happens to the
-// agent. The second stage ("exec") joins the job's cgroup, drops to the
-// job's user, opens the output files as that user (so permissions are the
-// user's, as with slurmstepd), changes directory and execs the script.
+// ShimMain is the entry point of `sluice noded-shim run JOBDIR`. The shim
+// opens the job's files with the job user's file-system identity (so the
+// user's permissions apply and the files are theirs, as with slurmstepd),
+// starts the job as that user in a new process group (and cgroup), tells the
+// agent the pids on its standard output, waits for the job and records its
+// wait status. It enforces nothing, so it stays correct whatever happens to
+// the agent.
 func ShimMain(args []string) int {
 	if len(args) == 2 && args[0] == "run" {
 		return shimRun(args[1])
-	}
-	if len(args) == 1 && args[0] == "exec" {
-		return shimExec()
 	}
 	fmt.Fprintln(os.Stderr, "usage: sluice noded-shim run JOBDIR (internal to sluice noded)")
 	return 2
@@ -41,41 +38,30 @@ func ShimMain(args []string) int {
 func shimRun(dir string) int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
 	var spec execSpec
-	specJSON, err := os.ReadFile(filepath.Join(dir, launchFile))
-	if err == nil {
-		err = json.Unmarshal(specJSON, &spec)
-	}
-	if err != nil {
+	if err := readJSON(filepath.Join(dir, launchFile), &spec); err != nil {
 		return shimFail(dir, -1, fmt.Sprintf("read launch spec: %v", err))
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return shimFail(dir, -1, fmt.Sprintf("find own executable: %v", err))
-	}
-	errR, errW, err := os.Pipe()
+	cmd, err := jobCommand(spec)
 	if err != nil {
 		return shimFail(dir, -1, err.Error())
 	}
-	cmd := exec.Command(self, ShimCommandName, "exec")
-	cmd.Stdin = bytes.NewReader(specJSON)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.ExtraFiles = []*os.File{errW}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	err = cmd.Start()
-	errW.Close()
+	// The shim ignores SIGHUP and SIGPIPE; ignored signals survive exec,
+	// and jobs must start with default dispositions.
+	signal.Reset(syscall.SIGHUP, syscall.SIGPIPE)
+	err = startJob(cmd, spec)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	for _, f := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
+		if c, ok := f.(io.Closer); ok {
+			c.Close()
+		}
+	}
 	if err != nil {
-		return shimFail(dir, -1, fmt.Sprintf("start job: %v", err))
+		return shimFail(dir, -1, err.Error())
 	}
 	pid := cmd.Process.Pid
 	st, _ := readProcStat(pid)
-	msg, _ := io.ReadAll(errR)
-	errR.Close()
-	if len(msg) > 0 {
-		cmd.Wait()
-		return shimFail(dir, waitStatus(cmd), string(msg))
-	}
-	self1, _ := readProcStat(os.Getpid())
-	pids := shimPids{ShimPID: os.Getpid(), ShimTick: self1.StartTick, PID: pid, PIDTick: st.StartTick}
+	self, _ := readProcStat(os.Getpid())
+	pids := shimPids{ShimPID: os.Getpid(), ShimTick: self.StartTick, PID: pid, PIDTick: st.StartTick}
 	if err := writeJSON(filepath.Join(dir, pidsFile), pids, 0o600); err != nil {
 		fmt.Fprintf(os.Stderr, "noded-shim: write pids: %v\n", err)
 	}
@@ -93,6 +79,85 @@ func shimRun(dir string) int {
 		return 1
 	}
 	return 0
+}
+
+// jobCommand prepares the job's process: files opened and working
+// directory checked as the job's user, credentials, process group.
+func jobCommand(spec execSpec) (*exec.Cmd, error) {
+	if len(spec.Argv) == 0 {
+		return nil, fmt.Errorf("empty command")
+	}
+	if spec.Umask >= 0 {
+		syscall.Umask(spec.Umask)
+	}
+	var in, out, errf *os.File
+	dir := spec.Dir
+	var chdirErr error
+	err := asUser(spec, func() error {
+		var err error
+		if in, out, errf, err = openJobFiles(spec); err != nil {
+			return err
+		}
+		// Slurm runs the job in /tmp when the working directory is not
+		// usable by the user. Chdir is harmless in the shim: it uses
+		// absolute paths only.
+		if chdirErr = syscall.Chdir(dir); chdirErr != nil {
+			dir = "/tmp"
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if chdirErr != nil {
+		fmt.Fprintf(errf, "slurmstepd: error: couldn't chdir to `%s': %v: going to /tmp instead\n", spec.Dir, chdirErr)
+	}
+	path, err := lookPath(spec.Argv[0], envMap(spec.Env)["PATH"])
+	if err != nil {
+		in.Close()
+		out.Close()
+		errf.Close()
+		return nil, fmt.Errorf("execve(): %s: %v", spec.Argv[0], err)
+	}
+	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: dir, Stdin: in, Stdout: out, Stderr: errf}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if spec.Setuid {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: spec.UID, Gid: spec.GID, Groups: spec.Groups}
+	}
+	return cmd, nil
+}
+
+// startJob starts cmd, inside the job's cgroup when there is one: created
+// there directly (clone3 CLONE_INTO_CGROUP) where the kernel allows it,
+// else moved in right after the fork.
+func startJob(cmd *exec.Cmd, spec execSpec) error {
+	if spec.Cgroup == "" {
+		return wrapStart(cmd.Start(), cmd)
+	}
+	cg, err := os.Open(spec.Cgroup)
+	if err != nil {
+		return fmt.Errorf("open cgroup %s: %w", spec.Cgroup, err)
+	}
+	defer cg.Close()
+	attr := *cmd.SysProcAttr
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.Fd())
+	if err := cmd.Start(); err == nil {
+		return nil
+	}
+	retry := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: &attr}
+	*cmd = *retry
+	if err := cmd.Start(); err != nil {
+		return wrapStart(err, cmd)
+	}
+	os.WriteFile(filepath.Join(spec.Cgroup, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0)
+	return nil
+}
+
+func wrapStart(err error, cmd *exec.Cmd) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("execve(): %s: %v", cmd.Path, unwrapPathErr(err))
 }
 
 func waitStatus(cmd *exec.Cmd) int {
@@ -126,54 +191,6 @@ func shimFail(dir string, ws int, msg string) int {
 	return 1
 }
 
-// shimExec is the second stage: it becomes the job. Errors before the exec
-// go to fd 3, a close-on-exec pipe the first stage reads.
-func shimExec() int {
-	errPipe := os.NewFile(3, "errpipe")
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(errPipe, format, a...)
-		return 1
-	}
-	var spec execSpec
-	if err := json.NewDecoder(os.Stdin).Decode(&spec); err != nil {
-		return fail("read job spec: %v", err)
-	}
-	if len(spec.Argv) == 0 {
-		return fail("empty command")
-	}
-	if spec.Cgroup != "" {
-		// Joining before dropping privileges: only root may move into it.
-		if err := os.WriteFile(filepath.Join(spec.Cgroup, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())), 0); err != nil {
-			return fail("join cgroup %s: %v", spec.Cgroup, err)
-		}
-	}
-	if spec.Umask >= 0 {
-		syscall.Umask(spec.Umask)
-	}
-	if spec.Setuid {
-		if err := dropPrivileges(spec); err != nil {
-			return fail("%v", err)
-		}
-	}
-	if err := redirectIO(spec); err != nil {
-		return fail("%v", err)
-	}
-	if err := os.Chdir(spec.Dir); err != nil {
-		fmt.Fprintf(os.Stderr, "slurmstepd: error: couldn't chdir to `%s': %v: going to /tmp instead\n", spec.Dir, unwrapPathErr(err))
-		os.Chdir("/tmp")
-	}
-	path, err := lookPath(spec.Argv[0], envMap(spec.Env)["PATH"])
-	if err != nil {
-		return fail("execve(): %s: %v", spec.Argv[0], err)
-	}
-	// The first stage ignores SIGHUP and SIGPIPE; ignored signals survive
-	// exec, and jobs must start with default dispositions.
-	signal.Reset(syscall.SIGHUP, syscall.SIGPIPE)
-	syscall.CloseOnExec(3)
-	err = syscall.Exec(path, spec.Argv, spec.Env)
-	return fail("execve(): %s: %v", path, err)
-}
-
 func unwrapPathErr(err error) error {
 	if pe, ok := err.(*os.PathError); ok {
 		return pe.Err
@@ -181,53 +198,53 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-func dropPrivileges(spec execSpec) error {
-	groups := make([]int, 0, len(spec.Groups)+1)
-	groups = append(groups, int(spec.GID))
-	for _, g := range spec.Groups {
-		if g != spec.GID {
-			groups = append(groups, int(g))
+// asUser runs fn on a dedicated OS thread whose file-system identity
+// (fsuid, fsgid, supplementary groups) is the job's user, so files are
+// opened with the user's permissions and created with the user's
+// ownership, without changing the identity of the shim itself. The thread
+// is never unlocked, so the runtime discards it afterwards.
+func asUser(spec execSpec, fn func() error) error {
+	if !spec.Setuid {
+		return fn()
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		groups := append([]uint32{spec.GID}, spec.Groups...)
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, uintptr(len(groups)), uintptr(unsafe.Pointer(&groups[0])), 0); e != 0 {
+			errc <- fmt.Errorf("setgroups: %v", e)
+			return
 		}
-	}
-	if err := syscall.Setgroups(groups); err != nil {
-		return fmt.Errorf("setgroups: %w", err)
-	}
-	if err := syscall.Setgid(int(spec.GID)); err != nil {
-		return fmt.Errorf("setgid(%d): %w", spec.GID, err)
-	}
-	if err := syscall.Setuid(int(spec.UID)); err != nil {
-		return fmt.Errorf("setuid(%d): %w", spec.UID, err)
-	}
-	return nil
+		syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(spec.GID), 0, 0)
+		syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(spec.UID), 0, 0)
+		errc <- fn()
+	}()
+	return <-errc
 }
 
-// redirectIO opens the job's stdin/stdout/stderr (already running as the
-// job's user) and installs them as fds 0, 1, 2.
-func redirectIO(spec execSpec) error {
-	in, err := os.Open(spec.StdIn)
-	if err != nil {
-		return fmt.Errorf("open input file %s: %w", spec.StdIn, unwrapPathErr(err))
+// openJobFiles opens the job's stdin, stdout and stderr (one file when
+// both outputs go to the same path).
+func openJobFiles(spec execSpec) (in, out, errf *os.File, err error) {
+	if in, err = os.Open(spec.StdIn); err != nil {
+		return nil, nil, nil, fmt.Errorf("open input file %s: %w", spec.StdIn, unwrapPathErr(err))
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	if spec.Append {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	}
-	out, err := os.OpenFile(spec.StdOut, flags, 0o644)
-	if err != nil {
-		return fmt.Errorf("could not open stdout file %s: %w", spec.StdOut, unwrapPathErr(err))
+	if out, err = os.OpenFile(spec.StdOut, flags, 0o644); err != nil {
+		in.Close()
+		return nil, nil, nil, fmt.Errorf("could not open stdout file %s: %w", spec.StdOut, unwrapPathErr(err))
 	}
-	errf := out
-	if spec.StdErr != spec.StdOut {
-		if errf, err = os.OpenFile(spec.StdErr, flags, 0o644); err != nil {
-			return fmt.Errorf("could not open stderr file %s: %w", spec.StdErr, unwrapPathErr(err))
-		}
+	if spec.StdErr == spec.StdOut {
+		return in, out, out, nil
 	}
-	for fd, f := range []*os.File{in, out, errf} {
-		if err := syscall.Dup3(int(f.Fd()), fd, 0); err != nil {
-			return fmt.Errorf("dup3: %w", err)
-		}
+	if errf, err = os.OpenFile(spec.StdErr, flags, 0o644); err != nil {
+		in.Close()
+		out.Close()
+		return nil, nil, nil, fmt.Errorf("could not open stderr file %s: %w", spec.StdErr, unwrapPathErr(err))
 	}
-	return nil
+	return in, out, errf, nil
 }
 
 // lookPath finds name in the job's PATH (not the agent's), as execvp would

@@ -109,8 +109,11 @@ type exitRecord struct {
 	Error      string    `json:"error,omitempty"`
 }
 
-// writeJSON writes v to path atomically (temp file, fsync, rename) so a
-// crash never leaves a half-written record.
+// writeJSON writes v to path atomically (temp file, rename) so a crashed
+// agent or shim never leaves a half-written record. There is no fsync: the
+// records must survive the agent's process, not the machine (a rebooted
+// node has no running jobs left to re-attach to, and the controller ends
+// them as NODE_FAIL).
 func writeJSON(path string, v any, perm os.FileMode) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -121,9 +124,7 @@ func writeJSON(path string, v any, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, err = f.Write(data); err == nil {
-		err = f.Sync()
-	}
+	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
