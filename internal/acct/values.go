@@ -199,20 +199,9 @@ func parseTRESCount(name, v string) (int64, error) {
 	v = strings.TrimSpace(v)
 	mult := int64(1)
 	if name == "mem" && v != "" {
-		switch v[len(v)-1] {
-		case 'K', 'k':
-			mult = -1024
-		case 'M', 'm':
-			mult = 1
-		case 'G', 'g':
-			mult = 1024
-		case 'T', 't':
-			mult = 1024 * 1024
-		case 'P', 'p':
-			mult = 1024 * 1024 * 1024
-		}
-		if v[len(v)-1] > '9' {
-			v = v[:len(v)-1]
+		units := map[byte]int64{'K': -1024, 'M': 1, 'G': 1024, 'T': 1024 * 1024, 'P': 1024 * 1024 * 1024}
+		if m, ok := units[strings.ToUpper(v[len(v)-1:])[0]]; ok {
+			mult, v = m, v[:len(v)-1]
 		}
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
