@@ -358,3 +358,21 @@ func TestSetuidToNobody(t *testing.T) {
 		t.Fatalf("unwritable submit dir: %+v", st)
 	}
 }
+
+// TestLeftoverProcessesEnded checks that background processes a batch
+// script leaves behind are killed and reaped when the script exits, as
+// Slurm's proctrack does at the end of the batch step.
+func TestLeftoverProcessesEnded(t *testing.T) {
+	a := newAgent(t)
+	req := batch(t, 1400, "sleep 30 & echo $! > bg.pid")
+	req.WorkDir = req.SubmitDir
+	st := launch(t, a, req)
+	final := waitFinal(t, a, 1400, 3*time.Second)
+	if final.State != api.StateCompleted {
+		t.Fatalf("got %s", final.State)
+	}
+	bg := strings.TrimSpace(readFile(t, filepath.Join(req.SubmitDir, "bg.pid")))
+	if _, err := os.Stat("/proc/" + bg); err == nil {
+		t.Fatalf("background process %s of job (pgid %d) still exists", bg, st.PID)
+	}
+}

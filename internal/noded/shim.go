@@ -37,6 +37,10 @@ func ShimMain(args []string) int {
 
 func shimRun(dir string) int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	// Orphaned descendants of the job are re-parented to the shim rather
+	// than to init, so the shim can reap what the job leaves behind (some
+	// inits, in containers, never do).
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 	var spec execSpec
 	if err := readJSON(filepath.Join(dir, launchFile), &spec); err != nil {
 		return shimFail(dir, -1, fmt.Sprintf("read launch spec: %v", err))
@@ -74,6 +78,7 @@ func shimRun(dir string) int {
 	if spec.Cgroup != "" {
 		cgroupKill(spec.Cgroup)
 	}
+	reapOrphans(time.Second)
 	if err := writeJSON(filepath.Join(dir, exitFile), exitRecord{WaitStatus: ws, Time: time.Now()}, 0o600); err != nil {
 		fmt.Fprintf(os.Stderr, "noded-shim: write exit status: %v\n", err)
 		return 1
@@ -158,6 +163,26 @@ func wrapStart(err error, cmd *exec.Cmd) error {
 		return nil
 	}
 	return fmt.Errorf("execve(): %s: %v", cmd.Path, unwrapPathErr(err))
+}
+
+// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>.
+const prSetChildSubreaper = 36
+
+// reapOrphans collects the job's leftover processes (already sent SIGKILL)
+// for at most d; a process that escaped the job's process group and cgroup
+// is left to run.
+func reapOrphans(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		switch {
+		case err == syscall.ECHILD:
+			return
+		case err != nil || pid == 0:
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }
 
 func waitStatus(cmd *exec.Cmd) int {
