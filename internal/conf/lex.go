@@ -49,10 +49,12 @@ func (l *logicalLine) lineAt(off int) int {
 func lex(file string, data []byte, errf func(*Error)) []stmt {
 	var out []stmt
 	for _, ll := range logicalLines(string(data)) {
+		// On a syntax error the pairs read before it are kept, so that a
+		// node line with one bad value still defines its nodes and does
+		// not cause a cascade of "unknown node" errors further down.
 		st, err := lexLine(file, ll)
 		if err != nil {
 			errf(err)
-			continue
 		}
 		if st.Include != "" || len(st.Pairs) > 0 {
 			out = append(out, st)

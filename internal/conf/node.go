@@ -127,10 +127,11 @@ func (p *parser) nodeLine(st stmt) {
 	for _, d := range p.nodeDefaults {
 		_, _ = s.set(d.Key, d.Value)
 	}
-	ok := true
+	// A line with a bad value still defines its nodes (the error is
+	// reported), so partitions naming them do not fail a second time.
 	for _, pr := range st.Pairs[1:] {
 		name, err := s.set(pr.Key, pr.Value)
-		ok = p.reportKeyErr(pr, "NodeName="+head.Value, name, err) && ok
+		p.reportKeyErr(pr, "NodeName="+head.Value, name, err)
 	}
 	names, err := hostlist.Expand(head.Value)
 	if err != nil {
@@ -144,9 +145,6 @@ func (p *parser) nodeLine(st stmt) {
 	hosts, addrs, err := nodeAddresses(names, s.hostExpr, s.addrExpr)
 	if err != nil {
 		p.errorf(head.Pos, "NodeName="+head.Value, "%v", err)
-		return
-	}
-	if !ok {
 		return
 	}
 	s.fillTopology()

@@ -59,6 +59,20 @@ func TestBrokenConfigs(t *testing.T) {
 	}
 }
 
+// TestNoCascade: a node line with a bad value reports that value only; the
+// partitions naming its nodes do not fail too.
+func TestNoCascade(t *testing.T) {
+	for _, text := range []string{
+		minimal + "NodeName=n[1-4] CPUs=four\nPartitionName=p Nodes=n[1-4]\n",
+		minimal + "NodeName=n[1-4] Gres=gpu:[2\nPartitionName=p Nodes=n[1-4]\n",
+	} {
+		msg := parseFail(t, text)
+		if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "t.conf:3:") {
+			t.Errorf("want one error at line 3, got:\n%s", msg)
+		}
+	}
+}
+
 // TestSeveralErrorsAllReported: parsing goes on after an error.
 func TestSeveralErrorsAllReported(t *testing.T) {
 	msg := parseFail(t, minimal+"Foo=1\nBar=2\nNodeName=x CPUs=a\n")
