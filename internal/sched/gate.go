@@ -9,6 +9,12 @@ import (
 // state and limits) and queues one record per (job, usable partition).
 func (c *Cycle) gate() {
 	c.buildArrayIndex()
+	// Size the tables once (every job at most): with 50,000 pending jobs,
+	// growing them by append cost more than the backfill plan itself.
+	n := len(c.State.jobList)
+	c.pend = make([]PendingInfo, 0, n)
+	c.pendJob = make([]*Job, 0, n)
+	c.Queue = make([]QueueRec, 0, n)
 	for _, j := range c.State.jobList {
 		if j.State.Base() != JobPending || j.State&JobFlagCompleting != 0 {
 			continue

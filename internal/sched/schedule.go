@@ -323,6 +323,7 @@ func (c *Cycle) setReasonPriority(rec *QueueRec) {
 
 // finish fills Plan.Pending with every job that stays pending.
 func (c *Cycle) finish() {
+	c.Plan.Pending = make([]PendingInfo, 0, len(c.pend)) // sized once: see gate
 	for slot := range c.pend {
 		if c.done[slot] {
 			continue
