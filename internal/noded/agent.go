@@ -69,6 +69,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// Version is reported at registration.
 	Version string
+
+	// euid overrides the agent's effective uid in tests (nil = real).
+	euid *int
 }
 
 // Agent is a running node agent. Its job table is guarded by one mutex;
@@ -124,6 +127,9 @@ func New(cfg Config) (*Agent, error) {
 		cfg: cfg, log: cfg.Logger, euid: os.Geteuid(),
 		jobs: map[uint32]*job{}, launching: map[uint32]bool{},
 		wake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
+	}
+	if cfg.euid != nil {
+		a.euid = *cfg.euid
 	}
 	if a.log == nil {
 		a.log = slog.Default()

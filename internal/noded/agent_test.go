@@ -1,10 +1,12 @@
 package noded
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -312,8 +314,7 @@ func waitChildren(t *testing.T, pgid, n int) {
 }
 
 func TestUnprivilegedAgentRefusesOtherUsers(t *testing.T) {
-	a := newAgent(t)
-	a.euid = 4242 // what an agent started by uid 4242 sees
+	a := newAgent(t, asUnprivileged(4242), withListener())
 	req := batch(t, 800, "true")
 	req.UID, req.User = 4243, "mallory"
 	_, err := a.Launch(req)
@@ -322,6 +323,48 @@ func TestUnprivilegedAgentRefusesOtherUsers(t *testing.T) {
 	}
 	if _, err := a.Job(800); !errors.Is(err, ErrUnknownJob) {
 		t.Fatal("refused job was recorded")
+	}
+	// Over the API the refusal is a 403 with the same message.
+	_, err = api.NewAgentClient(a.Addr(), testClusterKey, nil).Launch(context.Background(), req)
+	var ae *api.AgentError
+	if !errors.As(err, &ae) || ae.Status != 403 || !strings.Contains(ae.Message, "uid 4243") {
+		t.Fatalf("HTTP launch: %v", err)
+	}
+	// Its own user's jobs run (without any uid switch).
+	mine := req
+	mine.JobID, mine.UID = 801, 4242
+	launch(t, a, mine)
+	if st := waitFinal(t, a, 801, 3*time.Second); st.State != api.StateCompleted {
+		t.Fatalf("own job: %+v", st)
+	}
+}
+
+// TestConcurrentLaunches launches jobs from many goroutines at once, as
+// the controller does when it starts a batch of jobs on one node.
+func TestConcurrentLaunches(t *testing.T) {
+	a := newAgent(t)
+	var wg sync.WaitGroup
+	dir := t.TempDir()
+	for i := 0; i < 24; i++ {
+		wg.Add(1)
+		go func(id uint32) {
+			defer wg.Done()
+			req := batch(t, id, "echo $SLURM_JOB_ID")
+			req.SubmitDir = dir
+			if _, err := a.Launch(req); err != nil {
+				t.Error(err)
+			}
+		}(uint32(1500 + i))
+	}
+	wg.Wait()
+	for i := 0; i < 24; i++ {
+		id := uint32(1500 + i)
+		if st := waitFinal(t, a, id, 4*time.Second); st.State != api.StateCompleted {
+			t.Fatalf("job %d: %+v", id, st)
+		}
+		if got := readFile(t, filepath.Join(dir, "slurm-"+itoa(id)+".out")); got != itoa(id)+"\n" {
+			t.Fatalf("job %d output %q", id, got)
+		}
 	}
 }
 

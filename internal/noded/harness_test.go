@@ -34,6 +34,9 @@ func withSpool(dir string) agentOpt      { return func(c *Config) { c.Spool = di
 func withListener() agentOpt             { return func(c *Config) { c.Listen = "127.0.0.1:0" } }
 func withoutCgroups() agentOpt           { return func(c *Config) { c.CgroupBase = "none" } }
 
+// asUnprivileged makes the agent behave as if started by uid (not root).
+func asUnprivileged(uid int) agentOpt { return func(c *Config) { c.euid = &uid } }
+
 // testCgroupBase gives each test its own cgroup directory when cgroup v2
 // is usable (root), so tests exercise the freezer path where they can.
 func testCgroupBase(t *testing.T) string {
