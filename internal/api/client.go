@@ -1,0 +1,164 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Client is the CLI's client for the controller. Over the Unix socket the
+// controller identifies the caller by its peer credentials; over TCP the
+// client sends a token (SLURM_JWT) as a Bearer authorization.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// maxClientBody bounds the answers a client reads.
+const maxClientBody = 256 << 20
+
+// NewUnixClient returns a client talking to the controller's Unix socket.
+func NewUnixClient(socket string) *Client {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+		MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second,
+	}
+	return &Client{base: "http://sluice", http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
+}
+
+// NewTCPClient returns a client for the controller at addr ("host:port"
+// or a URL), authenticating with token.
+func NewTCPClient(addr, token string) *Client {
+	base := addr
+	if !strings.Contains(base, "://") {
+		base = "http://" + base
+	}
+	return &Client{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: 60 * time.Second}}
+}
+
+// ErrUnreachable wraps every failure to reach the controller, so that the
+// CLI prints Slurm's "Unable to contact slurm controller" message.
+var ErrUnreachable = errors.New("Unable to contact slurm controller (connect failure)")
+
+func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(data)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxClientBody))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		e := &Error{Status: resp.StatusCode}
+		if json.Unmarshal(data, e) != nil || e.Message == "" {
+			e.Message = strings.TrimSpace(string(data))
+		}
+		return e
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}
+
+// Ping returns who the controller thinks the caller is.
+func (c *Client) Ping(ctx context.Context) (Whoami, error) {
+	var w Whoami
+	return w, c.call(ctx, http.MethodGet, PathPing, nil, &w)
+}
+
+// Submit submits a batch job (or tests it with TestOnly).
+func (c *Client) Submit(ctx context.Context, req SubmitRequest) (SubmitResponse, error) {
+	var r SubmitResponse
+	return r, c.call(ctx, http.MethodPost, PathSubmit, req, &r)
+}
+
+// Jobs lists jobs.
+func (c *Client) Jobs(ctx context.Context, q JobQuery) (JobsResponse, error) {
+	v := url.Values{}
+	if len(q.IDs) > 0 {
+		v.Set("id", strings.Join(q.IDs, ","))
+	}
+	if q.Detail {
+		v.Set("detail", "1")
+	}
+	if q.All {
+		v.Set("all", "1")
+	}
+	path := PathJobs
+	if len(v) > 0 {
+		path += "?" + v.Encode()
+	}
+	var r JobsResponse
+	return r, c.call(ctx, http.MethodGet, path, nil, &r)
+}
+
+// Control applies a job operation (cancel, hold, requeue, ...).
+func (c *Client) Control(ctx context.Context, req JobControlRequest) (JobControlResponse, error) {
+	var r JobControlResponse
+	return r, c.call(ctx, http.MethodPost, PathJobControl, req, &r)
+}
+
+// UpdateJob changes a job's attributes.
+func (c *Client) UpdateJob(ctx context.Context, req JobUpdateRequest) error {
+	return c.call(ctx, http.MethodPost, PathJobUpdate, req, nil)
+}
+
+// Nodes lists the nodes.
+func (c *Client) Nodes(ctx context.Context) (NodesResponse, error) {
+	var r NodesResponse
+	return r, c.call(ctx, http.MethodGet, PathNodes, nil, &r)
+}
+
+// UpdateNode changes nodes' state (DRAIN, RESUME, DOWN, ...).
+func (c *Client) UpdateNode(ctx context.Context, req NodeUpdateRequest) error {
+	return c.call(ctx, http.MethodPost, PathNodeUpdate, req, nil)
+}
+
+// Partitions lists the partitions.
+func (c *Client) Partitions(ctx context.Context) (PartitionsResponse, error) {
+	var r PartitionsResponse
+	return r, c.call(ctx, http.MethodGet, PathPartitions, nil, &r)
+}
+
+// Config returns the running configuration.
+func (c *Client) Config(ctx context.Context) (ConfigResponse, error) {
+	var r ConfigResponse
+	return r, c.call(ctx, http.MethodGet, PathConfig, nil, &r)
+}
+
+// Token asks for a signed token.
+func (c *Client) Token(ctx context.Context, req TokenRequest) (TokenResponse, error) {
+	var r TokenResponse
+	return r, c.call(ctx, http.MethodPost, PathToken, req, &r)
+}

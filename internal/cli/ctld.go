@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sluice-hpc/sluice/internal/acct"
+	"github.com/sluice-hpc/sluice/internal/acct/sqlstore"
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/conf"
+	"github.com/sluice-hpc/sluice/internal/ctld"
+)
+
+func init() {
+	Register(Command{Name: "ctld", Summary: "run the controller daemon (slurmctld): sluice ctld [--conf FILE]", Run: runCtld})
+}
+
+const ctldUsage = `Usage: sluice ctld [--conf FILE] [--listen ADDR] [-v]
+
+Runs the controller (Slurm's slurmctld) in the foreground: it keeps the
+jobs in StateSaveLocation (SQLite, or PostgreSQL with
+AccountingStorageType=accounting_storage/pgsql), serves local commands on
+StateSaveLocation/sluice.sock and node agents and remote clients (tokens)
+on SlurmctldPort. Node agents: sluice noded --name NODE --controller URL.
+
+  --conf FILE     slurm.conf (default $SLURM_CONF, then /etc/slurm/slurm.conf)
+  --listen ADDR   TCP address (default :SlurmctldPort; "none" disables it)
+  -v, --verbose   debug logging
+`
+
+// confPath returns the slurm.conf the commands use: $SLURM_CONF, else
+// /etc/slurm/slurm.conf, as Slurm's clients do.
+func confPath(env *Env) string {
+	if p := env.Getenv("SLURM_CONF"); p != "" {
+		return p
+	}
+	return "/etc/slurm/slurm.conf"
+}
+
+func runCtld(ctx context.Context, env *Env, args []string) int {
+	fs := pflag.NewFlagSet("ctld", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	path := fs.String("conf", "", "")
+	listen := fs.String("listen", "", "")
+	verbose := fs.BoolP("verbose", "v", false, "")
+	help := fs.BoolP("help", "h", false, "")
+	if err := fs.Parse(args); err != nil {
+		return Errorf(env, "ctld", "%v", err)
+	}
+	if *help {
+		fmt.Fprint(env.Stdout, ctldUsage)
+		return 0
+	}
+	if *path == "" {
+		*path = confPath(env)
+	}
+	cfg, warns, err := conf.Load(*path)
+	if err != nil {
+		return Errorf(env, "ctld", "%v", err)
+	}
+	for _, w := range warns {
+		fmt.Fprintf(env.Stderr, "ctld: warning: %v\n", w)
+	}
+	log := newLogger(env, *verbose)
+	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log})
+	if err != nil {
+		return Errorf(env, "ctld", "%v", err)
+	}
+	fmt.Fprintf(env.Stderr, "sluice ctld: cluster %s, socket %s, agents and tokens on %s\n", cfg.ClusterName, c.Socket(), c.Addr())
+	<-ctx.Done()
+	closeFn()
+	return 0
+}
+
+func newLogger(env *Env, verbose bool) *slog.Logger {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// startController opens the accounting store slurm.conf names and starts
+// a controller; the returned function stops both.
+func startController(ctx context.Context, cfg *conf.Config, opts ctld.Options) (*ctld.Controller, func(), error) {
+	opts.Conf = cfg
+	if err := os.MkdirAll(cfg.StateSaveLocation, 0o755); err != nil {
+		return nil, nil, err
+	}
+	var as acct.Store
+	if cfg.Accounting.Store == conf.StorePostgres || cfg.Accounting.Loc != "" {
+		s, err := sqlstore.Open(ctx, cfg.Accounting.StorageType, cfg.Accounting.Loc)
+		if err != nil {
+			return nil, nil, err
+		}
+		as = s
+		opts.Accounting = s
+	}
+	c, err := ctld.New(ctx, opts)
+	if err != nil {
+		if as != nil {
+			as.Close()
+		}
+		return nil, nil, err
+	}
+	if err := c.Start(); err != nil {
+		c.Close()
+		if as != nil {
+			as.Close()
+		}
+		return nil, nil, err
+	}
+	return c, func() {
+		c.Close()
+		if as != nil {
+			as.Close()
+		}
+	}, nil
+}
+
+// errNoController is printed when no controller can be found.
+var errNoController = errors.New("Unable to contact slurm controller (connect failure)")
+
+// controllerClient finds the controller the way the commands do:
+// $SLUICE_SOCKET, else the socket in slurm.conf's StateSaveLocation, else
+// the controller's TCP port with the token in $SLURM_JWT.
+func controllerClient(env *Env) (*api.Client, error) {
+	if s := env.Getenv("SLUICE_SOCKET"); s != "" {
+		return api.NewUnixClient(s), nil
+	}
+	cfg, _, err := conf.Load(confPath(env))
+	if err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(cfg.StateSaveLocation, api.SocketFile)
+	if tok := env.Getenv("SLURM_JWT"); tok != "" {
+		host := "localhost"
+		if len(cfg.SlurmctldHosts) > 0 {
+			host = cfg.SlurmctldHosts[0].Addr
+			if host == "" {
+				host = cfg.SlurmctldHosts[0].Name
+			}
+		}
+		return api.NewTCPClient(net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort)), tok), nil
+	}
+	if _, err := os.Stat(sock); err != nil {
+		return nil, fmt.Errorf("%w: no socket at %s (is `sluice up` or `sluice ctld` running?)", errNoController, sock)
+	}
+	return api.NewUnixClient(sock), nil
+}
+
+// clientError prints a controller error the way Slurm's clients do.
+func clientError(env *Env, cmd string, err error) int {
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		return Errorf(env, cmd, "%s", ae.Message)
+	}
+	if errors.Is(err, api.ErrUnreachable) {
+		return Errorf(env, cmd, "%v", errNoController)
+	}
+	return Errorf(env, cmd, "%v", err)
+}
+
+// callTimeout bounds one command's talk with the controller.
+const callTimeout = 60 * time.Second

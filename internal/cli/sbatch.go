@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+func init() {
+	Register(Command{Name: "sbatch", Summary: "submit a batch script", Link: true, Run: runSbatch})
+}
+
+const sbatchUsage = `Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]
+
+Submits a batch script (or --wrap "command") to the controller; #SBATCH
+lines in the script are read with the same options, the command line wins.
+Common options: -J NAME -p PART -A ACCOUNT -q QOS -t TIME -N NODES -n TASKS
+-c CPUS --mem SIZE --mem-per-cpu SIZE --gres LIST -G GPUS --gpus-per-node N
+-a/--array SPEC -d/--dependency LIST --nice[=N] --begin TIME -H/--hold
+--exclusive --requeue --no-requeue -o FILE -e FILE -D DIR --export LIST
+--wrap CMD --parsable --test-only -W/--wait --uid/--gid (root only).
+`
+
+func runSbatch(ctx context.Context, env *Env, args []string) int {
+	req, err := ParseSbatch(args, func(name string) (string, error) { return loadScript(env, name) })
+	if err != nil {
+		return Errorf(env, "sbatch", "%v", err)
+	}
+	switch {
+	case req.Help || req.Usage:
+		fmt.Fprint(env.Stdout, sbatchUsage)
+		return 0
+	case req.Version:
+		fmt.Fprintf(env.Stdout, "slurm 23.11.0 (sluice %s)\n", Version)
+		return 0
+	}
+	if env.UID != 0 && (req.Spec.UID != nil || req.Spec.User != "") {
+		return Errorf(env, "sbatch", "--uid only permitted by root user")
+	}
+	if env.UID != 0 && (req.Spec.GID != nil || req.Spec.Group != "") {
+		return Errorf(env, "sbatch", "--gid only permitted by root user")
+	}
+	fillSubmitContext(env, &req.Spec)
+	cl, err := controllerClient(env)
+	if err != nil {
+		return submitFailed(env, err)
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: req.Spec, TestOnly: req.TestOnly})
+	if err != nil {
+		return submitFailed(env, err)
+	}
+	if req.TestOnly {
+		fmt.Fprintf(env.Stderr, "sbatch: Job %d to start at %s using %d processors on nodes %s in partition %s\n",
+			res.JobID, slurmTime(res.TestStart), res.TestProcs, res.TestNodes, res.TestPartition)
+		return 0
+	}
+	switch {
+	case req.Parsable:
+		fmt.Fprintf(env.Stdout, "%d\n", res.JobID)
+	case !req.Quiet:
+		fmt.Fprintf(env.Stdout, "Submitted batch job %d\n", res.JobID)
+	}
+	if req.Wait {
+		return waitJob(parent, env, cl, res.JobID)
+	}
+	return 0
+}
+
+// submitFailed prints Slurm's submission failure: the reason name on a
+// line of its own for limit rejections, then the message; exit 1.
+func submitFailed(env *Env, err error) int {
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		if ae.Reason != "" {
+			Errorf(env, "sbatch", "%s", ae.Reason)
+		}
+		return Errorf(env, "sbatch", "Batch job submission failed: %s", ae.Message)
+	}
+	if errors.Is(err, api.ErrUnreachable) || errors.Is(err, errNoController) {
+		return Errorf(env, "sbatch", "Batch job submission failed: %v", errNoController)
+	}
+	return Errorf(env, "sbatch", "Batch job submission failed: %v", err)
+}
+
+// loadScript reads the batch script ("" = standard input).
+func loadScript(env *Env, name string) (string, error) {
+	if name == "" {
+		if env.IsTerminal {
+			return "", fmt.Errorf("script is not specified and stdin is a terminal")
+		}
+		data, err := io.ReadAll(env.Stdin)
+		return string(data), err
+	}
+	if !filepath.IsAbs(name) && env.Cwd != "" {
+		name = filepath.Join(env.Cwd, name)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("Unable to open file %s", name)
+	}
+	return string(data), nil
+}
+
+// fillSubmitContext adds what sbatch sends besides the options: the
+// working directory and the submission environment.
+func fillSubmitContext(env *Env, s *api.JobSpec) {
+	if s.WorkDir == "" {
+		s.WorkDir = env.Cwd
+	} else if !filepath.IsAbs(s.WorkDir) && env.Cwd != "" {
+		s.WorkDir = filepath.Join(env.Cwd, s.WorkDir)
+	}
+	if s.Environment == nil {
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "SLURM_JWT=") {
+				s.Environment = append(s.Environment, kv)
+			}
+		}
+	}
+}
+
+// waitJob is sbatch --wait: poll until the job ends, exit with its code.
+func waitJob(ctx context.Context, env *Env, cl *api.Client, id uint32) int {
+	for {
+		res, err := cl.Jobs(context.Background(), api.JobQuery{IDs: []string{strconv.FormatUint(uint64(id), 10)}})
+		if err == nil && len(res.Jobs) > 0 {
+			j := res.Jobs[0]
+			switch j.State {
+			case "PENDING", "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING":
+			default:
+				code, _, _ := strings.Cut(j.ExitCode, ":")
+				n, _ := strconv.Atoi(code)
+				if j.State != "COMPLETED" && n == 0 {
+					n = 1
+				}
+				return n
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+			continue
+		}
+		return 1
+	}
+}
+
+// slurmTime prints a time as Slurm's clients do.
+func slurmTime(t time.Time) string {
+	if t.IsZero() {
+		return "Unknown"
+	}
+	return t.Local().Format("2006-01-02T15:04:05")
+}

@@ -1,0 +1,736 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/duration"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
+)
+
+func init() {
+	Register(Command{Name: "squeue", Summary: "view the job queue", Link: true, Run: runSqueue})
+}
+
+// Slurm's squeue layouts (squeue.1, SEMANTICS §3.2).
+const (
+	squeueDefault = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+	squeueLong    = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+	squeueStart   = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
+)
+
+type squeueOpts struct {
+	noHeader, long, start, array, me, help, all bool
+	format, formatLong, sortKeys                string
+	users, accounts, qos, parts, states, jobs   string
+	nodes, names                                string
+}
+
+func parseSqueue(args []string) (*squeueOpts, error) {
+	o := &squeueOpts{}
+	fs := pflag.NewFlagSet("squeue", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVarP(&o.noHeader, "noheader", "h", false, "")
+	fs.BoolVarP(&o.long, "long", "l", false, "")
+	fs.BoolVar(&o.start, "start", false, "")
+	fs.BoolVarP(&o.array, "array", "r", false, "")
+	fs.BoolVar(&o.me, "me", false, "")
+	fs.BoolVarP(&o.all, "all", "a", false, "")
+	fs.BoolVar(&o.help, "help", false, "")
+	fs.StringVarP(&o.format, "format", "o", "", "")
+	fs.StringVarP(&o.formatLong, "Format", "O", "", "")
+	fs.StringVarP(&o.sortKeys, "sort", "S", "", "")
+	fs.StringVarP(&o.users, "user", "u", "", "")
+	fs.StringVarP(&o.accounts, "account", "A", "", "")
+	fs.StringVarP(&o.qos, "qos", "q", "", "")
+	fs.StringVarP(&o.parts, "partition", "p", "", "")
+	fs.StringVarP(&o.states, "states", "t", "", "")
+	fs.StringVarP(&o.jobs, "jobs", "j", "", "")
+	fs.StringVarP(&o.nodes, "nodelist", "w", "", "")
+	fs.StringVarP(&o.names, "name", "n", "", "")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		if o.jobs == "" && !strings.HasPrefix(fs.Arg(0), "-") {
+			o.jobs = fs.Arg(0) // squeue JOBID, as `squeue -j`
+		} else {
+			return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
+		}
+	}
+	return o, nil
+}
+
+func runSqueue(ctx context.Context, env *Env, args []string) int {
+	o, err := parseSqueue(args)
+	if err != nil {
+		return Errorf(env, "squeue", "%v", err)
+	}
+	if o.help {
+		fmt.Fprintln(env.Stdout, "Usage: squeue [-A account] [-j jobs] [-l] [-o format] [-O fields] [-p part] [-q qos] [-r] [-S sort] [--start] [-t states] [-u users] [-w nodes] [-h]")
+		return 0
+	}
+	cl, err := controllerClient(env)
+	if err != nil {
+		return clientError(env, "squeue", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := cl.Jobs(ctx, api.JobQuery{})
+	if err != nil {
+		return clientError(env, "squeue", err)
+	}
+	if o.me {
+		o.users = userName(env.UID)
+	}
+	out, err := RenderSqueue(res, o)
+	if err != nil {
+		return Errorf(env, "squeue", "%v", err)
+	}
+	fmt.Fprint(env.Stdout, out)
+	return 0
+}
+
+// RenderSqueue prints the queue the way squeue does for the given options.
+func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
+	jobs, err := filterJobs(res.Jobs, o)
+	if err != nil {
+		return "", err
+	}
+	if o.array {
+		jobs = expandArrays(jobs)
+	}
+	keys := o.sortKeys
+	if keys == "" {
+		keys = "P,t,-p"
+		if o.start {
+			keys = "S"
+		}
+	}
+	sortJobs(jobs, keys, res.Now)
+	if o.formatLong != "" {
+		return renderFields(jobs, o.formatLong, !o.noHeader, res.Now)
+	}
+	format := o.format
+	switch {
+	case format != "":
+	case o.start:
+		format = squeueStart
+	case o.long:
+		format = squeueLong
+	default:
+		format = squeueDefault
+	}
+	items, err := parseFormat(format)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if o.long && o.format == "" {
+		b.WriteString(res.Now.Local().Format("Mon Jan 02 15:04:05 2006") + "\n")
+	}
+	if !o.noHeader {
+		b.WriteString(renderRow(items, func(c byte) string { return squeueHeaders[c] }) + "\n")
+	}
+	for i := range jobs {
+		j := &jobs[i]
+		b.WriteString(renderRow(items, func(c byte) string { return squeueField(j, c, res.Now) }) + "\n")
+	}
+	return b.String(), nil
+}
+
+// activeStates are the states squeue shows without -t.
+var activeStates = map[string]bool{"PENDING": true, "RUNNING": true, "SUSPENDED": true, "COMPLETING": true,
+	"CONFIGURING": true, "REQUEUED": true, "RESIZING": true, "SIGNALING": true, "STAGE_OUT": true}
+
+func filterJobs(all []api.JobInfo, o *squeueOpts) ([]api.JobInfo, error) {
+	states := map[string]bool{}
+	for _, s := range splitComma(o.states) {
+		s = strings.ToUpper(s)
+		if long, ok := compactStates[s]; ok {
+			s = long
+		}
+		states[s] = true
+	}
+	if o.start {
+		states = map[string]bool{"PENDING": true}
+	}
+	var nodes map[string]bool
+	if o.nodes != "" {
+		names, err := hostlist.Expand(o.nodes)
+		if err != nil {
+			return nil, fmt.Errorf("invalid node list %q", o.nodes)
+		}
+		nodes = map[string]bool{}
+		for _, n := range names {
+			nodes[n] = true
+		}
+	}
+	var out []api.JobInfo
+	for _, j := range all {
+		switch {
+		case len(states) > 0 && !states["ALL"] && !states[j.State]:
+			continue
+		case len(states) == 0 && o.jobs == "" && !activeStates[j.State]:
+			continue
+		case o.jobs != "" && !jobMatches(j, o.jobs):
+			continue
+		case o.users != "" && !inList(o.users, j.User, strconv.FormatUint(uint64(j.UID), 10)):
+			continue
+		case o.accounts != "" && !inList(o.accounts, j.Account):
+			continue
+		case o.qos != "" && !inList(o.qos, j.QOS):
+			continue
+		case o.parts != "" && !anyInList(o.parts, j.Partition):
+			continue
+		case o.names != "" && !inList(o.names, j.Name):
+			continue
+		case nodes != nil && !nodesIntersect(nodes, j.NodeList):
+			continue
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+var compactStates = map[string]string{"PD": "PENDING", "R": "RUNNING", "S": "SUSPENDED", "CG": "COMPLETING",
+	"CD": "COMPLETED", "CA": "CANCELLED", "F": "FAILED", "TO": "TIMEOUT", "NF": "NODE_FAIL", "PR": "PREEMPTED",
+	"BF": "BOOT_FAIL", "DL": "DEADLINE", "OOM": "OUT_OF_MEMORY", "CF": "CONFIGURING", "RQ": "REQUEUED"}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func inList(list string, vals ...string) bool {
+	for _, p := range splitComma(list) {
+		for _, v := range vals {
+			if p == v {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func anyInList(list, csv string) bool { return inList(list, strings.Split(csv, ",")...) }
+
+func nodesIntersect(want map[string]bool, expr string) bool {
+	if expr == "" {
+		return false
+	}
+	names, err := hostlist.Expand(expr)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if want[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// jobMatches reports whether j is named by the -j list ("12", "12_3").
+func jobMatches(j api.JobInfo, list string) bool {
+	for _, id := range splitComma(list) {
+		base, task, hasTask := strings.Cut(id, "_")
+		n, err := strconv.ParseUint(base, 10, 32)
+		if err != nil {
+			continue
+		}
+		if !hasTask && (uint64(j.JobID) == n || uint64(j.ArrayJobID) == n) {
+			return true
+		}
+		if hasTask && uint64(j.ArrayJobID) == n {
+			t, err := strconv.Atoi(task)
+			if err == nil && (int(j.ArrayTaskID) == t || j.ArrayTaskID < 0 && taskInSet(j.ArrayTasks, t)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// taskInSet reports whether t is in a printed task set "1-5,7%2".
+func taskInSet(set string, t int) bool {
+	set, _, _ = strings.Cut(set, "%")
+	for _, r := range strings.Split(set, ",") {
+		lo, hi, isRange := strings.Cut(r, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		if t >= a && t <= b {
+			return true
+		}
+	}
+	return false
+}
+
+// expandArrays is squeue -r: one line per pending array task.
+func expandArrays(jobs []api.JobInfo) []api.JobInfo {
+	var out []api.JobInfo
+	for _, j := range jobs {
+		if j.ArrayJobID == 0 || j.ArrayTaskID >= 0 || j.ArrayTasks == "" {
+			out = append(out, j)
+			continue
+		}
+		set, _, _ := strings.Cut(j.ArrayTasks, "%")
+		for _, r := range strings.Split(set, ",") {
+			lo, hi, isRange := strings.Cut(r, "-")
+			a, _ := strconv.Atoi(lo)
+			b := a
+			if isRange {
+				b, _ = strconv.Atoi(hi)
+			}
+			for t := a; t <= b; t++ {
+				c := j
+				c.ArrayTaskID = int32(t)
+				c.JobIDStr = fmt.Sprintf("%d_%d", j.ArrayJobID, t)
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// sortJobs applies squeue's --sort keys (a leading '-' reverses a key);
+// ties keep job id order.
+func sortJobs(jobs []api.JobInfo, keys string, now time.Time) {
+	ks := splitComma(keys)
+	sort.SliceStable(jobs, func(a, b int) bool {
+		for _, k := range ks {
+			desc := strings.HasPrefix(k, "-")
+			k = strings.TrimLeft(k, "+-")
+			if k == "" {
+				continue
+			}
+			c := compareJobs(&jobs[a], &jobs[b], k[0], now)
+			if c != 0 {
+				return c < 0 != desc
+			}
+		}
+		return jobOrder(&jobs[a], &jobs[b]) < 0
+	})
+}
+
+func jobOrder(a, b *api.JobInfo) int {
+	ka, kb := a.JobID, b.JobID
+	if a.ArrayJobID != 0 {
+		ka = a.ArrayJobID
+	}
+	if b.ArrayJobID != 0 {
+		kb = b.ArrayJobID
+	}
+	if ka != kb {
+		return cmpNum(int64(ka), int64(kb))
+	}
+	return cmpNum(int64(a.ArrayTaskID), int64(b.ArrayTaskID))
+}
+
+func cmpNum(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func compareJobs(a, b *api.JobInfo, k byte, now time.Time) int {
+	switch k {
+	case 'i', 'A', 'F':
+		return jobOrder(a, b)
+	case 'p', 'Q':
+		return cmpNum(int64(a.Priority), int64(b.Priority))
+	case 'S':
+		return cmpNum(startOf(a).UnixNano(), startOf(b).UnixNano())
+	case 'V':
+		return cmpNum(a.SubmitTime.UnixNano(), b.SubmitTime.UnixNano())
+	case 'e':
+		return cmpNum(a.EndTime.UnixNano(), b.EndTime.UnixNano())
+	case 'M':
+		return cmpNum(int64(timeUsed(a, now)), int64(timeUsed(b, now)))
+	case 'l':
+		return cmpNum(a.TimeLimitSec, b.TimeLimitSec)
+	case 'D':
+		return cmpNum(int64(a.NumNodes), int64(b.NumNodes))
+	case 'C':
+		return cmpNum(int64(a.NumCPUs), int64(b.NumCPUs))
+	case 'y':
+		return cmpNum(int64(a.Nice), int64(b.Nice))
+	}
+	return strings.Compare(squeueField(a, k, now), squeueField(b, k, now))
+}
+
+func startOf(j *api.JobInfo) time.Time {
+	if !j.StartTime.IsZero() {
+		return j.StartTime
+	}
+	return j.ExpectedStart
+}
+
+// timeUsed is %M: how long the job has run, suspended time excluded.
+func timeUsed(j *api.JobInfo, now time.Time) time.Duration {
+	if j.StartTime.IsZero() || j.State == "PENDING" {
+		return 0
+	}
+	end := now
+	switch {
+	case j.State == "SUSPENDED" && !j.SuspendTime.IsZero():
+		end = j.SuspendTime
+	case !j.EndTime.IsZero() && j.State != "RUNNING":
+		end = j.EndTime
+	}
+	d := end.Sub(j.StartTime) - time.Duration(j.SuspendedSec)*time.Second
+	if j.State == "SUSPENDED" {
+		d = end.Sub(j.StartTime) - time.Duration(j.SuspendedSec)*time.Second
+	}
+	return max(d, 0).Truncate(time.Second)
+}
+
+func limitString(sec int64) string {
+	if sec == api.TimeInfinite || sec <= 0 {
+		return "UNLIMITED"
+	}
+	return duration.FormatElapsed(time.Duration(sec) * time.Second)
+}
+
+var squeueHeaders = map[byte]string{
+	'i': "JOBID", 'A': "JOBID", 'F': "ARRAY_JOB_ID", 'K': "ARRAY_TASK_ID", 'P': "PARTITION", 'j': "NAME",
+	'u': "USER", 'U': "UID", 'g': "GROUP", 'G': "GID", 'a': "ACCOUNT", 'q': "QOS", 't': "ST", 'T': "STATE",
+	'M': "TIME", 'l': "TIME_LIMIT", 'L': "TIME_LEFT", 'D': "NODES", 'C': "CPUS", 'R': "NODELIST(REASON)",
+	'r': "REASON", 'p': "PRIORITY", 'Q': "PRIORITY", 'S': "START_TIME", 'e': "END_TIME", 'V': "SUBMIT_TIME",
+	'y': "NICE", 'E': "DEPENDENCY", 'v': "RESERVATION", 'Y': "SCHEDNODES", 'N': "NODELIST", 'm': "MIN_MEMORY",
+	'c': "MIN_CPUS", 'o': "COMMAND", 'Z': "WORK_DIR", 'f': "FEATURES", 'n': "REQ_NODES", 'x': "EXC_NODES",
+	'b': "TRES_PER_NODE", 'k': "COMMENT", 'B': "EXEC_HOST", 'h': "OVER_SUBSCRIBE", 'O': "CONTIGUOUS",
+}
+
+// squeueField renders one %-field of a job.
+func squeueField(j *api.JobInfo, c byte, now time.Time) string {
+	switch c {
+	case 'i':
+		return j.JobIDStr
+	case 'A':
+		return strconv.FormatUint(uint64(j.JobID), 10)
+	case 'F':
+		if j.ArrayJobID != 0 {
+			return strconv.FormatUint(uint64(j.ArrayJobID), 10)
+		}
+		return strconv.FormatUint(uint64(j.JobID), 10)
+	case 'K':
+		switch {
+		case j.ArrayJobID == 0:
+			return "N/A"
+		case j.ArrayTaskID >= 0:
+			return strconv.Itoa(int(j.ArrayTaskID))
+		}
+		return j.ArrayTasks
+	case 'P':
+		return j.Partition
+	case 'j':
+		return j.Name
+	case 'u':
+		return j.User
+	case 'U':
+		return strconv.FormatUint(uint64(j.UID), 10)
+	case 'g':
+		return j.Group
+	case 'G':
+		return strconv.FormatUint(uint64(j.GID), 10)
+	case 'a':
+		return j.Account
+	case 'q':
+		return j.QOS
+	case 't':
+		return j.StateShort
+	case 'T':
+		return j.State
+	case 'M':
+		return duration.FormatElapsed(timeUsed(j, now))
+	case 'l':
+		return limitString(j.TimeLimitSec)
+	case 'L':
+		if j.TimeLimitSec <= 0 {
+			return "UNLIMITED"
+		}
+		if j.State == "PENDING" {
+			return limitString(j.TimeLimitSec)
+		}
+		return duration.FormatElapsed(max(time.Duration(j.TimeLimitSec)*time.Second-timeUsed(j, now), 0))
+	case 'D':
+		return strconv.Itoa(j.NumNodes)
+	case 'C':
+		return strconv.Itoa(j.NumCPUs)
+	case 'R':
+		if j.State == "PENDING" {
+			if j.StateDesc != "" {
+				return "(" + j.StateDesc + ")"
+			}
+			return "(" + j.Reason + ")"
+		}
+		if j.NodeList == "" {
+			return "(" + noneIfEmpty(j.Reason) + ")"
+		}
+		return j.NodeList
+	case 'r':
+		return noneIfEmpty(j.Reason)
+	case 'p':
+		return strconv.FormatFloat(float64(j.Priority)/4294967295.0, 'f', 8, 64)
+	case 'Q':
+		return strconv.FormatUint(uint64(j.Priority), 10)
+	case 'S':
+		if t := startOf(j); !t.IsZero() {
+			return slurmTime(t)
+		}
+		return "N/A"
+	case 'e':
+		return endString(j)
+	case 'V':
+		return slurmTime(j.SubmitTime)
+	case 'y':
+		return strconv.Itoa(int(j.Nice))
+	case 'E':
+		return orNull(j.Dependency)
+	case 'v':
+		return orNull(j.Reservation)
+	case 'Y':
+		return orNull(j.SchedNodes)
+	case 'N':
+		return j.NodeList
+	case 'B':
+		return noneIfEmpty(j.BatchHost)
+	case 'm':
+		if j.MinMemoryMB == 0 {
+			return "0"
+		}
+		return strconv.FormatInt(j.MinMemoryMB, 10) + "M"
+	case 'c':
+		return strconv.Itoa(j.CPUsPerTask)
+	case 'o':
+		return j.Command
+	case 'Z':
+		return j.WorkDir
+	case 'f':
+		return orNull(j.Features)
+	case 'n':
+		return j.ReqNodes
+	case 'x':
+		return j.ExcNodes
+	case 'b':
+		return orNA(j.TresPerNode)
+	case 'k':
+		return orNull(j.Comment)
+	case 'h':
+		if j.Exclusive {
+			return "NO"
+		}
+		return "OK"
+	case 'O':
+		return "0"
+	}
+	return ""
+}
+
+func endString(j *api.JobInfo) string {
+	if !j.EndTime.IsZero() {
+		return slurmTime(j.EndTime)
+	}
+	if !j.StartTime.IsZero() && j.TimeLimitSec > 0 {
+		return slurmTime(j.StartTime.Add(time.Duration(j.TimeLimitSec) * time.Second))
+	}
+	return "N/A"
+}
+
+func noneIfEmpty(s string) string {
+	if s == "" {
+		return "None"
+	}
+	return s
+}
+
+func orNull(s string) string {
+	if s == "" {
+		return "(null)"
+	}
+	return s
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "N/A"
+	}
+	return s
+}
+
+// ---- %-format engine shared by squeue and sinfo ----
+
+// fmtItem is one element of a %-format: literal text, or a field with an
+// optional width and justification (`%.18i` right, `%-8j`/`%8j` left).
+type fmtItem struct {
+	lit   string
+	field byte
+	width int
+	right bool
+	// fit is sinfo's `%#P`: the width of the longest value.
+	fit bool
+}
+
+// parseFormat splits a Slurm %-format string.
+func parseFormat(s string) ([]fmtItem, error) {
+	var out []fmtItem
+	var lit strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			lit.WriteByte(s[i])
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '%' {
+			lit.WriteByte('%')
+			i++
+			continue
+		}
+		if lit.Len() > 0 {
+			out = append(out, fmtItem{lit: lit.String()})
+			lit.Reset()
+		}
+		it := fmtItem{}
+		i++
+		if i < len(s) && s[i] == '.' {
+			it.right = true
+			i++
+		}
+		if i < len(s) && s[i] == '#' {
+			it.fit = true
+			i++
+		}
+		if i < len(s) && s[i] == '-' {
+			i++
+		}
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i > start {
+			it.width, _ = strconv.Atoi(s[start:i])
+		}
+		if i >= len(s) {
+			return nil, fmt.Errorf("invalid format %q: missing field type", s)
+		}
+		it.field = s[i]
+		out = append(out, it)
+	}
+	if lit.Len() > 0 {
+		out = append(out, fmtItem{lit: lit.String()})
+	}
+	return out, nil
+}
+
+// renderRow renders one line; values are padded to the width and cut
+// when longer, as Slurm's clients do.
+func renderRow(items []fmtItem, value func(byte) string) string {
+	var b strings.Builder
+	for _, it := range items {
+		if it.field == 0 {
+			b.WriteString(it.lit)
+			continue
+		}
+		b.WriteString(pad(value(it.field), it.width, it.right))
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+func pad(v string, width int, right bool) string {
+	if width <= 0 {
+		return v
+	}
+	if len(v) > width {
+		return v[:width]
+	}
+	if right {
+		return strings.Repeat(" ", width-len(v)) + v
+	}
+	return v + strings.Repeat(" ", width-len(v))
+}
+
+// squeueFields maps -O names to %-letters.
+var squeueFields = map[string]byte{
+	"jobid": 'i', "jobarrayid": 'i', "arrayjobid": 'F', "arraytaskid": 'K', "partition": 'P', "name": 'j',
+	"username": 'u', "userid": 'U', "groupname": 'g', "groupid": 'G', "account": 'a', "qos": 'q',
+	"statecompact": 't', "state": 'T', "timeused": 'M', "timelimit": 'l', "timeleft": 'L', "numnodes": 'D',
+	"numcpus": 'C', "reasonlist": 'R', "reason": 'r', "priority": 'p', "prioritylong": 'Q', "starttime": 'S',
+	"endtime": 'e', "submittime": 'V', "nice": 'y', "dependency": 'E', "reservation": 'v', "schednodes": 'Y',
+	"nodelist": 'N', "minmemory": 'm', "mincpus": 'c', "command": 'o', "workdir": 'Z', "feature": 'f',
+	"reqnodes": 'n', "excnodes": 'x', "tres-per-node": 'b', "comment": 'k', "batchhost": 'B',
+}
+
+var squeueFieldHeaders = map[string]string{"jobarrayid": "JOBID", "statecompact": "ST", "prioritylong": "PRIORITY",
+	"username": "USER", "numnodes": "NODES", "numcpus": "CPUS", "reasonlist": "NODELIST(REASON)"}
+
+// renderFields is squeue -O: "name[:[.]width]" items, 20 wide by default.
+func renderFields(jobs []api.JobInfo, spec string, header bool, now time.Time) (string, error) {
+	type col struct {
+		c      byte
+		head   string
+		width  int
+		right  bool
+		suffix string
+	}
+	var cols []col
+	for _, f := range splitComma(spec) {
+		name, w, _ := strings.Cut(f, ":")
+		c, ok := squeueFields[strings.ToLower(name)]
+		if !ok {
+			return "", fmt.Errorf("Invalid job format specification: %s", name)
+		}
+		head := squeueFieldHeaders[strings.ToLower(name)]
+		if head == "" {
+			head = squeueHeaders[c]
+		}
+		cl := col{c: c, head: head, width: 20}
+		if strings.HasPrefix(w, ".") {
+			cl.right, w = true, w[1:]
+		}
+		num := strings.TrimRightFunc(w, func(r rune) bool { return r < '0' || r > '9' })
+		if n, err := strconv.Atoi(num); err == nil {
+			cl.width, cl.suffix = n, w[len(num):]
+		}
+		cols = append(cols, cl)
+	}
+	var b strings.Builder
+	line := func(v func(col) string) {
+		var l strings.Builder
+		for _, c := range cols {
+			l.WriteString(pad(v(c), c.width, c.right) + c.suffix)
+		}
+		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+	}
+	if header {
+		line(func(c col) string { return c.head })
+	}
+	for i := range jobs {
+		line(func(c col) string { return squeueField(&jobs[i], c.c, now) })
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,320 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/acct"
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/conf"
+	"github.com/sluice-hpc/sluice/internal/sched"
+)
+
+// Options configures a controller.
+type Options struct {
+	// Conf is the parsed slurm.conf (required).
+	Conf *conf.Config
+	// StateDir is StateSaveLocation (default Conf.StateSaveLocation): the
+	// socket, the keys and the SQLite store live there.
+	StateDir string
+	// Store is the job store; nil opens the one slurm.conf names
+	// (SQLite StateDir/ctld.db, or the PostgreSQL AccountingStorageLoc).
+	Store Store
+	// Accounting is the accounting database; nil runs without accounting
+	// (every job is accepted in QOS normal, no limits).
+	Accounting acct.Store
+	// Socket is the Unix socket path (default StateDir/sluice.sock).
+	Socket string
+	// Listen is the TCP address for agents and remote clients (default
+	// ":SlurmctldPort"; "none" disables it).
+	Listen string
+	// Logger receives the controller's log (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// TickInterval is how often timers are checked (default 1 s).
+	TickInterval time.Duration
+	// SchedDelay batches event-driven scheduling: after an event the
+	// scheduler runs at most this much later (default 20 ms).
+	SchedDelay time.Duration
+	// HeartbeatInterval is what agents are told to use (default
+	// SlurmdTimeout/3, at most 30 s).
+	HeartbeatInterval time.Duration
+	// RequeueDelay overrides SchedulerParameters requeue delay (Slurm's
+	// 120 s) when > 0; tests use a short one.
+	RequeueDelay time.Duration
+}
+
+// Controller is a running controller.
+type Controller struct {
+	opts     Options
+	cfg      *conf.Config
+	log      *slog.Logger
+	now      func() time.Time
+	store    Store
+	ownStore bool
+
+	calls chan *call
+	stop  chan struct{}
+	done  chan struct{}
+
+	clusterKey []byte
+	jwtKey     []byte
+	slurmUID   int
+
+	ln     net.Listener // TCP
+	unixLn net.Listener
+	srvs   []*http.Server
+	wg     sync.WaitGroup
+
+	// loop-owned state below: touched only by the event loop.
+	ls *loopState
+
+	agentsMu sync.Mutex
+	agents   map[string]*api.AgentClient
+	launchQ  chan struct{} // bounds concurrent agent calls
+}
+
+// call is one closure the loop runs for a handler.
+type call struct {
+	fn    func(ls *loopState) (any, error)
+	res   any
+	err   error
+	reply chan struct{}
+}
+
+// New opens the store, recovers the state and prepares the listeners; it
+// starts nothing (call Start).
+func New(ctx context.Context, opts Options) (*Controller, error) {
+	if opts.Conf == nil {
+		return nil, errors.New("ctld: a configuration is required")
+	}
+	c := &Controller{opts: opts, cfg: opts.Conf, log: opts.Logger, now: opts.Now,
+		calls: make(chan *call, 4096), stop: make(chan struct{}), done: make(chan struct{}),
+		agents: map[string]*api.AgentClient{}, launchQ: make(chan struct{}, 32)}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	if c.opts.StateDir == "" {
+		c.opts.StateDir = c.cfg.StateSaveLocation
+	}
+	if c.opts.Socket == "" {
+		c.opts.Socket = filepath.Join(c.opts.StateDir, api.SocketFile)
+	}
+	if c.opts.TickInterval <= 0 {
+		c.opts.TickInterval = time.Second
+	}
+	if c.opts.SchedDelay <= 0 {
+		c.opts.SchedDelay = 20 * time.Millisecond
+	}
+	if err := os.MkdirAll(c.opts.StateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("ctld: state directory: %w", err)
+	}
+	if err := c.loadKeys(); err != nil {
+		return nil, err
+	}
+	c.slurmUID = lookupUID(c.cfg.SlurmUser)
+	if err := c.openStore(ctx); err != nil {
+		return nil, err
+	}
+	ls, err := newLoopState(ctx, c)
+	if err != nil {
+		c.closeStore()
+		return nil, err
+	}
+	c.ls = ls
+	return c, nil
+}
+
+func (c *Controller) loadKeys() error {
+	var err error
+	if c.clusterKey, err = api.EnsureClusterKey(filepath.Join(c.opts.StateDir, api.ClusterKeyFile)); err != nil {
+		return fmt.Errorf("ctld: %w", err)
+	}
+	if c.jwtKey, err = ensureJWTKey(filepath.Join(c.opts.StateDir, JWTKeyFile)); err != nil {
+		return fmt.Errorf("ctld: %w", err)
+	}
+	return nil
+}
+
+func (c *Controller) openStore(ctx context.Context) error {
+	if c.opts.Store != nil {
+		c.store = c.opts.Store
+		return nil
+	}
+	var err error
+	if c.cfg.Accounting.Store == conf.StorePostgres {
+		c.store, err = OpenPostgres(ctx, c.cfg.Accounting.Loc)
+	} else {
+		c.store, err = OpenSQLite(ctx, filepath.Join(c.opts.StateDir, "ctld.db"))
+	}
+	if err != nil {
+		return fmt.Errorf("ctld: %w", err)
+	}
+	c.ownStore = true
+	return nil
+}
+
+func (c *Controller) closeStore() {
+	if c.ownStore {
+		c.store.Close()
+	}
+}
+
+// ClusterKey returns the key agents must sign their requests with.
+func (c *Controller) ClusterKey() []byte { return c.clusterKey }
+
+// Socket returns the Unix socket path.
+func (c *Controller) Socket() string { return c.opts.Socket }
+
+// Addr returns the TCP listener's address ("" when disabled or not started).
+func (c *Controller) Addr() string {
+	if c.ln == nil {
+		return ""
+	}
+	return c.ln.Addr().String()
+}
+
+// URL returns the base URL agents and remote clients use.
+func (c *Controller) URL() string {
+	if c.ln == nil {
+		return ""
+	}
+	return "http://" + c.ln.Addr().String()
+}
+
+// Start opens the listeners and starts the event loop.
+func (c *Controller) Start() error {
+	if err := c.listen(); err != nil {
+		return err
+	}
+	go c.loop()
+	return nil
+}
+
+// Close stops serving and the loop; running jobs keep running on their
+// agents and are found again by the next controller.
+func (c *Controller) Close() error {
+	select {
+	case <-c.stop:
+		return nil
+	default:
+	}
+	for _, s := range c.srvs {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		s.Shutdown(ctx)
+		cancel()
+	}
+	close(c.stop)
+	<-c.done
+	c.wg.Wait()
+	os.Remove(c.opts.Socket)
+	c.closeStore()
+	return nil
+}
+
+// do runs fn on the event loop and returns its result once everything
+// it changed is stored.
+func (c *Controller) do(ctx context.Context, fn func(ls *loopState) (any, error)) (any, error) {
+	cl := &call{fn: fn, reply: make(chan struct{})}
+	select {
+	case c.calls <- cl:
+	case <-c.stop:
+		return nil, errStoreClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case <-cl.reply:
+		return cl.res, cl.err
+	case <-c.done:
+		return nil, errStoreClosed
+	}
+}
+
+// maxBatch bounds how many calls one group commit serves.
+const maxBatch = 4096
+
+// loop is the event loop: the only goroutine that touches c.ls.
+func (c *Controller) loop() {
+	defer close(c.done)
+	tick := time.NewTicker(c.opts.TickInterval)
+	defer tick.Stop()
+	var schedTimer <-chan time.Time
+	batch := make([]*call, 0, 64)
+	ls := c.ls
+	ls.wantSched = true
+	for {
+		if ls.wantSched && schedTimer == nil {
+			schedTimer = time.After(c.opts.SchedDelay)
+		}
+		batch = batch[:0]
+		select {
+		case <-c.stop:
+			return
+		case cl := <-c.calls:
+			batch = append(batch, cl)
+		drain:
+			for len(batch) < maxBatch {
+				select {
+				case cl := <-c.calls:
+					batch = append(batch, cl)
+				default:
+					break drain
+				}
+			}
+		case <-schedTimer:
+			schedTimer = nil
+			ls.schedule(c.now())
+		case <-tick.C:
+			ls.timers(c.now())
+		}
+		for _, cl := range batch {
+			cl.res, cl.err = c.safeRun(ls, cl.fn)
+		}
+		if err := ls.commit(); err != nil {
+			c.log.Error("store commit failed; answering errors", "err", err)
+			for _, cl := range batch {
+				if cl.err == nil {
+					cl.res, cl.err = nil, api.Errorf(http.StatusInternalServerError, "Unable to save state: %v", err)
+				}
+			}
+		}
+		for _, cl := range batch {
+			close(cl.reply)
+		}
+		ls.flushOutbox()
+	}
+}
+
+// safeRun runs fn, turning a panic into an error so that one bad request
+// cannot take the controller down.
+func (c *Controller) safeRun(ls *loopState, fn func(*loopState) (any, error)) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("request handler panicked", "panic", r)
+			err = api.Errorf(http.StatusInternalServerError, "internal error: %v", r)
+		}
+	}()
+	return fn(ls)
+}
+
+// schedConfig returns the core configuration for this controller.
+func (c *Controller) schedConfig() sched.Config {
+	cfg := sched.ConfigFromConf(c.cfg)
+	if c.opts.RequeueDelay > 0 {
+		cfg.RequeueDelay = c.opts.RequeueDelay
+	}
+	return cfg
+}

@@ -1,0 +1,623 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/duration"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
+	"github.com/sluice-hpc/sluice/internal/sched"
+)
+
+// apiErr is an error with an HTTP status (and optional reason name).
+type apiErr struct {
+	status int
+	msg    string
+	reason string
+}
+
+func (e *apiErr) Error() string { return e.msg }
+
+func denied() error { return &apiErr{status: http.StatusForbidden, msg: sched.ErrAccessDenied.Error()} }
+
+// isAdmin reports whether w may act on every job: root, the SlurmUser, or
+// an accounting Operator/Administrator.
+func (ls *loopState) isAdmin(w Who) bool {
+	if w.UID == 0 || ls.c.slurmUID >= 0 && int(w.UID) == ls.c.slurmUID {
+		return true
+	}
+	if p := ls.st.Policy; p != nil {
+		return p.Users[w.User].Admin
+	}
+	return false
+}
+
+// mayModify reports whether w may change j: its owner or an admin.
+func (ls *loopState) mayModify(w Who, j *sched.Job) bool {
+	return j.UID == w.UID || ls.isAdmin(w)
+}
+
+// submit queues a job for w.
+func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, error) {
+	now := ls.c.now()
+	spec := req.Spec
+	who := w
+	if spec.UID != nil && *spec.UID != w.UID || spec.User != "" && spec.User != w.User && spec.UID == nil {
+		if w.UID != 0 {
+			return api.SubmitResponse{}, &apiErr{status: http.StatusForbidden,
+				msg: sched.ErrAccessDenied.Error() + " (only root may submit jobs as another user)"}
+		}
+		var err error
+		if spec.UID != nil {
+			who = whoForUID(*spec.UID, w.GID, w.Via)
+			if spec.GID == nil {
+				if u, e := whoForName(who.User, w.Via); e == nil {
+					who.GID, who.Group = u.GID, u.Group
+				}
+			}
+		} else if who, err = whoForName(spec.User, w.Via); err != nil {
+			return api.SubmitResponse{}, &apiErr{status: http.StatusBadRequest, msg: err.Error()}
+		}
+	}
+	if spec.GID != nil && *spec.GID != who.GID {
+		if w.UID != 0 {
+			return api.SubmitResponse{}, denied()
+		}
+		who = whoForUID(who.UID, *spec.GID, w.Via)
+	}
+	spec.User = who.User
+	uid, gid := who.UID, who.GID
+	spec.UID, spec.GID = &uid, &gid
+	if spec.Name == "" {
+		spec.Name = "sbatch"
+	}
+	r, err := sched.RequestFromSpec(&spec, now, time.Local, &ls.cfg)
+	if err != nil {
+		return api.SubmitResponse{}, submitErr(err)
+	}
+	sub := sched.Submitter{User: who.User, UID: who.UID, GID: who.GID, Group: who.Group, Admin: ls.isAdmin(w)}
+	if req.TestOnly {
+		return ls.testOnly(r, sub, now)
+	}
+	j, err := ls.st.Submit(r, sub, now)
+	if err != nil {
+		return api.SubmitResponse{}, submitErr(err)
+	}
+	ls.specs[j.ID] = &spec
+	ls.setPriority(j, now)
+	ls.touch(j, "submit", j.User)
+	ls.wantSched = true
+	return api.SubmitResponse{JobID: uint32(j.ID), Cluster: ls.st.Cluster.Name}, nil
+}
+
+// testOnly answers sbatch --test-only: the job is queued in the state,
+// one scheduling cycle is computed (not applied) to find when and where it
+// would start, and the job is taken out again; nothing is stored.
+func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Time) (api.SubmitResponse, error) {
+	next := ls.st.NextJobID
+	j, err := ls.st.Submit(r, sub, now)
+	if err != nil {
+		return api.SubmitResponse{}, submitErr(err)
+	}
+	ls.setPriority(j, now)
+	plan := sched.Schedule(ls.st, now, ls.cfg)
+	res := api.SubmitResponse{TestPartition: ls.partitionName(j)}
+	for _, s := range plan.Starts {
+		if s.Job == j.ID {
+			res.TestStart, res.TestNodes = now, compressNodes(ls.st.Cluster, s.Alloc.Nodes)
+			res.TestPartition = ls.st.Cluster.Partitions[s.Partition].Name
+			res.TestProcs = int(allocVector(ls.st.Cluster, &s.Alloc)["cpu"])
+		}
+	}
+	for _, p := range plan.Pending {
+		if p.Job == j.ID {
+			res.TestStart, res.TestNodes = p.ExpectedStart, compressNodes(ls.st.Cluster, p.PlannedNodes)
+			res.TestProcs = int(reqVector(j)["cpu"])
+		}
+	}
+	_ = ls.st.Cancel(j.ID, now)
+	ls.st.Purge(func(o *sched.Job) bool { return o.ID == j.ID })
+	ls.st.NextJobID = next
+	return res, nil
+}
+
+// submitErr turns a core rejection into an API error with Slurm's
+// message and, for limits, the reason name.
+func submitErr(err error) error {
+	var se *sched.SubmitError
+	if errors.As(err, &se) {
+		return &apiErr{status: http.StatusBadRequest, msg: se.Err.Error(), reason: string(se.Reason)}
+	}
+	msg := err.Error()
+	for _, s := range []error{sched.ErrInvalidGres, sched.ErrInvalidTimeLimit, sched.ErrDependency,
+		sched.ErrInvalidNodeName, sched.ErrInvalidArray, sched.ErrInvalidLicense} {
+		if errors.Is(err, s) {
+			msg = s.Error()
+		}
+	}
+	return &apiErr{status: http.StatusBadRequest, msg: msg}
+}
+
+// ---- job selection ----
+
+// jobsByID resolves a job id string ("12", "12_3", "12_[1-3]") to job
+// records; an array's own id names every record of the array.
+func (ls *loopState) jobsByID(spec string) ([]*sched.Job, []int32, error) {
+	base, task, hasTask := strings.Cut(spec, "_")
+	id, err := strconv.ParseUint(base, 10, 32)
+	if err != nil || id == 0 {
+		return nil, nil, &apiErr{status: http.StatusBadRequest, msg: "Invalid job id " + spec}
+	}
+	var out []*sched.Job
+	if !hasTask {
+		if j := ls.st.Job(sched.JobID(id)); j != nil && j.Array == nil {
+			return []*sched.Job{j}, nil, nil
+		}
+		for _, j := range ls.st.Jobs() {
+			if j.Array != nil && j.Array.JobID == sched.JobID(id) {
+				out = append(out, j)
+			}
+		}
+		if len(out) == 0 {
+			return nil, nil, notFound()
+		}
+		return out, nil, nil
+	}
+	task = strings.Trim(task, "[]")
+	tasks, _, _, err := sched.ParseArray(task, max(ls.cfg.MaxArraySize, 1))
+	if err != nil {
+		return nil, nil, &apiErr{status: http.StatusBadRequest, msg: "Invalid job id " + spec}
+	}
+	var pendingTasks []int32
+	for _, j := range ls.st.Jobs() {
+		if j.Array == nil || j.Array.JobID != sched.JobID(id) {
+			continue
+		}
+		if j.Array.TaskID >= 0 && tasks.Has(int(j.Array.TaskID)) {
+			out = append(out, j)
+		}
+		if j.Array.TaskID < 0 {
+			tasks.ForEach(func(t int) bool {
+				if j.Array.Tasks.Has(t) {
+					pendingTasks = append(pendingTasks, int32(t))
+				}
+				return true
+			})
+			if len(pendingTasks) > 0 {
+				out = append(out, j)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil, notFound()
+	}
+	return out, pendingTasks, nil
+}
+
+func notFound() error {
+	return &apiErr{status: http.StatusNotFound, msg: sched.ErrInvalidJobID.Error()}
+}
+
+// matches reports whether j passes the filter.
+func (ls *loopState) matches(j *sched.Job, f api.JobFilter) bool {
+	if f.User != "" && f.User != j.User && f.User != strconv.FormatUint(uint64(j.UID), 10) {
+		return false
+	}
+	if f.Partition != "" && !listHas(f.Partition, ls.partitionName(j)) {
+		return false
+	}
+	if f.Name != "" && f.Name != j.Req.Name {
+		return false
+	}
+	if f.Account != "" && !listHas(f.Account, j.Account) {
+		return false
+	}
+	if f.QOS != "" && !listHas(f.QOS, j.QOS) {
+		return false
+	}
+	if len(f.States) > 0 {
+		ok := false
+		for _, s := range f.States {
+			if strings.EqualFold(s, j.State.String()) || strings.EqualFold(s, j.State.Short()) {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if f.NodeList != "" {
+		want, err := hostlist.Expand(f.NodeList)
+		if err != nil {
+			return false
+		}
+		ok := false
+		for _, n := range j.Alloc.Nodes {
+			for _, w := range want {
+				if ls.st.Cluster.Nodes[n].Name == w {
+					ok = true
+				}
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func listHas(list, v string) bool {
+	for _, s := range strings.Split(list, ",") {
+		if s == v {
+			return true
+		}
+		for _, p := range strings.Split(v, ",") {
+			if s == p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ---- job control ----
+
+// control applies req for w. Per-job failures are reported per job, the
+// way scancel and scontrol print one error line per job.
+func (ls *loopState) control(w Who, req api.JobControlRequest) (api.JobControlResponse, error) {
+	var res api.JobControlResponse
+	admin := ls.isAdmin(w)
+	if (req.Op == api.OpSuspend || req.Op == api.OpResume) && !admin {
+		return res, denied()
+	}
+	type target struct {
+		name  string
+		j     *sched.Job
+		tasks []int32
+	}
+	var targets []target
+	if len(req.Jobs) == 0 {
+		for _, j := range ls.st.Jobs() {
+			if j.State.Finished() || !ls.matches(j, req.Filter) {
+				continue
+			}
+			if req.Filter.User == "" && !admin && j.UID != w.UID {
+				continue // scancel -p/-t without -u: a user's own jobs
+			}
+			targets = append(targets, target{name: j.JobIDString(), j: j})
+		}
+	}
+	for _, spec := range req.Jobs {
+		js, tasks, err := ls.jobsByID(spec)
+		if err != nil {
+			res.Results = append(res.Results, api.JobResult{Job: spec, Error: err.Error()})
+			continue
+		}
+		for _, j := range js {
+			if !ls.matches(j, req.Filter) {
+				continue
+			}
+			t := target{name: j.JobIDString(), j: j}
+			if j.Array != nil && j.Array.TaskID < 0 && strings.Contains(spec, "_") {
+				t.tasks = tasks
+				t.name = spec
+			}
+			targets = append(targets, t)
+		}
+	}
+	for _, t := range targets {
+		err := ls.controlOne(w, admin, req, t.j, t.tasks)
+		r := api.JobResult{Job: t.name}
+		if err != nil {
+			r.Error = err.Error()
+		}
+		res.Results = append(res.Results, r)
+	}
+	return res, nil
+}
+
+// controlOne applies one operation to one job record.
+func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j *sched.Job, tasks []int32) error {
+	if !ls.mayModify(w, j) {
+		return denied()
+	}
+	now := ls.c.now()
+	st := ls.st
+	switch req.Op {
+	case api.OpCancel:
+		if req.Signal != 0 {
+			return ls.signal(j, req.Signal, req.BatchOnly)
+		}
+		if len(tasks) > 0 && j.Array.Tasks.Count() > len(tasks) {
+			for _, t := range tasks {
+				j.Array.Tasks.Clear(int(t))
+			}
+			st.SetPolicy(st.Policy) // recount the submitted tasks
+			ls.touch(j, "cancel-tasks", fmt.Sprint(tasks))
+			return nil
+		}
+		if j.State.Finished() {
+			return fmt.Errorf("%s", sched.ErrAlreadyDone)
+		}
+		nodes := append([]int32(nil), j.Alloc.Nodes...)
+		active := isActive(j)
+		ls.prio.charge(ls, j, now)
+		if err := st.Cancel(j.ID, now); err != nil {
+			return errMsg(err)
+		}
+		ls.touch(j, "cancel", w.User)
+		if active {
+			ls.terminateOn(j, nodes, api.StateCancelled)
+		}
+		ls.wantSched = true
+	case api.OpSignal:
+		return ls.signal(j, req.Signal, req.BatchOnly)
+	case api.OpHold, api.OpUHold:
+		if err := st.Hold(j.ID, admin && req.Op == api.OpHold); err != nil {
+			return errMsg(err)
+		}
+		j.Priority = 0
+		ls.touch(j, req.Op, w.User)
+	case api.OpRelease:
+		if err := st.Release(j.ID, admin); err != nil {
+			return errMsg(err)
+		}
+		ls.setPriority(j, now)
+		ls.touch(j, "release", w.User)
+		ls.wantSched = true
+	case api.OpRequeue, api.OpRequeueHold:
+		return ls.requeue(j, req.Op == api.OpRequeueHold, now)
+	case api.OpSuspend:
+		if err := st.Suspend(j.ID, now); err != nil {
+			return errMsg(err)
+		}
+		ls.touch(j, "suspend", w.User)
+		id := uint32(j.ID)
+		ls.agentCall(j, func(ctx context.Context, a *api.AgentClient) error { _, err := a.Suspend(ctx, id); return err })
+		ls.wantSched = true
+	case api.OpResume:
+		if err := st.Resume(j.ID, now); err != nil {
+			return errMsg(err)
+		}
+		ls.touch(j, "resume", w.User)
+		ls.agentCall(j, resumeCall(uint32(j.ID)))
+	default:
+		return &apiErr{status: http.StatusBadRequest, msg: "unknown operation " + req.Op}
+	}
+	return nil
+}
+
+// requeue puts a running or finished batch job back in the queue.
+func (ls *loopState) requeue(j *sched.Job, hold bool, now time.Time) error {
+	if !j.Req.Requeue && isActive(j) {
+		// Slurm refuses scontrol requeue of a --no-requeue job.
+		return fmt.Errorf("%s", sched.ErrDisabled)
+	}
+	nodes := append([]int32(nil), j.Alloc.Nodes...)
+	active := isActive(j)
+	if active {
+		ls.prio.charge(ls, j, now)
+	}
+	if err := ls.st.Requeue(j.ID, hold, now); err != nil {
+		return errMsg(err)
+	}
+	ls.setPriority(j, now)
+	ls.touch(j, "requeue", "")
+	if active {
+		ls.terminateOn(j, nodes, api.StateRequeued)
+	}
+	ls.wantSched = true
+	return nil
+}
+
+// signal sends a signal to a running job's processes.
+func (ls *loopState) signal(j *sched.Job, sig int, batchOnly bool) error {
+	if !isActive(j) {
+		return fmt.Errorf("%s", sched.ErrTransitionState)
+	}
+	if sig <= 0 || sig > 64 {
+		return &apiErr{status: http.StatusBadRequest, msg: "Invalid signal " + strconv.Itoa(sig)}
+	}
+	id := uint32(j.ID)
+	ls.agentCall(j, func(ctx context.Context, a *api.AgentClient) error {
+		_, err := a.Signal(ctx, id, api.SignalRequest{Signal: sig, BatchOnly: batchOnly})
+		return err
+	})
+	ls.touch(j, "signal", syscall.Signal(sig).String())
+	return nil
+}
+
+// errMsg strips the "job N: " prefix the core adds, keeping Slurm's text.
+func errMsg(err error) error {
+	for _, s := range []error{sched.ErrInvalidJobID, sched.ErrAlreadyDone, sched.ErrJobPending, sched.ErrNotPending,
+		sched.ErrTransitionState, sched.ErrAccessDenied, sched.ErrDisabled, sched.ErrInvalidNodeName} {
+		if errors.Is(err, s) {
+			return errors.New(s.Error())
+		}
+	}
+	return err
+}
+
+// ---- scontrol update job ----
+
+// updateJob applies scontrol update JobId=... KEY=VALUE.
+func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
+	js, _, err := ls.jobsByID(req.Job)
+	if err != nil {
+		return err
+	}
+	admin := ls.isAdmin(w)
+	for _, j := range js {
+		if !ls.mayModify(w, j) {
+			return denied()
+		}
+		for k, v := range req.Set {
+			if err := ls.updateField(j, admin, strings.ToLower(k), v); err != nil {
+				return err
+			}
+		}
+		ls.st.SetPolicy(ls.st.Policy) // re-resolve association/QOS, recount limits
+		ls.setPriority(j, ls.c.now())
+		ls.touch(j, "update", fmt.Sprint(req.Set))
+	}
+	ls.wantSched = true
+	return nil
+}
+
+func badValue(k, v string) error {
+	return &apiErr{status: http.StatusBadRequest, msg: fmt.Sprintf("Invalid %s value: %s", k, v)}
+}
+
+func (ls *loopState) updateField(j *sched.Job, admin bool, key, v string) error {
+	pending := j.State.Base() == sched.JobPending
+	notPending := &apiErr{status: http.StatusConflict, msg: sched.ErrNotPending.Error()}
+	switch key {
+	case "partition":
+		if !pending {
+			return notPending
+		}
+		var idx []int32
+		for _, p := range strings.Split(v, ",") {
+			i := ls.st.Cluster.PartitionIndex(p)
+			if i < 0 {
+				return &apiErr{status: http.StatusBadRequest, msg: sched.ErrInvalidPartition.Error()}
+			}
+			idx = append(idx, i)
+		}
+		j.Req.Partitions, j.Partitions = strings.Split(v, ","), idx
+	case "timelimit":
+		d, err := duration.Parse(v)
+		if err != nil {
+			return badValue("TimeLimit", v)
+		}
+		if !admin && (j.TimeLimit != sched.Infinite && d > j.TimeLimit || d == sched.Infinite && j.TimeLimit != sched.Infinite) {
+			return denied() // users may only lower their limit
+		}
+		j.Req.TimeLimit, j.TimeLimit = d, d
+		if !j.StartTime.IsZero() && isActive(j) {
+			j.EndTime = time.Time{}
+			if d != sched.Infinite {
+				j.EndTime = j.StartTime.Add(d + j.Suspended)
+			}
+		}
+	case "qos":
+		if !pending {
+			return notPending
+		}
+		if p := ls.st.Policy; p != nil && p.QOSIndex(v) < 0 {
+			return &apiErr{status: http.StatusBadRequest, msg: sched.ErrInvalidQOS.Error()}
+		}
+		j.Req.QOS, j.QOS = v, v
+	case "nice":
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < -2147483645 || n > 2147483645 {
+			return badValue("Nice", v)
+		}
+		if n < 0 && !admin {
+			return denied()
+		}
+		j.Req.Nice = int32(n)
+	case "sitefactor":
+		if !admin {
+			return denied()
+		}
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return badValue("SiteFactor", v)
+		}
+		ls.site[j.ID] = int32(n)
+	case "priority":
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return badValue("Priority", v)
+		}
+		if !admin {
+			return denied()
+		}
+		j.Priority, j.DirectPriority = uint32(n), n > 0
+	case "name", "jobname":
+		j.Req.Name = v
+	case "comment":
+		if s := ls.specs[j.ID]; s != nil {
+			s.Comment = v
+		}
+	default:
+		return &apiErr{status: http.StatusBadRequest, msg: "Update of " + key + " is not supported"}
+	}
+	return nil
+}
+
+// ---- scontrol update node ----
+
+// updateNode applies scontrol update NodeName=... State=... Reason=...
+func (ls *loopState) updateNode(w Who, req api.NodeUpdateRequest) error {
+	if !ls.isAdmin(w) {
+		return denied()
+	}
+	names, err := hostlist.Expand(req.Nodes)
+	if err != nil || len(names) == 0 {
+		return &apiErr{status: http.StatusBadRequest, msg: sched.ErrInvalidNodeName.Error()}
+	}
+	state := strings.ToUpper(req.State)
+	if (state == "DRAIN" || state == "DOWN" || state == "FAIL") && req.Reason == "" {
+		return &apiErr{status: http.StatusBadRequest, msg: "You must specify a reason when DOWNING or DRAINING a node. Request denied"}
+	}
+	for _, name := range names {
+		if ls.st.Cluster.NodeIndex(name) < 0 {
+			return &apiErr{status: http.StatusNotFound, msg: sched.ErrInvalidNodeName.Error() + ": " + name}
+		}
+	}
+	now := ls.c.now()
+	for _, name := range names {
+		if err := ls.setNode(ls.st.Cluster.NodeIndex(name), state, req.Reason, w.User, now); err != nil {
+			return err
+		}
+	}
+	ls.wantSched = true
+	return nil
+}
+
+func (ls *loopState) setNode(i int32, state, reason, user string, now time.Time) error {
+	n := &ls.st.Cluster.Nodes[i]
+	flags := n.State &^ 0xf
+	up := sched.NodeIdle
+	if !ls.nodes[i].registered {
+		up = sched.NodeUnknown
+	}
+	switch state {
+	case "DRAIN":
+		n.State |= sched.NodeFlagDrain
+		n.Reason, n.ReasonTime, n.ReasonUser = reason, now, user
+	case "FAIL":
+		n.State |= sched.NodeFlagFail
+		n.Reason, n.ReasonTime, n.ReasonUser = reason, now, user
+	case "DOWN":
+		ls.nodeDown(i, reason, user, now)
+	case "RESUME", "IDLE", "UNDRAIN":
+		flags &^= sched.NodeFlagDrain | sched.NodeFlagFail
+		base := n.State.Base()
+		if state != "UNDRAIN" && (base == sched.NodeDown || base == sched.NodeUnknown) {
+			base = up
+		}
+		if base == sched.NodeMixed || base == sched.NodeAllocated {
+			base = sched.NodeIdle // refreshed from the allocation
+		}
+		_ = ls.st.SetNodeState(n.Name, base|flags, "", now)
+		n.ReasonUser = ""
+	case "":
+		if reason != "" {
+			n.Reason, n.ReasonTime, n.ReasonUser = reason, now, user
+		}
+	default:
+		return &apiErr{status: http.StatusBadRequest, msg: "Invalid node state specified"}
+	}
+	ls.nodeDirty[i] = struct{}{}
+	return nil
+}

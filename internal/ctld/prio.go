@@ -1,0 +1,155 @@
+package ctld
+
+import (
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/acct"
+	"github.com/sluice-hpc/sluice/internal/conf"
+	"github.com/sluice-hpc/sluice/internal/priority"
+	"github.com/sluice-hpc/sluice/internal/sched"
+)
+
+// prioState drives internal/priority: the fair-share tree (usage charged
+// and decayed at every PriorityCalcPeriod) and the job priorities.
+type prioState struct {
+	cfg      priority.Config
+	cluster  *priority.Cluster
+	tree     *priority.Tree
+	calc     *priority.Calculator
+	basic    priority.BasicAllocator
+	lastPass time.Time
+}
+
+// init builds the priority configuration and the fair-share tree.
+func (p *prioState) init(c *conf.Config, ap *acct.Policy) {
+	cfg, err := priority.ConfigFrom(c)
+	if err != nil {
+		cfg = priority.DefaultConfig()
+	}
+	p.cfg = cfg
+	p.cluster = priority.ClusterFrom(c)
+	if ap != nil {
+		if t, err := priority.FromPolicy(ap, c.ClusterName); err == nil {
+			p.tree = t
+		}
+	}
+	if p.tree == nil {
+		p.tree = priority.NewTree()
+	}
+	p.tree.Recompute(&p.cfg)
+	p.calc = priority.NewCalculator(&p.cfg, p.cluster, p.tree)
+}
+
+// period is PriorityCalcPeriod.
+func (p *prioState) period() time.Duration {
+	if p.cfg.CalcPeriod <= 0 {
+		return 5 * time.Minute
+	}
+	return p.cfg.CalcPeriod
+}
+
+// recalcPriorities is one PriorityCalcPeriod pass: usage of the running
+// jobs is charged and decayed, fair-share recomputed, and every pending
+// job's priority refreshed.
+func (ls *loopState) recalcPriorities(now time.Time) {
+	p := &ls.prio
+	ls.lastPrio = now
+	if p.cfg.Type == priority.Basic {
+		return
+	}
+	var running []priority.RunningJob
+	for _, j := range ls.st.Jobs() {
+		if j.State.Base() == sched.JobRunning {
+			running = append(running, ls.runningJob(j))
+		}
+	}
+	p.tree.Pass(&p.cfg, running, p.lastPass, now, time.Local)
+	p.lastPass = now
+	p.calc.Reset(&p.cfg, p.cluster, p.tree)
+	for _, j := range ls.st.Jobs() {
+		if j.State.Base() != sched.JobPending {
+			continue
+		}
+		old := j.Priority
+		ls.setPriority(j, now)
+		if j.Priority != old {
+			ls.dirty[j.ID] = struct{}{}
+		}
+	}
+}
+
+// setPriority computes one job's priority now (at submit, on update).
+func (ls *loopState) setPriority(j *sched.Job, now time.Time) {
+	p := &ls.prio
+	if j.Hold != sched.HoldNone {
+		j.Priority = 0
+		return
+	}
+	if j.DirectPriority {
+		return
+	}
+	if p.cfg.Type == priority.Basic {
+		if j.Priority == 0 {
+			j.Priority = p.basic.Next(j.Req.Nice, false, 0)
+		}
+		return
+	}
+	pj := ls.priorityJob(j)
+	j.Priority = p.calc.Priority(&pj, now)
+}
+
+// explain returns the priority breakdown of j (scontrol show job).
+func (ls *loopState) explain(j *sched.Job, now time.Time) priority.Explanation {
+	pj := ls.priorityJob(j)
+	return ls.prio.calc.Explain(&pj, now)
+}
+
+// priorityJob is j as the priority package sees it.
+func (ls *loopState) priorityJob(j *sched.Job) priority.Job {
+	part := ""
+	if len(j.Partitions) > 0 {
+		part = ls.st.Cluster.Partitions[j.Partitions[0]].Name
+	}
+	assoc := -1
+	if a, ok := ls.prio.tree.LookupJob(j.Account, j.User, part); ok {
+		assoc = a
+	}
+	nodes := max(j.Req.MinNodes, 1)
+	cpus := max(j.Req.NTasks, 1) * max(j.Req.CPUsPerTask, 1)
+	limit := j.TimeLimit
+	if limit == sched.Infinite {
+		limit = 0
+	}
+	pj := priority.Job{ID: uint32(j.ID), User: j.User, Account: j.Account, Partition: part, QOS: j.QOS,
+		Assoc: assoc, Nodes: uint32(nodes), CPUs: uint32(cpus), TimeLimit: limit, AccrueTime: j.AccrueTime,
+		EligibleTime: j.EligibleTime, Nice: j.Req.Nice, SiteFactor: ls.site[j.ID], Held: j.Hold != sched.HoldNone,
+		Priority: j.Priority, Running: isActive(j),
+		TRES: map[string]int64{"cpu": int64(cpus), "node": int64(nodes)}}
+	if j.DirectPriority {
+		pj.DirectPriority = j.Priority
+	}
+	return pj
+}
+
+// runningJob is j as usage accounting sees it.
+func (ls *loopState) runningJob(j *sched.Job) priority.RunningJob {
+	assoc := -1
+	if a, ok := ls.prio.tree.LookupJob(j.Account, j.User, ls.partitionName(j)); ok {
+		assoc = a
+	}
+	alloc := allocVector(ls.st.Cluster, &j.Alloc)
+	billing := priority.Billable(alloc, nil, ls.prio.cfg.Flags)
+	return priority.RunningJob{Assoc: assoc, QOS: j.QOS, Start: j.StartTime, End: j.EndTime,
+		Billing: billing, Alloc: alloc}
+}
+
+// charge adds the usage of a job that ends at end since the last pass
+// (the pass charges running jobs only).
+func (p *prioState) charge(ls *loopState, j *sched.Job, end time.Time) {
+	if p.cfg.Type == priority.Basic || p.lastPass.IsZero() {
+		return
+	}
+	rj := ls.runningJob(j)
+	rj.End = end
+	p.tree.Charge(&p.cfg, &rj, p.lastPass, end)
+}

@@ -1,0 +1,435 @@
+package ctld
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/duration"
+	"github.com/sluice-hpc/sluice/internal/sched"
+	"github.com/sluice-hpc/sluice/internal/tres"
+)
+
+// allocVector is the TRES of an allocation.
+func allocVector(cl *sched.Cluster, al *sched.Alloc) tres.Vector {
+	v := tres.Vector{}
+	if len(al.Nodes) == 0 {
+		return v
+	}
+	for s := range al.Nodes {
+		v["cpu"] += int64(al.CPUs[s])
+		v["mem"] += al.Mem[s]
+	}
+	v["node"] = int64(len(al.Nodes))
+	v["billing"] = v["cpu"]
+	for _, g := range al.Gres {
+		k := cl.GresKinds[g.Kind]
+		v["gres/"+k.Name] += g.Count
+		if k.Type != "" {
+			v[k.TRESName()] += g.Count
+		}
+	}
+	return v
+}
+
+func allocTRES(cl *sched.Cluster, al *sched.Alloc) string { return allocVector(cl, al).String() }
+
+// reqVector is what j asks for (Slurm's ReqTRES).
+func reqVector(j *sched.Job) tres.Vector {
+	r := &j.Req
+	nodes := int64(max(r.MinNodes, 1))
+	cpus := int64(max(r.NTasks, 1) * max(r.CPUsPerTask, 1))
+	if r.NTasksPerNode > 0 && r.NTasks == 0 {
+		cpus = int64(r.NTasksPerNode) * nodes * int64(max(r.CPUsPerTask, 1))
+	}
+	cpus = max(cpus, nodes)
+	v := tres.Vector{"cpu": cpus, "node": nodes, "billing": cpus}
+	switch {
+	case r.MemPerNode > 0:
+		v["mem"] = r.MemPerNode * nodes
+	case r.MemPerCPU > 0:
+		v["mem"] = r.MemPerCPU * cpus
+	}
+	for _, g := range r.Gres {
+		v["gres/"+g.Name] += g.Count * nodes
+		if g.Type != "" {
+			v["gres/"+g.Name+":"+g.Type] += g.Count * nodes
+		}
+	}
+	if r.GPUs > 0 {
+		v["gres/gpu"] += r.GPUs
+	}
+	return v
+}
+
+func reqTRES(_ *sched.Cluster, j *sched.Job) string { return reqVector(j).String() }
+
+// jobInfo renders j for the API.
+func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobInfo {
+	cl := ls.st.Cluster
+	r := &j.Req
+	info := api.JobInfo{JobID: uint32(j.ID), JobIDStr: j.JobIDString(), ArrayTaskID: -1, Name: r.Name,
+		User: j.User, UID: j.UID, GID: j.GID, Group: j.Group, Account: j.Account, QOS: j.QOS,
+		Partition: ls.partitionName(j), State: j.State.String(), StateShort: j.State.Short(),
+		StateDesc: j.StateDesc, Priority: j.Priority, Nice: r.Nice, SiteFactor: ls.site[j.ID],
+		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, AccrueTime: j.AccrueTime, StartTime: j.StartTime,
+		EndTime: j.EndTime, SuspendTime: j.SuspendTime, SuspendedSec: int64(j.Suspended / time.Second),
+		ExpectedStart: j.ExpectedStart, BeginTime: r.BeginTime, TimeLimitSec: limitSeconds(j.TimeLimit),
+		NodeList: compressNodes(cl, j.Alloc.Nodes), SchedNodes: compressNodes(cl, j.PlannedNodes),
+		NumNodes: int(max(r.MinNodes, 1)), NumTasks: int(max(r.NTasks, 1)), CPUsPerTask: int(max(r.CPUsPerTask, 1)),
+		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: r.Dependency, Requeue: r.Requeue,
+		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
+		Reservation: r.Reservation}
+	if j.State.Base() == sched.JobPending {
+		info.Reason = string(j.Reason)
+	}
+	switch j.Hold {
+	case sched.HoldUser:
+		info.Hold = "user"
+	case sched.HoldAdmin:
+		info.Hold = "admin"
+	}
+	if j.Array != nil {
+		info.ArrayJobID = uint32(j.Array.JobID)
+		info.ArrayTaskID = j.Array.TaskID
+		if j.Array.TaskID < 0 {
+			info.ArrayTasks = sched.FormatArrayTasks(j.Array.Tasks, j.Array.Throttle)
+		}
+	}
+	if len(j.Alloc.Nodes) > 0 {
+		info.NumNodes = len(j.Alloc.Nodes)
+		info.BatchHost = cl.Nodes[j.Alloc.Nodes[0]].Name
+		v := allocVector(cl, &j.Alloc)
+		info.NumCPUs = int(v["cpu"])
+		info.AllocTRES = v.String()
+	} else {
+		info.NumCPUs = int(reqVector(j)["cpu"])
+	}
+	switch {
+	case r.MemPerCPU > 0:
+		info.MinMemoryMB, info.MemPerCPU = r.MemPerCPU, true
+	case r.MemPerNode > 0:
+		info.MinMemoryMB = r.MemPerNode
+	}
+	var gres []string
+	for _, g := range r.Gres {
+		s := "gres/" + g.Name
+		if g.Type != "" {
+			s += ":" + g.Type
+		}
+		gres = append(gres, s+":"+strconv.FormatInt(g.Count, 10))
+	}
+	info.TresPerNode = strings.Join(gres, ",")
+	if len(r.NodeList) > 0 {
+		info.ReqNodes = strings.Join(r.NodeList, ",")
+	}
+	if len(r.Exclude) > 0 {
+		info.ExcNodes = strings.Join(r.Exclude, ",")
+	}
+	if s := ls.specFor(j); s != nil {
+		info.Command, info.WorkDir, info.Comment = s.ScriptName, s.WorkDir, s.Comment
+		info.StdOut, info.StdErr, info.StdIn = stdPath(s.WorkDir, s.Output, j, "slurm-%j.out"), stdPath(s.WorkDir, s.Error, j, ""), s.Input
+		if info.StdErr == "" {
+			info.StdErr = info.StdOut
+		}
+		if info.StdIn == "" {
+			info.StdIn = "/dev/null"
+		}
+		if info.Command == "" {
+			info.Command = "(null)"
+		}
+	}
+	if detail {
+		e := ls.explain(j, now)
+		for _, t := range e.Terms {
+			info.PriorityTerms = append(info.PriorityTerms, api.PriorityTerm{Name: t.Name, Factor: t.Factor,
+				Weight: t.Weight, Contribution: t.Contribution})
+		}
+		info.PrioritySummary = e.Summary
+		if j.State.Base() == sched.JobPending {
+			info.WhyPending = ls.whyPending(j, now)
+		}
+	}
+	return info
+}
+
+func (ls *loopState) specFor(j *sched.Job) *api.JobSpec {
+	if s := ls.specs[j.ID]; s != nil {
+		return s
+	}
+	if j.Array != nil {
+		return ls.specs[j.Array.JobID]
+	}
+	return nil
+}
+
+// stdPath expands the output pattern the way scontrol shows StdOut: the
+// job id patterns are filled in, the path made absolute.
+func stdPath(dir, pattern string, j *sched.Job, def string) string {
+	if pattern == "" {
+		pattern = def
+		if pattern != "" && j.Array != nil {
+			pattern = "slurm-%A_%a.out"
+		}
+	}
+	if pattern == "" {
+		return ""
+	}
+	rep := []string{"%%", "%", "%j", strconv.FormatUint(uint64(j.ID), 10), "%x", j.Req.Name, "%u", j.User}
+	if j.Array != nil {
+		rep = append(rep, "%A", strconv.FormatUint(uint64(j.Array.JobID), 10), "%a", strconv.Itoa(int(j.Array.TaskID)))
+	} else {
+		rep = append(rep, "%A", strconv.FormatUint(uint64(j.ID), 10), "%a", "4294967294")
+	}
+	out := strings.NewReplacer(rep...).Replace(pattern)
+	if !strings.HasPrefix(out, "/") && dir != "" {
+		out = strings.TrimSuffix(dir, "/") + "/" + out
+	}
+	return out
+}
+
+// whyPending is the plain sentence scontrol show job prints for a pending
+// job: the reason in words, what holds the resources and when the job is
+// expected to start.
+func (ls *loopState) whyPending(j *sched.Job, now time.Time) string {
+	var b strings.Builder
+	switch j.Reason {
+	case sched.ReasonJobHeldUser:
+		b.WriteString("The job is held by its user; `scontrol release " + j.JobIDString() + "` lets it run.")
+	case sched.ReasonJobHeldAdmin:
+		b.WriteString("The job is held by an administrator; only an operator can release it.")
+	case sched.ReasonDependency:
+		b.WriteString("The job waits for its dependency (" + j.Req.Dependency + ") to be satisfied.")
+	case sched.ReasonDependencyNeverSatisfied:
+		b.WriteString("The job's dependency (" + j.Req.Dependency + ") can never be satisfied; cancel it or update its dependency.")
+	case sched.ReasonBeginTime:
+		fmt.Fprintf(&b, "The job may not start before %s (--begin or requeue delay).", fmtTime(j.Req.BeginTime))
+	case sched.ReasonPriority:
+		b.WriteString("Jobs with a higher priority are waiting for the same resources and will start first.")
+	case sched.ReasonResources:
+		b.WriteString("The job is next in line but the resources it needs are in use")
+		if holders := ls.holders(j); holders != "" {
+			b.WriteString(" by " + holders)
+		}
+		b.WriteString(".")
+	case sched.ReasonPartitionDown:
+		b.WriteString("The job's partition is DOWN.")
+	case sched.ReasonNone:
+		b.WriteString("The job has not been considered by the scheduler yet.")
+	default:
+		fmt.Fprintf(&b, "The job is blocked by %s.", j.Reason)
+		if strings.Contains(string(j.Reason), "Limit") || strings.HasPrefix(string(j.Reason), "QOS") ||
+			strings.HasPrefix(string(j.Reason), "Assoc") {
+			b.WriteString(" An accounting limit (sacctmgr show qos / assoc) holds it until running jobs of the same user, account or QOS end.")
+		}
+	}
+	if !j.ExpectedStart.IsZero() {
+		fmt.Fprintf(&b, " Expected start: %s", fmtTime(j.ExpectedStart))
+		if len(j.PlannedNodes) > 0 {
+			fmt.Fprintf(&b, " on %s", compressNodes(ls.st.Cluster, j.PlannedNodes))
+		}
+		b.WriteString(".")
+	}
+	return b.String()
+}
+
+// holders lists the running jobs on the nodes j could use.
+func (ls *loopState) holders(j *sched.Job) string {
+	cl := ls.st.Cluster
+	var ids []string
+	for _, o := range ls.st.Jobs() {
+		if !isActive(o) {
+			continue
+		}
+		for _, n := range o.Alloc.Nodes {
+			if inPartitions(cl, j.Partitions, n) {
+				ids = append(ids, o.JobIDString())
+				break
+			}
+		}
+		if len(ids) == 8 {
+			ids = append(ids, "...")
+			break
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return "job(s) " + strings.Join(ids, ", ")
+}
+
+func inPartitions(cl *sched.Cluster, parts []int32, node int32) bool {
+	for _, p := range parts {
+		if cl.Partitions[p].Nodes.Has(int(node)) {
+			return true
+		}
+	}
+	return false
+}
+
+// fmtTime prints a time as Slurm does (2026-01-02T15:04:05), "Unknown" when unset.
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "Unknown"
+	}
+	return t.Local().Format("2006-01-02T15:04:05")
+}
+
+// nodeRecord renders node i for the API.
+func (ls *loopState) nodeRecord(i int) api.NodeRecord {
+	cl := ls.st.Cluster
+	n := &cl.Nodes[i]
+	rt := &ls.nodes[i]
+	rec := api.NodeRecord{Name: n.Name, State: n.State.String(), StateShort: n.State.Short(),
+		StateLong: longNodeState(n.State), CPUs: int(n.CPUs), AllocCPUs: int(n.AllocCPUs), Sockets: int(n.Sockets),
+		Cores: int(n.CoresPerSocket), Threads: int(n.ThreadsPerCore), RealMemory: n.RealMemory,
+		AllocMem: n.AllocMem, Features: strings.Join(n.Features, ","), Weight: n.Weight, Reason: n.Reason,
+		ReasonTime: n.ReasonTime, ReasonUser: n.ReasonUser, Addr: rt.info.Addr, Hostname: rt.info.Hostname,
+		Version: rt.info.Version, BootTime: rt.info.BootTime, LastHeard: rt.lastHeard, Jobs: int(n.Jobs)}
+	for _, p := range n.Partitions {
+		rec.Partitions = append(rec.Partitions, cl.Partitions[p].Name)
+	}
+	var gres, used []string
+	for k, cnt := range n.Gres {
+		if cnt == 0 {
+			continue
+		}
+		gres = append(gres, fmt.Sprintf("%s:%d", cl.GresKinds[k], cnt))
+		used = append(used, fmt.Sprintf("%s:%d", cl.GresKinds[k], n.AllocGres[k]))
+	}
+	rec.Gres, rec.GresUsed = strings.Join(gres, ","), strings.Join(used, ",")
+	cfg := tres.Vector{"cpu": int64(n.CPUs), "mem": n.RealMemory, "billing": int64(n.CPUs)}
+	for k, cnt := range n.Gres {
+		if cnt > 0 {
+			cfg["gres/"+cl.GresKinds[k].Name] += cnt
+		}
+	}
+	rec.CfgTRES = cfg.String()
+	if n.AllocCPUs > 0 || n.AllocMem > 0 {
+		rec.AllocTRES = tres.Vector{"cpu": int64(n.AllocCPUs), "mem": n.AllocMem}.String()
+	}
+	return rec
+}
+
+// longNodeState is sinfo's %T: idle, mixed, allocated, down, drained,
+// draining, ... with the '*' suffix of a non-responding node.
+func longNodeState(s sched.NodeState) string {
+	busy := s.Base() == sched.NodeAllocated || s.Base() == sched.NodeMixed
+	var out string
+	switch {
+	case s.Base() == sched.NodeDown:
+		out = "down"
+	case s.Has(sched.NodeFlagDrain) && busy:
+		out = "draining"
+	case s.Has(sched.NodeFlagDrain):
+		out = "drained"
+	case s.Has(sched.NodeFlagFail) && busy:
+		out = "failing"
+	case s.Has(sched.NodeFlagFail):
+		out = "fail"
+	default:
+		out = map[sched.NodeState]string{sched.NodeIdle: "idle", sched.NodeMixed: "mixed",
+			sched.NodeAllocated: "allocated", sched.NodeFuture: "future", sched.NodeUnknown: "unknown"}[s.Base()]
+	}
+	if s.Has(sched.NodeFlagNoRespond) {
+		out += "*"
+	}
+	return out
+}
+
+var partStates = map[sched.PartitionState]string{sched.PartitionUp: "UP", sched.PartitionDown: "DOWN",
+	sched.PartitionDrain: "DRAIN", sched.PartitionInactive: "INACTIVE"}
+
+// partitionRecord renders partition i.
+func (ls *loopState) partitionRecord(i int) api.PartitionRecord {
+	cl := ls.st.Cluster
+	p := &cl.Partitions[i]
+	names := cl.NodeNames(p.NodeList)
+	all := func(l []string) string {
+		if l == nil {
+			return "ALL"
+		}
+		return strings.Join(l, ",")
+	}
+	os := map[sched.OverSubscribeMode]string{sched.OverSubscribeNo: "NO", sched.OverSubscribeExclusive: "EXCLUSIVE",
+		sched.OverSubscribeYes: "YES", sched.OverSubscribeForce: "FORCE"}[p.OverSubscribe.Mode]
+	if p.OverSubscribe.Mode == sched.OverSubscribeYes || p.OverSubscribe.Mode == sched.OverSubscribeForce {
+		os += ":" + strconv.Itoa(int(p.OverSubscribe.Count))
+	}
+	tv := tres.Vector{}
+	for k, v := range p.TRES {
+		tv[k] = v
+	}
+	rec := api.PartitionRecord{Name: p.Name, Default: p.Default, State: partStates[p.State],
+		MaxTimeSec: limitSeconds(p.MaxTime), DefaultTimeSec: limitSeconds(p.DefaultTime), Nodes: compressNodes(cl, p.NodeList),
+		NodeNames: names, TotalCPUs: p.TotalCPUs, TotalNodes: len(p.NodeList), MinNodes: p.MinNodes, MaxNodes: p.MaxNodes,
+		MaxCPUsPerNode: p.MaxCPUsPerNode, PriorityJobFactor: p.PriorityJobFactor, PriorityTier: p.PriorityTier,
+		OverSubscribe: os, PreemptMode: preemptModeString(p.PreemptMode, ls.cfg.PreemptMode),
+		GraceTimeSec: int64(p.GraceTime / time.Second), AllowAccounts: all(p.AllowAccounts),
+		DenyAccounts: strings.Join(p.DenyAccounts, ","), AllowQOS: all(p.AllowQOS), DenyQOS: strings.Join(p.DenyQOS, ","),
+		AllowGroups: all(p.AllowGroups), QOS: p.QOS, DefMemPerCPU: p.DefMemPerCPU, DefMemPerNode: p.DefMemPerNode,
+		MaxMemPerCPU: p.MaxMemPerCPU, MaxMemPerNode: p.MaxMemPerNode, Hidden: p.Hidden, RootOnly: p.RootOnly,
+		ExclusiveUser: p.ExclusiveUser, TRES: tv.String()}
+	if p.DefaultTime == 0 {
+		rec.DefaultTimeSec = 0
+	}
+	return rec
+}
+
+// preemptModeString prints a PreemptMode the way scontrol does.
+func preemptModeString(m, def sched.PreemptMode) string {
+	if m == sched.PreemptUnset {
+		m = def
+	}
+	var parts []string
+	for _, f := range []struct {
+		bit  sched.PreemptMode
+		name string
+	}{{sched.PreemptOff, "OFF"}, {sched.PreemptCancel, "CANCEL"}, {sched.PreemptRequeue, "REQUEUE"},
+		{sched.PreemptSuspend, "SUSPEND"}, {sched.PreemptGang, "GANG"}, {sched.PreemptWithin, "WITHIN"},
+		{sched.PreemptPriority, "PRIORITY"}} {
+		if m&f.bit != 0 {
+			parts = append(parts, f.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "OFF"
+	}
+	return strings.Join(parts, ",")
+}
+
+// configEntries lists the running configuration (scontrol show config).
+func (c *Controller) configEntries() []api.ConfigEntry {
+	cfg := c.cfg
+	d := func(v time.Duration) string { return strconv.FormatInt(int64(v/time.Second), 10) + " sec" }
+	e := []api.ConfigEntry{
+		{Key: "AccountingStorageEnforce", Value: fmt.Sprint(cfg.Accounting.Enforce)},
+		{Key: "AccountingStorageLoc", Value: cfg.Accounting.Loc},
+		{Key: "AccountingStorageType", Value: cfg.Accounting.StorageType},
+		{Key: "ClusterName", Value: cfg.ClusterName},
+		{Key: "DefMemPerCPU", Value: strconv.FormatInt(cfg.DefMemPerCPU, 10)},
+		{Key: "EnforcePartLimits", Value: string(cfg.EnforcePartLimits)},
+		{Key: "FirstJobId", Value: strconv.FormatUint(uint64(cfg.FirstJobId), 10)},
+		{Key: "JobRequeue", Value: strconv.Itoa(b2i(cfg.JobRequeue))},
+		{Key: "KillWait", Value: d(cfg.KillWait)},
+		{Key: "MaxArraySize", Value: strconv.Itoa(cfg.MaxArraySize)},
+		{Key: "MaxJobCount", Value: strconv.Itoa(cfg.MaxJobCount)},
+		{Key: "MinJobAge", Value: d(cfg.MinJobAge)},
+		{Key: "PreemptMode", Value: preemptModeString(sched.PreemptModeFromConf(cfg.Preempt.Mode), sched.PreemptOff)},
+		{Key: "PreemptType", Value: cfg.Preempt.Type},
+		{Key: "PriorityCalcPeriod", Value: duration.Format(cfg.Priority.CalcPeriod)},
+		{Key: "PriorityType", Value: cfg.Priority.Type},
+		{Key: "ReturnToService", Value: strconv.Itoa(cfg.ReturnToService)},
+		{Key: "SchedulerType", Value: cfg.SchedulerType},
+		{Key: "SelectType", Value: cfg.SelectType},
+		{Key: "SlurmUser", Value: cfg.SlurmUser},
+		{Key: "SlurmctldPort", Value: strconv.Itoa(cfg.SlurmctldPort)},
+		{Key: "SlurmdTimeout", Value: d(cfg.SlurmdTimeout)},
+		{Key: "StateSaveLocation", Value: c.opts.StateDir},
+	}
+	sort.Slice(e, func(a, b int) bool { return e[a].Key < e[b].Key })
+	return e
+}

@@ -1,0 +1,310 @@
+package ctld
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
+	"github.com/sluice-hpc/sluice/internal/sched"
+)
+
+// schedule runs one scheduling cycle at now and applies its plan: the
+// state changes are stored with the batch, the agent calls go to the
+// outbox (sent after the commit).
+func (ls *loopState) schedule(now time.Time) {
+	ls.wantSched = false
+	if now.Sub(ls.lastPrio) >= ls.prio.period() {
+		ls.recalcPriorities(now)
+	}
+	t0 := time.Now()
+	plan := sched.Schedule(ls.st, now, ls.cfg)
+	ls.applyPlan(&plan)
+	d := time.Since(t0)
+	ls.lastSched = now
+	ls.stats.Cycles++
+	ls.stats.LastCycle = d
+	ls.stats.MaxCycle = max(ls.stats.MaxCycle, d)
+	ls.stats.Started += plan.Stats.Started
+	ls.stats.Backfilled += plan.Stats.Backfilled
+}
+
+// applyPlan applies a plan to the state and queues the agent calls.
+func (ls *loopState) applyPlan(plan *sched.Plan) {
+	st := ls.st
+	now := plan.Now
+	before := map[sched.JobID]sched.JobState{}
+	for _, p := range plan.Preemptions {
+		if j := st.Job(p.Job); j != nil {
+			before[p.Job] = j.State
+		}
+	}
+	for _, id := range plan.Resumes {
+		if j := st.Job(id); j != nil {
+			before[id] = j.State
+		}
+	}
+	// Remember which pending records a start comes from, so the record
+	// an array task was split off is stored too.
+	sources := make([]sched.JobID, 0, len(plan.Starts))
+	for _, s := range plan.Starts {
+		sources = append(sources, s.Job)
+	}
+	reasons := make(map[sched.JobID]sched.Reason, len(plan.Pending))
+	for _, p := range plan.Pending {
+		if j := st.Job(p.Job); j != nil {
+			reasons[p.Job] = j.Reason
+		}
+	}
+	started := st.Apply(plan)
+	for _, id := range sources {
+		if j := st.Job(id); j != nil {
+			ls.touch(j, "", "")
+		}
+	}
+	for _, id := range started {
+		j := st.Job(id)
+		if j == nil {
+			continue
+		}
+		ls.touch(j, "start", compressNodes(st.Cluster, j.Alloc.Nodes))
+		ls.queueLaunch(j)
+	}
+	for _, p := range plan.Preemptions {
+		ls.applyPreemption(p, before[p.Job], now)
+	}
+	for _, id := range plan.Resumes {
+		if j := st.Job(id); j != nil && before[id].Base() == sched.JobSuspended && j.State.Base() == sched.JobRunning {
+			ls.touch(j, "resume", "gang")
+			ls.agentCall(j, func(ctx context.Context, a *api.AgentClient) error {
+				_, err := a.Resume(ctx, uint32(id))
+				return err
+			})
+		}
+	}
+	for _, p := range plan.Pending {
+		// Reasons change often; store them only when they do, so that a
+		// long queue is not rewritten every cycle.
+		if j := st.Job(p.Job); j != nil && reasons[p.Job] != j.Reason {
+			ls.touch(j, "", "")
+		}
+	}
+}
+
+// applyPreemption sends the agent what a preemption decided.
+func (ls *loopState) applyPreemption(p sched.Preemption, was sched.JobState, now time.Time) {
+	j := ls.st.Job(p.Job)
+	if j == nil {
+		return
+	}
+	if p.GraceEnd.After(now) && p.Mode.Action() != sched.PreemptSuspend && j.State.Base() == sched.JobRunning {
+		ls.grace[j.ID] = p
+		ls.touch(j, "preempt-grace", "")
+		return
+	}
+	ls.afterPreempt(j, was, p.Mode)
+}
+
+// afterPreempt tells the agent to suspend or kill a preempted job.
+func (ls *loopState) afterPreempt(j *sched.Job, was sched.JobState, mode sched.PreemptMode) {
+	id := uint32(j.ID)
+	ls.touch(j, "preempt", j.State.String())
+	switch {
+	case j.State.Base() == sched.JobSuspended && was.Base() == sched.JobRunning:
+		ls.agentCallNodes(was, j, func(ctx context.Context, a *api.AgentClient) error {
+			_, err := a.Suspend(ctx, id)
+			return err
+		})
+	case was.Base() == sched.JobRunning || was.Base() == sched.JobSuspended:
+		state := api.StatePreempted
+		if j.State.Base() == sched.JobPending {
+			state = api.StateRequeued
+		}
+		ls.terminateOn(j, ls.lastNodes(j), state)
+	}
+}
+
+// lastNodes returns the nodes j ran on (its allocation, or its last run's
+// nodes after a requeue).
+func (ls *loopState) lastNodes(j *sched.Job) []int32 {
+	if len(j.Alloc.Nodes) > 0 {
+		return j.Alloc.Nodes
+	}
+	if n := len(j.Runs); n > 0 {
+		return j.Runs[n-1].Nodes
+	}
+	return nil
+}
+
+// batchHost returns the index of the node that runs j's batch script.
+func batchHost(nodes []int32) int32 {
+	if len(nodes) == 0 {
+		return -1
+	}
+	return nodes[0]
+}
+
+// agentCall queues fn against the agent of j's batch host.
+func (ls *loopState) agentCall(j *sched.Job, fn func(context.Context, *api.AgentClient) error) {
+	ls.agentCallNodes(j.State, j, fn)
+}
+
+func (ls *loopState) agentCallNodes(_ sched.JobState, j *sched.Job, fn func(context.Context, *api.AgentClient) error) {
+	host := batchHost(ls.lastNodes(j))
+	if host < 0 {
+		return
+	}
+	ls.agentCallOn(host, j.ID, fn)
+}
+
+func (ls *loopState) agentCallOn(node int32, id sched.JobID, fn func(context.Context, *api.AgentClient) error) {
+	name := ls.st.Cluster.Nodes[node].Name
+	addr := ls.nodes[node].info.Addr
+	c := ls.c
+	ls.outbox = append(ls.outbox, func() {
+		a := c.agentClient(name, addr)
+		if a == nil {
+			return
+		}
+		c.launchQ <- struct{}{}
+		defer func() { <-c.launchQ }()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := fn(ctx, a); err != nil {
+			c.log.Warn("agent call failed", "node", name, "job", id, "err", err)
+		}
+	})
+}
+
+// terminateOn starts the kill sequence of j on its batch host.
+func (ls *loopState) terminateOn(j *sched.Job, nodes []int32, state string) {
+	host := batchHost(nodes)
+	if host < 0 {
+		return
+	}
+	id := uint32(j.ID)
+	kw := int64(ls.c.cfg.KillWait / time.Second)
+	ls.agentCallOn(host, j.ID, func(ctx context.Context, a *api.AgentClient) error {
+		_, err := a.Terminate(ctx, id, api.TerminateRequest{State: state, KillWaitSec: kw})
+		if ae, ok := err.(*api.AgentError); ok && ae.Status == 404 {
+			return nil // already gone
+		}
+		return err
+	})
+}
+
+// queueLaunch sends the batch script of a started job to its batch host.
+func (ls *loopState) queueLaunch(j *sched.Job) {
+	host := batchHost(j.Alloc.Nodes)
+	if host < 0 {
+		return
+	}
+	req := ls.launchRequest(j)
+	id, restart := j.ID, j.RestartCount
+	c := ls.c
+	name := ls.st.Cluster.Nodes[host].Name
+	addr := ls.nodes[host].info.Addr
+	ls.outbox = append(ls.outbox, func() {
+		a := c.agentClient(name, addr)
+		var err error
+		if a == nil {
+			err = errNoAgent
+		} else {
+			c.launchQ <- struct{}{}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_, err = a.Launch(ctx, req)
+			cancel()
+			<-c.launchQ
+		}
+		c.launchDone(id, restart, name, err)
+	})
+}
+
+// launchDone records the outcome of a launch (on the loop).
+func (c *Controller) launchDone(id sched.JobID, restart int32, node string, err error) {
+	c.do(context.Background(), func(ls *loopState) (any, error) {
+		j := ls.st.Job(id)
+		if j == nil || j.RestartCount != restart {
+			return nil, nil
+		}
+		if err != nil {
+			c.log.Error("launch failed", "job", id, "node", node, "err", err)
+			if j.State.Base() == sched.JobRunning || j.State.Base() == sched.JobSuspended {
+				_ = ls.st.End(id, sched.JobFailed, 1<<8, c.now())
+				j.StateDesc = "launch failed on " + node + ": " + err.Error()
+				ls.touch(j, "end", "launch failed: "+err.Error())
+				ls.wantSched = true
+			}
+			return nil, nil
+		}
+		ls.launched[id] = restart
+		if j.State.Finished() || j.State.Base() == sched.JobPending {
+			// Cancelled or requeued while the launch was on its way.
+			ls.terminateOn(j, ls.lastNodes(j), api.StateCancelled)
+		}
+		return nil, nil
+	})
+}
+
+// launchRequest builds what the agent needs to run j.
+func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
+	cl := ls.st.Cluster
+	spec := ls.specs[j.ID]
+	if spec == nil && j.Array != nil {
+		spec = ls.specs[j.Array.JobID]
+	}
+	if spec == nil {
+		spec = &api.JobSpec{Wrap: "true"}
+	}
+	r := api.LaunchRequest{JobID: uint32(j.ID), RestartCount: int(j.RestartCount), Name: j.Req.Name,
+		User: j.User, UID: j.UID, GID: j.GID, Group: j.Group, Script: spec.Script, Args: spec.ScriptArgs,
+		WorkDir: spec.WorkDir, SubmitDir: spec.WorkDir, StdOut: spec.Output, StdErr: spec.Error, StdIn: spec.Input,
+		OpenMode: spec.OpenMode, Environment: spec.Environment, Export: spec.Export,
+		Partition: ls.partitionName(j), Account: j.Account, QOS: j.QOS, ClusterName: cl.Name,
+		NodeList: compressNodes(cl, j.Alloc.Nodes), NNodes: len(j.Alloc.Nodes), NTasks: int(max(j.Req.NTasks, 1)),
+		CPUsPerTask: int(j.Req.CPUsPerTask), TimeLimitSec: limitSeconds(j.TimeLimit),
+		KillWaitSec: int64(ls.c.cfg.KillWait / time.Second), StartTime: j.StartTime}
+	if r.Script == "" {
+		r.Script = "#!/bin/sh\n" + spec.Wrap + "\n"
+	}
+	if len(j.Alloc.CPUs) > 0 {
+		r.CPUs = int(j.Alloc.CPUs[0])
+		if ls.cfg.ConsumeMemory {
+			r.MemoryMB = j.Alloc.Mem[0]
+		}
+	}
+	for _, g := range j.Alloc.Gres {
+		if g.Slot == 0 && cl.GresKinds[g.Kind].Name == "gpu" {
+			for k := int64(0); k < g.Count; k++ {
+				r.GPUs = append(r.GPUs, len(r.GPUs))
+			}
+		}
+	}
+	if a := j.Array; a != nil && a.TaskID >= 0 {
+		r.ArrayJobID, r.ArrayTaskID = uint32(a.JobID), uint32(a.TaskID)
+		if tasks, n, _, err := sched.ParseArray(j.Req.Array, ls.cfg.MaxArraySize); err == nil {
+			r.ArrayTaskCount = n
+			first, last := -1, -1
+			tasks.ForEach(func(t int) bool {
+				if first < 0 {
+					first = t
+				}
+				last = t
+				return true
+			})
+			r.ArrayTaskMin, r.ArrayTaskMax = uint32(first), uint32(last)
+		}
+	}
+	if r.WorkDir == "" {
+		r.WorkDir = "/"
+	}
+	return r
+}
+
+// compressNodes prints node indices as a host list.
+func compressNodes(cl *sched.Cluster, idx []int32) string {
+	if len(idx) == 0 {
+		return ""
+	}
+	return hostlist.Compress(cl.NodeNames(idx))
+}

@@ -1,0 +1,327 @@
+package ctld
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/acct"
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/sched"
+)
+
+// loopState is everything the event loop owns.
+type loopState struct {
+	c   *Controller
+	st  *sched.State
+	cfg sched.Config
+
+	// specs holds each job's submission (script, environment, output
+	// patterns); split array tasks share their array's.
+	specs map[sched.JobID]*api.JobSpec
+	// site holds SiteFactor values set with scontrol update.
+	site map[sched.JobID]int32
+	// nodes are the agents' runtime data, parallel to Cluster.Nodes.
+	nodes []nodeRT
+	// launched marks jobs an agent confirmed it runs (restart count).
+	launched map[sched.JobID]int32
+	// grace holds preemptions waiting for their GraceTime to end.
+	grace map[sched.JobID]sched.Preemption
+	// acctPolicy is the accounting snapshot the policy was compiled from.
+	acctPolicy *acct.Policy
+
+	prio prioState
+
+	// pending writes of the current batch.
+	dirty     map[sched.JobID]struct{}
+	events    []EventRow
+	nodeDirty map[int32]struct{}
+	metaDirty bool
+	outbox    []func()
+
+	wantSched bool
+	lastSched time.Time
+	lastPrio  time.Time
+	stats     schedStats
+}
+
+// schedStats are the counters sdiag-like output can show.
+type schedStats struct {
+	Cycles     int
+	LastCycle  time.Duration
+	MaxCycle   time.Duration
+	Started    int
+	Backfilled int
+}
+
+// nodeRT is what the controller knows of a node's agent.
+type nodeRT struct {
+	registered bool
+	info       api.NodeInfo
+	lastHeard  time.Time
+}
+
+// jobRecord is the stored form of a job.
+type jobRecord struct {
+	Job        *sched.Job   `json:"job"`
+	Spec       *api.JobSpec `json:"spec,omitempty"`
+	SiteFactor int32        `json:"site_factor,omitempty"`
+}
+
+func newLoopState(ctx context.Context, c *Controller) (*loopState, error) {
+	cluster, err := sched.ClusterFromConf(c.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("ctld: %w", err)
+	}
+	ls := &loopState{c: c, cfg: c.schedConfig(), specs: map[sched.JobID]*api.JobSpec{}, site: map[sched.JobID]int32{},
+		launched: map[sched.JobID]int32{}, grace: map[sched.JobID]sched.Preemption{},
+		dirty: map[sched.JobID]struct{}{}, nodeDirty: map[int32]struct{}{}}
+	for i := range cluster.Nodes {
+		n := &cluster.Nodes[i]
+		if n.State.Base() != sched.NodeDown && n.State.Base() != sched.NodeFuture {
+			// Like slurmctld, a node is not used until its agent registers.
+			n.State = sched.NodeUnknown | n.State&^0xf | sched.NodeFlagNoRespond
+		}
+	}
+	ls.st = sched.NewState(cluster, ls.cfg)
+	ls.nodes = make([]nodeRT, len(cluster.Nodes))
+	if err := ls.recover(ctx); err != nil {
+		return nil, err
+	}
+	if err := ls.loadPolicy(ctx); err != nil {
+		return nil, err
+	}
+	ls.prio.init(c.cfg, ls.acctPolicy)
+	ls.recalcPriorities(c.now())
+	return ls, nil
+}
+
+// loadPolicy compiles the accounting database for the scheduler.
+func (ls *loopState) loadPolicy(ctx context.Context) error {
+	var p *sched.Policy
+	if ls.c.opts.Accounting != nil {
+		as, err := ls.c.opts.Accounting.Load(ctx)
+		if err != nil {
+			return fmt.Errorf("ctld: load accounting: %w", err)
+		}
+		ls.acctPolicy = acct.NewPolicy(as)
+		p = sched.CompilePolicy(ls.acctPolicy, ls.c.cfg.ClusterName)
+	}
+	ls.st.SetPolicy(p)
+	return nil
+}
+
+// recover replays the stored jobs into the fresh state. Jobs are
+// submitted again with their own ids (no accounting policy is installed
+// yet, so no limit can refuse them), running ones get their allocation
+// back, and the stored record then replaces the rebuilt one.
+func (ls *loopState) recover(ctx context.Context) error {
+	since := ls.c.now().Add(-max(ls.c.cfg.MinJobAge, time.Minute))
+	snap, err := ls.c.store.Load(ctx, since)
+	if err != nil {
+		return fmt.Errorf("ctld: recover: %w", err)
+	}
+	for _, n := range snap.Nodes {
+		ls.restoreNode(n)
+	}
+	next := ls.st.NextJobID
+	for _, row := range snap.Jobs {
+		var rec jobRecord
+		if err := json.Unmarshal(row.Data, &rec); err != nil || rec.Job == nil {
+			ls.c.log.Error("unreadable job record left in the store", "job", row.ID, "err", err)
+			continue
+		}
+		if err := ls.replay(&rec); err != nil {
+			ls.c.log.Error("cannot recover job; its record stays in the store", "job", row.ID, "err", err)
+			continue
+		}
+		if rec.Job.ID >= next {
+			next = rec.Job.ID + 1
+		}
+	}
+	if v, err := strconv.ParseUint(snap.Meta["next_job_id"], 10, 32); err == nil && sched.JobID(v) > next {
+		next = sched.JobID(v)
+	}
+	ls.st.NextJobID = next
+	if len(snap.Jobs) > 0 {
+		ls.c.log.Info("recovered jobs from the store", "jobs", len(ls.st.Jobs()), "next_job_id", next)
+	}
+	return nil
+}
+
+func (ls *loopState) restoreNode(n NodeRow) {
+	i := ls.st.Cluster.NodeIndex(n.Name)
+	if i < 0 {
+		return
+	}
+	node := &ls.st.Cluster.Nodes[i]
+	st := sched.NodeState(n.State)
+	flags := st & (sched.NodeFlagDrain | sched.NodeFlagFail)
+	if st.Base() == sched.NodeDown {
+		node.State = sched.NodeDown | flags
+	} else {
+		node.State = node.State&^(sched.NodeFlagDrain|sched.NodeFlagFail) | flags
+	}
+	node.Reason, node.ReasonTime, node.ReasonUser = n.Reason, n.ReasonTime, n.ReasonUser
+}
+
+// replay puts one stored job back into the state.
+func (ls *loopState) replay(rec *jobRecord) error {
+	saved := *rec.Job
+	st := ls.st
+	who := sched.Submitter{User: saved.User, UID: saved.UID, GID: saved.GID, Group: saved.Group, Admin: true}
+	req := saved.Req
+	req.Hold = false
+	st.NextJobID = saved.ID
+	j, err := st.Submit(req, who, saved.SubmitTime)
+	if err != nil {
+		// A dependency on a purged job, a node list that changed...:
+		// rebuild from a bare request; the stored record wins below.
+		req.Deps, req.Dependency, req.NodeList, req.Exclude, req.Constraint = nil, "", nil, nil, ""
+		st.NextJobID = saved.ID
+		if j, err = st.Submit(req, who, saved.SubmitTime); err != nil {
+			return err
+		}
+	}
+	if j.ID != saved.ID {
+		return fmt.Errorf("job id %d came back as %d", saved.ID, j.ID)
+	}
+	base := saved.State.Base()
+	if base == sched.JobRunning || base == sched.JobSuspended {
+		plan := sched.Plan{Now: saved.StartTime, Starts: []sched.Start{{Job: j.ID, ArrayTask: -1,
+			Partition: saved.Partition, Alloc: saved.Alloc, TimeLimit: saved.TimeLimit}}}
+		st.Apply(&plan)
+		if base == sched.JobSuspended {
+			_ = st.Suspend(j.ID, saved.SuspendTime)
+		}
+	} else if saved.State.Finished() {
+		_ = st.End(j.ID, saved.State.Base(), saved.ExitCode, saved.EndTime)
+	}
+	*j = saved
+	if rec.Spec != nil {
+		ls.specs[j.ID] = rec.Spec
+	}
+	if rec.SiteFactor != 0 {
+		ls.site[j.ID] = rec.SiteFactor
+	}
+	return nil
+}
+
+// ---- persistence ----
+
+// touch marks a job changed (stored at the end of the batch) and records
+// the transition.
+func (ls *loopState) touch(j *sched.Job, event, detail string) {
+	ls.dirty[j.ID] = struct{}{}
+	if event != "" {
+		ls.events = append(ls.events, EventRow{JobID: uint32(j.ID), Time: ls.c.now(), Event: event, Detail: detail})
+	}
+}
+
+// commit writes every change of the batch in one transaction.
+func (ls *loopState) commit() error {
+	if len(ls.dirty) == 0 && len(ls.events) == 0 && len(ls.nodeDirty) == 0 && !ls.metaDirty {
+		return nil
+	}
+	b := &Batch{Events: ls.events}
+	for id := range ls.dirty {
+		j := ls.st.Job(id)
+		if j == nil {
+			continue
+		}
+		data, err := json.Marshal(jobRecord{Job: j, Spec: ls.specs[id], SiteFactor: ls.site[id]})
+		if err != nil {
+			return fmt.Errorf("encode job %d: %w", id, err)
+		}
+		b.Jobs = append(b.Jobs, JobRow{ID: uint32(id), State: int(j.State), Finished: j.State.Finished(), End: j.EndTime, Data: data})
+		b.Runs = append(b.Runs, ls.runRows(j)...)
+	}
+	for i := range ls.nodeDirty {
+		n := &ls.st.Cluster.Nodes[i]
+		b.Nodes = append(b.Nodes, NodeRow{Name: n.Name, State: int(n.State), Reason: n.Reason,
+			ReasonTime: n.ReasonTime, ReasonUser: n.ReasonUser})
+	}
+	if len(b.Jobs) > 0 || ls.metaDirty {
+		b.Meta = map[string]string{"next_job_id": strconv.FormatUint(uint64(ls.st.NextJobID), 10)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := ls.c.store.Commit(ctx, b)
+	clear(ls.dirty)
+	clear(ls.nodeDirty)
+	ls.events = ls.events[:0]
+	ls.metaDirty = false
+	return err
+}
+
+// flushOutbox starts the agent calls decided in the batch (after commit).
+func (ls *loopState) flushOutbox() {
+	for _, f := range ls.outbox {
+		go f()
+	}
+	ls.outbox = ls.outbox[:0]
+}
+
+// ---- accounting rows ----
+
+// runRows returns the accounting rows of j: one per earlier run and one
+// for the current run once it started.
+func (ls *loopState) runRows(j *sched.Job) []RunRow {
+	var out []RunRow
+	for i, r := range j.Runs {
+		row := ls.runRow(j, i)
+		row.Start, row.End, row.State = r.Start, r.End, r.State.String()
+		row.ExitCode = exitString(r.ExitCode)
+		row.NodeList = compressNodes(ls.st.Cluster, r.Nodes)
+		out = append(out, row)
+	}
+	if j.StartTime.IsZero() && !j.State.Finished() {
+		return out
+	}
+	row := ls.runRow(j, int(j.RestartCount))
+	row.Start, row.End = j.StartTime, j.EndTime
+	if !j.State.Finished() {
+		row.End = time.Time{}
+	}
+	row.State = j.State.String()
+	row.ExitCode = exitString(j.ExitCode)
+	row.NodeList = compressNodes(ls.st.Cluster, j.Alloc.Nodes)
+	row.AllocTRES = allocTRES(ls.st.Cluster, &j.Alloc)
+	return append(out, row)
+}
+
+func (ls *loopState) runRow(j *sched.Job, restart int) RunRow {
+	r := RunRow{JobID: uint32(j.ID), Restart: restart, ArrayTaskID: -1, Name: j.Req.Name, User: j.User,
+		UID: j.UID, GID: j.GID, Account: j.Account, QOS: j.QOS, Partition: ls.partitionName(j),
+		Submit: j.SubmitTime, Eligible: j.EligibleTime, ReqTRES: reqTRES(ls.st.Cluster, j),
+		TimeLimit: limitSeconds(j.TimeLimit)}
+	if j.Array != nil {
+		r.ArrayJobID, r.ArrayTaskID = uint32(j.Array.JobID), j.Array.TaskID
+	}
+	if s := ls.specs[j.ID]; s != nil {
+		r.WorkDir = s.WorkDir
+	}
+	return r
+}
+
+// exitString prints an exit code as Slurm's "code:signal" (the code is
+// kept as a wait status: exit code in the high byte, signal in the low).
+func exitString(ws int32) string {
+	return fmt.Sprintf("%d:%d", (ws>>8)&0xff, ws&0x7f)
+}
+
+// parseExit reads an agent's "code:signal" into a wait status.
+func parseExit(s string) int32 {
+	var code, sig int32
+	fmt.Sscanf(s, "%d:%d", &code, &sig)
+	return code<<8 | sig&0x7f
+}
+
+func limitSeconds(d time.Duration) int64 {
+	if d == sched.Infinite || d <= 0 {
+		return api.TimeInfinite
+	}
+	return int64(d / time.Second)
+}
