@@ -6,7 +6,9 @@ import (
 	"strings"
 )
 
-// Actor is who runs a command: UID 0 (or the name root) is root.
+// Actor is who runs a command, as the kernel (or a verified token)
+// identified it: UID 0 is root; otherwise Name is looked up in the users
+// table for its AdminLevel. Callers must never fill it from a claim.
 type Actor struct {
 	Name string
 	UID  int
@@ -71,9 +73,10 @@ func verbName(v Verb) string {
 	return [...]string{"", "add", "modify", "delete", "show", "dump", "load"}[v]
 }
 
-// adminLevel returns the privilege of the actor: root is Administrator.
+// adminLevel returns the privilege of the actor: uid 0 is Administrator,
+// others have their user's AdminLevel (the root user is an Administrator).
 func adminLevel(st *State, a Actor) AdminLevel {
-	if a.UID == 0 || a.Name == "root" {
+	if a.UID == 0 {
 		return AdminAdministrator
 	}
 	if u := st.Users[a.Name]; u != nil {
