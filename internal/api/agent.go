@@ -58,15 +58,25 @@ const (
 
 // Job states the agent reports, Slurm's names.
 const (
-	StateRunning     = "RUNNING"
-	StateSuspended   = "SUSPENDED"
-	StateCompleted   = "COMPLETED"
-	StateFailed      = "FAILED"
-	StateCancelled   = "CANCELLED"
-	StateTimeout     = "TIMEOUT"
-	StateNodeFail    = "NODE_FAIL"
-	StatePreempted   = "PREEMPTED"
-	StateRequeued    = "REQUEUED"
+	// StateRunning: the job's processes run.
+	StateRunning = "RUNNING"
+	// StateSuspended: stopped by a suspend request.
+	StateSuspended = "SUSPENDED"
+	// StateCompleted: the batch script exited 0.
+	StateCompleted = "COMPLETED"
+	// StateFailed: non-zero exit, death by a signal, or a failed launch.
+	StateFailed = "FAILED"
+	// StateCancelled: ended by a terminate request (scancel).
+	StateCancelled = "CANCELLED"
+	// StateTimeout: ended by its time limit.
+	StateTimeout = "TIMEOUT"
+	// StateNodeFail: ended because its node failed.
+	StateNodeFail = "NODE_FAIL"
+	// StatePreempted: ended by preemption.
+	StatePreempted = "PREEMPTED"
+	// StateRequeued: ended to be queued again.
+	StateRequeued = "REQUEUED"
+	// StateOutOfMemory: a process was killed by the OOM killer.
 	StateOutOfMemory = "OUT_OF_MEMORY"
 )
 

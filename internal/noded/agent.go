@@ -18,11 +18,15 @@ import (
 )
 
 // Errors returned by the agent's operations; the HTTP layer maps them to
-// status codes (404, 403, 409, 400).
+// status codes.
 var (
+	// ErrUnknownJob (404) is Slurm's message for a job id it does not know.
 	ErrUnknownJob = errors.New("Invalid job id specified")
-	ErrForbidden  = errors.New("permission denied")
-	ErrConflict   = errors.New("job state conflict")
+	// ErrForbidden (403): the agent may not run the job (uid rule).
+	ErrForbidden = errors.New("permission denied")
+	// ErrConflict (409): the job is not in a state the request applies to.
+	ErrConflict = errors.New("job state conflict")
+	// ErrBadRequest (400): the request itself is invalid.
 	ErrBadRequest = errors.New("invalid request")
 )
 
