@@ -48,7 +48,8 @@ func (l *logicalLine) lineAt(off int) int {
 // errf; the offending statement is dropped and lexing goes on.
 func lex(file string, data []byte, errf func(*Error)) []stmt {
 	var out []stmt
-	for _, ll := range logicalLines(string(data)) {
+	text := strings.TrimPrefix(string(data), "\ufeff") // a byte order mark from a Windows editor
+	for _, ll := range logicalLines(text) {
 		// On a syntax error the pairs read before it are kept, so that a
 		// node line with one bad value still defines its nodes and does
 		// not cause a cascade of "unknown node" errors further down.

@@ -85,7 +85,7 @@ func TestSeveralErrorsAllReported(t *testing.T) {
 // TestLexing covers comments, continuation, case-insensitive keys, quoted
 // values, spaces around "=", and "\#".
 func TestLexing(t *testing.T) {
-	c, _ := parseOK(t, `# comment line
+	c, _ := parseOK(t, "\ufeff"+`# comment line
 clustername=Lab   # trailing comment
 SLURMCTLDHOST=ctl(10.0.0.1)
 SchedulerParameters=bf_max_job_test=1000,bf_resolution=600,\
@@ -93,7 +93,7 @@ bf_max_time=60,bf_continue,bf_window=2880
 NodeName = n[1-2] CPUs=4 Features=a,b \
    State=UNKNOWN
 DownNodes=n2 State=DRAIN Reason="fan \#3 broken"
-PartitionName=p Nodes=ALL Default=yes
+PartitionName=p Nodes=ALL Default=yes TRESBillingWeights="CPU=1.0,Mem=0.25G"
 `)
 	if c.ClusterName != "lab" {
 		t.Errorf("ClusterName = %q (Slurm lower-cases it)", c.ClusterName)
@@ -104,6 +104,9 @@ PartitionName=p Nodes=ALL Default=yes
 	sp := c.SchedulerParameters
 	if sp.BfMaxJobTest != 1000 || sp.BfMaxTime != 60*time.Second || !sp.BfContinue || sp.BfWindow != 2880*time.Minute {
 		t.Errorf("continued SchedulerParameters = %+v", sp)
+	}
+	if w := c.Partition("p").BillingWeights; w["cpu"] != 1 || w["mem"] != 0.25/1024 {
+		t.Errorf("quoted TRESBillingWeights = %v", w)
 	}
 	n2 := c.Node("n2")
 	if n2 == nil || n2.State != "DRAIN" || n2.Reason != "fan #3 broken" || len(n2.Features) != 2 {
