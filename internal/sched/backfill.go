@@ -328,36 +328,41 @@ func (b *backfill) startNow(rec *QueueRec, sh *bfShape, d int64, limit time.Dura
 
 // search finds the earliest slot, from offset lb and within bf_window,
 // where enough capable nodes stay wholly free for d, and picks the nodes.
+//
+// Only slots where a capable node becomes wholly free can be the start of
+// a placement once the slot before them failed: every node free from such
+// a slot on was already free in the slot before, and the span starting
+// there ends later. That prunes most slots of a dense map.
 func (b *backfill) search(sh *bfShape, lb, d int64, skipNow bool) (int64, []int32, bool) {
 	m := b.m
-	need := int(sh.minNodes)
+	need := sh.minNodes
 	acc := b.acc
 	lo, hi := sh.lo, sh.hi
+	tested := false
 	for i := m.slotAt(lb); i < len(m.slots); i++ {
 		start := max(m.slots[i].t, lb)
 		if start >= b.window {
 			return 0, nil, false
 		}
 		if skipNow && start == 0 {
+			tested = true // the start-now test covered this slot
 			continue
 		}
 		f := m.slots[i].free
-		for w := lo; w < hi; w++ {
-			acc[w] = sh.capable[w] & f[w]
+		if tested && !newlyFree(sh.capable, f, m.slots[i-1].free, lo, hi) {
+			continue
 		}
-		if !atLeast(acc, lo, hi, need) {
+		tested = true
+		alo, ahi, ok := andInto(acc, sh.capable, f, lo, hi, need)
+		if !ok {
 			continue
 		}
 		end := satAdd(start, d)
-		ok := true
 		for x := i + 1; x < len(m.slots) && m.slots[x].t < end; x++ {
 			fx := m.slots[x].free
-			for w := lo; w < hi; w++ {
-				acc[w] &= fx[w]
-			}
-			if !atLeast(acc, lo, hi, need) {
-				ok = false
-				if !atLeastAnd(sh.capable, fx, lo, hi, need) {
+			// acc only shrinks: AND only the words that still hold nodes
+			if alo, ahi, ok = andInto(acc, acc, fx, alo, ahi, need); !ok {
+				if !atLeastAnd(sh.capable, fx, lo, hi, int(need)) {
 					i = x // no start whose span covers slot x can work
 				}
 				break
@@ -371,6 +376,40 @@ func (b *backfill) search(sh *bfShape, lb, d int64, skipNow bool) (int64, []int3
 		}
 	}
 	return 0, nil, false
+}
+
+// andInto sets dst = a & b over words [lo, hi), and returns the range of
+// words still holding nodes and whether there are at least need nodes.
+// Words of dst outside the returned range are zero or not used again.
+func andInto(dst, a, b NodeSet, lo, hi int, need int32) (int, int, bool) {
+	n := 0
+	nlo, nhi := hi, lo
+	for w := lo; w < hi; w++ {
+		v := a[w] & b[w]
+		dst[w] = v
+		if v != 0 {
+			n += bits.OnesCount64(v)
+			if w < nlo {
+				nlo = w
+			}
+			nhi = w + 1
+		}
+	}
+	if nlo > nhi {
+		nlo = nhi
+	}
+	return nlo, nhi, n >= int(need)
+}
+
+// newlyFree reports whether a capable node is free in cur but was not in
+// prev.
+func newlyFree(capable, cur, prev NodeSet, lo, hi int) bool {
+	for w := lo; w < hi; w++ {
+		if capable[w]&cur[w]&^prev[w] != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // atLeast reports whether s has at least need nodes in words [lo, hi).

@@ -33,6 +33,19 @@ type bfMap struct {
 	hasResv   NodeSet
 	spare     []NodeSet
 	words     int
+	// slab is where slot sets are carved from, 256 at a time, so that a
+	// map of thousands of slots is a handful of allocations.
+	slab []uint64
+}
+
+// newSet returns an empty node set carved from the slab.
+func (m *bfMap) newSet() NodeSet {
+	if len(m.slab) < m.words {
+		m.slab = make([]uint64, m.words*256)
+	}
+	s := NodeSet(m.slab[:m.words:m.words])
+	m.slab = m.slab[m.words:]
+	return s
 }
 
 // alignUp rounds an offset up to the next bf_resolution boundary (absolute
@@ -76,7 +89,9 @@ func newBFMap(nodes int, nowNs, res int64, busy []int64) *bfMap {
 	for _, ch := range changes {
 		last := &m.slots[len(m.slots)-1]
 		if ch.t != last.t {
-			m.slots = append(m.slots, bfSlot{t: ch.t, free: last.free.Clone()})
+			ns := m.newSet()
+			ns.CopyFrom(last.free)
+			m.slots = append(m.slots, bfSlot{t: ch.t, free: ns})
 			last = &m.slots[len(m.slots)-1]
 		}
 		last.free.Set(int(ch.node))
@@ -102,7 +117,8 @@ func (m *bfMap) split(t int64) int {
 		ns, m.spare = m.spare[n-1], m.spare[:n-1]
 		ns.CopyFrom(m.slots[i].free)
 	} else {
-		ns = m.slots[i].free.Clone()
+		ns = m.newSet()
+		ns.CopyFrom(m.slots[i].free)
 	}
 	m.slots = append(m.slots, bfSlot{})
 	copy(m.slots[i+2:], m.slots[i+1:])
