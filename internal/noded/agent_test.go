@@ -263,6 +263,12 @@ func TestSuspendResume(t *testing.T) {
 			t.Errorf("pid %d state %c after suspend, want T", pid, s)
 		}
 	}
+	if cg := a.jobs[700].rec.Cgroup; cg != "" {
+		if ev := readFile(t, filepath.Join(cg, "cgroup.events")); !strings.Contains(ev, "frozen 1") {
+			t.Errorf("cgroup %s not frozen: %q", cg, ev)
+		}
+		t.Logf("cgroup v2 freezer used: %s", cg)
+	}
 	time.Sleep(1500 * time.Millisecond)
 	if cur, _ := a.Job(700); cur.State != api.StateSuspended {
 		t.Fatalf("suspended job is %s", cur.State)
@@ -417,5 +423,28 @@ func TestLeftoverProcessesEnded(t *testing.T) {
 	bg := strings.TrimSpace(readFile(t, filepath.Join(req.SubmitDir, "bg.pid")))
 	if _, err := os.Stat("/proc/" + bg); err == nil {
 		t.Fatalf("background process %s of job (pgid %d) still exists", bg, st.PID)
+	}
+}
+
+// TestCgroupLimits runs where the agent can enable the cpu and memory
+// controllers (root on a cgroup v2 host): the job's cgroup gets cpu.max and
+// memory.max, and a job exceeding its memory ends OUT_OF_MEMORY.
+func TestCgroupLimits(t *testing.T) {
+	a := newAgent(t)
+	if a.cg == nil || !a.cg.limits {
+		t.Skip("cgroup v2 cpu/memory controllers not available here")
+	}
+	req := batch(t, 1600, "cat /proc/self/cgroup; head -c 300000000 /dev/zero | tail > /dev/null")
+	req.CPUs, req.MemoryMB = 1, 64
+	launch(t, a, req)
+	cg := a.jobs[1600].rec.Cgroup
+	if got := strings.TrimSpace(readFile(t, filepath.Join(cg, "cpu.max"))); got != "100000 100000" {
+		t.Errorf("cpu.max = %q", got)
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(cg, "memory.max"))); got != "67108864" {
+		t.Errorf("memory.max = %q", got)
+	}
+	if st := waitFinal(t, a, 1600, 4*time.Second); st.State != api.StateOutOfMemory {
+		t.Fatalf("got %s %s, want OUT_OF_MEMORY", st.State, st.ExitCode)
 	}
 }
