@@ -448,3 +448,23 @@ func TestCgroupLimits(t *testing.T) {
 		t.Fatalf("got %s %s, want OUT_OF_MEMORY", st.State, st.ExitCode)
 	}
 }
+
+// TestUnprivilegedAgentForReal runs when the tests themselves run as a
+// normal user (for example `setpriv --reuid=65534 ./noded.test`): the
+// agent's real euid decides, no test hook involved.
+func TestUnprivilegedAgentForReal(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("runs only as a non-root user")
+	}
+	a := newAgent(t)
+	req := batch(t, 1700, "true")
+	req.UID, req.User = 0, "root"
+	if _, err := a.Launch(req); !errors.Is(err, ErrForbidden) {
+		t.Fatalf("root's job on an agent run by uid %d: %v", os.Geteuid(), err)
+	}
+	own := batch(t, 1701, "id -u")
+	launch(t, a, own)
+	if st := waitFinal(t, a, 1701, 3*time.Second); st.State != api.StateCompleted {
+		t.Fatalf("own job: %+v", st)
+	}
+}
