@@ -520,3 +520,50 @@ func TestLiteralConfig(t *testing.T) {
 		t.Errorf("literal config: node %v partition %v TRES %s", c.Node("a"), c.Partition("p"), c.PartitionTRES(c.Partitions[0]))
 	}
 }
+
+// TestClusterKeys: typed cluster keys read their documented units.
+func TestClusterKeys(t *testing.T) {
+	c, _ := parseOK(t, minimal+`SlurmctldPort=6817-6820
+SlurmdPort=7003
+EnforcePartLimits=YES
+OverTimeLimit=UNLIMITED
+KillWait=45
+MinJobAge=3600
+MaxJobCount=50000
+MaxArraySize=20001
+FirstJobId=65536
+InactiveLimit=120
+SchedulerTimeSlice=60
+JobRequeue=0
+DefMemPerCPU=2048
+Licenses=matlab:4,ansys:2
+PriorityWeightAge=1000
+PriorityDecayHalfLife=14-0
+PriorityCalcPeriod=1
+PriorityUsageResetPeriod=monthly
+PriorityFavorSmall=YES
+PreemptExemptTime=300
+SchedulerParameters=bf_interval=60,sched_interval=30,bf_max_job_user=20
+`)
+	if c.SlurmctldPort != 6817 || c.SlurmctldPortCount != 4 || c.SlurmdPort != 7003 || c.EnforcePartLimits != EnforcePartAll ||
+		c.OverTimeLimit != duration.Infinite || c.KillWait != 45*time.Second || c.MinJobAge != time.Hour ||
+		c.MaxJobCount != 50000 || c.MaxArraySize != 20001 || c.FirstJobId != 65536 || c.InactiveLimit != 2*time.Minute ||
+		c.SchedulerTimeSlice != time.Minute || c.JobRequeue || c.DefMemPerCPU != 2048 || len(c.Licenses) != 2 {
+		t.Errorf("cluster keys = %+v", c)
+	}
+	if c.TotalTRES()["license/matlab"] != 4 {
+		t.Errorf("licenses in TRES: %s", c.TotalTRES())
+	}
+	p := c.Priority
+	if p.WeightAge != 1000 || p.DecayHalfLife != 14*24*time.Hour || p.CalcPeriod != time.Minute ||
+		p.UsageResetPeriod != ResetMonthly || !p.FavorSmall {
+		t.Errorf("priority = %+v", p)
+	}
+	// slurm.conf(5): PreemptExemptTime takes Slurm time strings; a bare number is minutes.
+	if c.Preempt.ExemptTime != 5*time.Hour {
+		t.Errorf("PreemptExemptTime=300 = %v, want 5h", c.Preempt.ExemptTime)
+	}
+	if s := c.SchedulerParameters; s.BfInterval != time.Minute || s.BfMaxTime != time.Minute || s.SchedInterval != 30*time.Second || s.BfMaxJobUser != 20 {
+		t.Errorf("sched = %+v", s)
+	}
+}
