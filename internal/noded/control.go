@@ -23,9 +23,6 @@ func (a *Agent) track(j *job, now time.Time) bool {
 		if readJSON(filepath.Join(j.dir, pidsFile), &p) == nil && p.PID != 0 {
 			r.PID, r.PIDTick = p.PID, p.PIDTick
 			r.ShimPID, r.ShimTick = p.ShimPID, p.ShimTick
-			if r.State == "LAUNCHING" {
-				r.State = api.StateRunning
-			}
 			a.save(j)
 		}
 	}
@@ -36,7 +33,7 @@ func (a *Agent) track(j *job, now time.Time) bool {
 		return true
 	}
 	if !alive {
-		if r.State == "LAUNCHING" && r.ShimPID == 0 && now.Sub(r.Start) < shimHandshakeTimeout {
+		if r.PID == 0 && r.ShimPID == 0 && now.Sub(r.Start) < shimHandshakeTimeout {
 			return false // a launch in progress in an agent that just died
 		}
 		a.finish(j, exitRecord{WaitStatus: -1, Time: now, Error: "job supervisor and job processes vanished"}, now)

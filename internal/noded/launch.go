@@ -154,7 +154,7 @@ func (a *Agent) prepare(req api.LaunchRequest) (*job, error) {
 		kw = DefaultKillWait
 	}
 	j := &job{dir: dir, rec: jobRecord{
-		Req: req, State: "LAUNCHING", Start: start, KillWait: kw,
+		Req: req, State: api.StateRunning, Start: start, KillWait: kw,
 		StdOut: spec.StdOut, StdErr: spec.StdErr,
 	}}
 	if a.cg != nil {
@@ -256,6 +256,7 @@ func (a *Agent) start(j *job) {
 		}
 	case <-time.After(shimHandshakeTimeout):
 		pids.Error = "job supervisor did not answer"
+		cmd.Process.Kill()
 	}
 	go func() {
 		cmd.Wait()
