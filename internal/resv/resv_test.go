@@ -144,7 +144,7 @@ func TestRecurrence(t *testing.T) {
 		{FlagDaily, now.Add(10*day + 5*time.Hour), now.Add(11*day + 3*time.Hour)},
 		{FlagWeekly, now.Add(4 * time.Hour), now.Add(7*day + 3*time.Hour)},
 		{FlagWeekday, now.Add(4*day + 4*time.Hour), now.Add(7*day + 3*time.Hour)}, // Friday after -> Monday
-		{FlagWeekend, now.Add(4 * time.Hour), now.Add(5*day + 3*time.Hour)},      // Monday -> Saturday
+		{FlagWeekend, now.Add(4 * time.Hour), now.Add(5*day + 3*time.Hour)},       // Monday -> Saturday
 		{FlagWeekend, now.Add(5*day + 4*time.Hour), now.Add(6*day + 3*time.Hour)}, // Saturday -> Sunday
 		{FlagHourly, now.Add(4*time.Hour + time.Minute), now.Add(4 * time.Hour)},
 	}
