@@ -254,6 +254,9 @@ type Cluster struct {
 	GresKinds []GresKind
 	// DefaultPartition is the index of the Default=YES partition, or -1.
 	DefaultPartition int32
+	// Licenses are the cluster's licenses (Licenses= in slurm.conf), see
+	// license.go.
+	Licenses []License
 
 	nodeByName map[string]int32
 	partByName map[string]int32
@@ -412,8 +415,10 @@ type Request struct {
 	Array string
 	// Requeue is whether the job may be requeued (--requeue / JobRequeue).
 	Requeue bool
-	// Reservation is --reservation.
+	// Reservation is --reservation (a comma list: the first usable one).
 	Reservation string
+	// Licenses is --licenses/-L (see license.go).
+	Licenses []LicenseReq
 }
 
 // ArrayInfo describes a job array member. A pending array whose tasks have
