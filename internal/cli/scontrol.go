@@ -1,0 +1,490 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/duration"
+)
+
+func init() {
+	Register(Command{Name: "scontrol", Summary: "view and modify jobs, nodes, partitions; get tokens", Link: true, Run: runScontrol})
+}
+
+const scontrolUsage = `Usage: scontrol COMMAND
+  show job [ID] | show node [NAME] | show partition [NAME] | show config
+  update JobId=ID Partition= TimeLimit= QOS= Nice= SiteFactor= Priority= Name=
+  update NodeName=NODES State=DRAIN|RESUME|DOWN|UNDRAIN Reason="..."
+  hold|uhold|release|requeue|requeuehold|suspend|resume JOB_LIST
+  token [lifespan=SECONDS] [username=USER]
+  ping | version
+`
+
+func runScontrol(ctx context.Context, env *Env, args []string) int {
+	var opts []string
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		opts, args = append(opts, args[0]), args[1:]
+	}
+	oneLiner := false
+	for _, o := range opts {
+		switch o {
+		case "-o", "--oneliner":
+			oneLiner = true
+		case "-h", "--help":
+			fmt.Fprint(env.Stdout, scontrolUsage)
+			return 0
+		case "-d", "--details", "-a", "--all", "-v", "--verbose", "-Q", "--quiet":
+		default:
+			return Errorf(env, "scontrol", "unrecognized option '%s'", o)
+		}
+	}
+	if len(args) == 0 {
+		fmt.Fprint(env.Stdout, scontrolUsage)
+		return 1
+	}
+	cmd := strings.ToLower(args[0])
+	if cmd == "version" || cmd == "-v" {
+		fmt.Fprintf(env.Stdout, "slurm 23.11.0 (sluice %s)\n", Version)
+		return 0
+	}
+	cl, err := controllerClient(env)
+	if err != nil {
+		return clientError(env, "scontrol", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	s := &scontrolRun{env: env, cl: cl, ctx: ctx, oneLiner: oneLiner}
+	switch cmd {
+	case "show":
+		return s.show(args[1:])
+	case "update":
+		return s.update(args[1:])
+	case "hold", "uhold", "release", "requeue", "requeuehold", "suspend", "resume":
+		return s.control(cmd, args[1:])
+	case "token":
+		return s.token(args[1:])
+	case "ping":
+		w, err := cl.Ping(ctx)
+		if err != nil {
+			fmt.Fprintln(env.Stdout, "Slurmctld(primary) at localhost is DOWN")
+			return 1
+		}
+		fmt.Fprintf(env.Stdout, "Slurmctld(primary) at %s is UP\n", w.Cluster)
+		return 0
+	}
+	return Errorf(env, "scontrol", "Invalid command: %s", args[0])
+}
+
+type scontrolRun struct {
+	env      *Env
+	cl       *api.Client
+	ctx      context.Context
+	oneLiner bool
+}
+
+// print writes records, one attribute line each (or one line with -o).
+func (s *scontrolRun) print(records [][]string) {
+	for i, r := range records {
+		if s.oneLiner {
+			fmt.Fprintln(s.env.Stdout, strings.Join(r, " "))
+			continue
+		}
+		for k, line := range r {
+			if k > 0 {
+				line = "   " + line
+			}
+			fmt.Fprintln(s.env.Stdout, line)
+		}
+		if i < len(records)-1 || len(records) > 0 {
+			fmt.Fprintln(s.env.Stdout)
+		}
+	}
+}
+
+func (s *scontrolRun) show(args []string) int {
+	if len(args) == 0 {
+		return Errorf(s.env, "scontrol", "show: an entity (job, node, partition, config) is required")
+	}
+	what := strings.ToLower(args[0])
+	name := ""
+	if len(args) > 1 {
+		name = args[1]
+	}
+	switch {
+	case strings.HasPrefix(what, "job"):
+		q := api.JobQuery{Detail: true}
+		if name != "" {
+			q.IDs = []string{name}
+		}
+		res, err := s.cl.Jobs(s.ctx, q)
+		if err != nil {
+			var ae *api.Error
+			if errors.As(err, &ae) && ae.Status == 404 {
+				fmt.Fprintf(s.env.Stderr, "slurm_load_jobs error: %s\n", ae.Message)
+				return 1
+			}
+			return clientError(s.env, "scontrol", err)
+		}
+		if len(res.Jobs) == 0 {
+			fmt.Fprintln(s.env.Stdout, "No jobs in the system")
+			return 0
+		}
+		var recs [][]string
+		for i := range res.Jobs {
+			recs = append(recs, JobRecordLines(&res.Jobs[i], res.Now))
+		}
+		s.print(recs)
+	case strings.HasPrefix(what, "node"):
+		res, err := s.cl.Nodes(s.ctx)
+		if err != nil {
+			return clientError(s.env, "scontrol", err)
+		}
+		var recs [][]string
+		for i := range res.Nodes {
+			if name == "" || res.Nodes[i].Name == name {
+				recs = append(recs, NodeRecordLines(&res.Nodes[i]))
+			}
+		}
+		if len(recs) == 0 {
+			fmt.Fprintf(s.env.Stderr, "Node %s not found\n", name)
+			return 1
+		}
+		s.print(recs)
+	case strings.HasPrefix(what, "partition"):
+		res, err := s.cl.Partitions(s.ctx)
+		if err != nil {
+			return clientError(s.env, "scontrol", err)
+		}
+		var recs [][]string
+		for i := range res.Partitions {
+			if name == "" || res.Partitions[i].Name == name {
+				recs = append(recs, PartitionRecordLines(&res.Partitions[i]))
+			}
+		}
+		if len(recs) == 0 {
+			fmt.Fprintf(s.env.Stderr, "Partition %s not found\n", name)
+			return 1
+		}
+		s.print(recs)
+	case strings.HasPrefix(what, "config"):
+		res, err := s.cl.Config(s.ctx)
+		if err != nil {
+			return clientError(s.env, "scontrol", err)
+		}
+		fmt.Fprintf(s.env.Stdout, "Configuration data as of %s\n", slurmTime(res.Now))
+		for _, e := range res.Entries {
+			fmt.Fprintf(s.env.Stdout, "%-23s = %s\n", e.Key, e.Value)
+		}
+	default:
+		return Errorf(s.env, "scontrol", "Invalid entity %s for keyword show", args[0])
+	}
+	return 0
+}
+
+// kvArgs parses KEY=VALUE words (values may have been quoted by the shell).
+func kvArgs(args []string) ([][2]string, error) {
+	var out [][2]string
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok {
+			return nil, fmt.Errorf("Invalid input: %s", a)
+		}
+		out = append(out, [2]string{k, v})
+	}
+	return out, nil
+}
+
+func (s *scontrolRun) update(args []string) int {
+	kvs, err := kvArgs(args)
+	if err != nil || len(kvs) == 0 {
+		if err == nil {
+			err = errors.New("update: nothing to update")
+		}
+		return Errorf(s.env, "scontrol", "%v", err)
+	}
+	key := strings.ToLower(kvs[0][0])
+	switch key {
+	case "jobid", "job":
+		set := map[string]string{}
+		for _, kv := range kvs[1:] {
+			set[kv[0]] = kv[1]
+		}
+		var code int
+		for _, id := range splitComma(kvs[0][1]) {
+			if err := s.cl.UpdateJob(s.ctx, api.JobUpdateRequest{Job: id, Set: set}); err != nil {
+				code = clientError(s.env, "scontrol", err)
+			}
+		}
+		return code
+	case "nodename", "node":
+		req := api.NodeUpdateRequest{Nodes: kvs[0][1]}
+		for _, kv := range kvs[1:] {
+			switch strings.ToLower(kv[0]) {
+			case "state":
+				req.State = kv[1]
+			case "reason":
+				req.Reason = kv[1]
+			default:
+				return Errorf(s.env, "scontrol", "Update of %s is not supported for nodes", kv[0])
+			}
+		}
+		if err := s.cl.UpdateNode(s.ctx, req); err != nil {
+			return clientError(s.env, "scontrol", err)
+		}
+		return 0
+	}
+	return Errorf(s.env, "scontrol", "Invalid input: %s", args[0])
+}
+
+func (s *scontrolRun) control(op string, args []string) int {
+	var jobs []string
+	for _, a := range args {
+		jobs = append(jobs, splitComma(a)...)
+	}
+	if len(jobs) == 0 {
+		return Errorf(s.env, "scontrol", "%s: a job list is required", op)
+	}
+	res, err := s.cl.Control(s.ctx, api.JobControlRequest{Op: op, Jobs: jobs})
+	if err != nil {
+		return clientError(s.env, "scontrol", err)
+	}
+	code := 0
+	for _, r := range res.Results {
+		if r.Error != "" {
+			Errorf(s.env, "scontrol", "%s for job %s", r.Error, r.Job)
+			code = 1
+		}
+	}
+	return code
+}
+
+func (s *scontrolRun) token(args []string) int {
+	kvs, err := kvArgs(args)
+	if err != nil {
+		return Errorf(s.env, "scontrol", "%v", err)
+	}
+	var req api.TokenRequest
+	for _, kv := range kvs {
+		switch strings.ToLower(kv[0]) {
+		case "lifespan":
+			n, err := strconv.ParseInt(kv[1], 10, 64)
+			if err != nil || n <= 0 {
+				return Errorf(s.env, "scontrol", "Invalid lifespan: %s", kv[1])
+			}
+			req.LifespanSec = n
+		case "username":
+			req.Username = kv[1]
+		default:
+			return Errorf(s.env, "scontrol", "Invalid input: %s=%s", kv[0], kv[1])
+		}
+	}
+	res, err := s.cl.Token(s.ctx, req)
+	if err != nil {
+		return clientError(s.env, "scontrol", err)
+	}
+	fmt.Fprintf(s.env.Stdout, "SLURM_JWT=%s\n", res.Token)
+	return 0
+}
+
+// ---- record renderers (scontrol show ...) ----
+
+func idName(name string, id uint32) string { return fmt.Sprintf("%s(%d)", name, id) }
+
+func timeOrNone(t time.Time, none string) string {
+	if t.IsZero() {
+		return none
+	}
+	return slurmTime(t)
+}
+
+func limitOrUnlimited(sec int64) string {
+	if sec == api.TimeInfinite || sec <= 0 {
+		return "UNLIMITED"
+	}
+	return duration.Format(time.Duration(sec) * time.Second)
+}
+
+// JobRecordLines renders scontrol show job's attribute lines, plus
+// Sluice's priority breakdown and why-pending sentence.
+func JobRecordLines(j *api.JobInfo, now time.Time) []string {
+	reason := noneIfEmpty(j.Reason)
+	if j.StateDesc != "" && j.State == "PENDING" {
+		reason = j.StateDesc
+	}
+	lines := []string{
+		fmt.Sprintf("JobId=%d", j.JobID),
+	}
+	if j.ArrayJobID != 0 {
+		task := j.ArrayTasks
+		if j.ArrayTaskID >= 0 {
+			task = strconv.Itoa(int(j.ArrayTaskID))
+		}
+		lines[0] += fmt.Sprintf(" ArrayJobId=%d ArrayTaskId=%s", j.ArrayJobID, task)
+	}
+	lines[0] += " JobName=" + j.Name
+	requeue := 0
+	if j.Requeue {
+		requeue = 1
+	}
+	lines = append(lines,
+		fmt.Sprintf("UserId=%s GroupId=%s MCS_label=N/A", idName(j.User, j.UID), idName(j.Group, j.GID)),
+		fmt.Sprintf("Priority=%d Nice=%d Account=%s QOS=%s", j.Priority, j.Nice, orNull(j.Account), j.QOS),
+		fmt.Sprintf("JobState=%s Reason=%s Dependency=%s", j.State, reason, orNull(j.Dependency)),
+		fmt.Sprintf("Requeue=%d Restarts=%d BatchFlag=1 Reboot=0 ExitCode=%s", requeue, j.RestartCount, j.ExitCode),
+		fmt.Sprintf("RunTime=%s TimeLimit=%s TimeMin=N/A", duration.Format(timeUsed(j, now)), limitOrUnlimited(j.TimeLimitSec)),
+		fmt.Sprintf("SubmitTime=%s EligibleTime=%s", slurmTime(j.SubmitTime), timeOrNone(j.EligibleTime, "Unknown")),
+		fmt.Sprintf("AccrueTime=%s", timeOrNone(j.AccrueTime, "Unknown")),
+		fmt.Sprintf("StartTime=%s EndTime=%s Deadline=N/A", timeOrNone(startOf(j), "Unknown"), jobEnd(j)),
+		fmt.Sprintf("SuspendTime=%s SecsPreSuspend=0", timeOrNone(j.SuspendTime, "None")),
+		fmt.Sprintf("Partition=%s", j.Partition),
+		fmt.Sprintf("ReqNodeList=%s ExcNodeList=%s", orNull(j.ReqNodes), orNull(j.ExcNodes)),
+		fmt.Sprintf("NodeList=%s", orNull(j.NodeList)),
+	)
+	if j.BatchHost != "" {
+		lines = append(lines, "BatchHost="+j.BatchHost)
+	}
+	tres := j.AllocTRES
+	if tres == "" {
+		tres = j.ReqTRES
+	}
+	mem := "0"
+	if j.MinMemoryMB > 0 {
+		mem = strconv.FormatInt(j.MinMemoryMB, 10) + "M"
+	}
+	memKey := "MinMemoryNode"
+	if j.MemPerCPU {
+		memKey = "MinMemoryCPU"
+	}
+	lines = append(lines,
+		fmt.Sprintf("NumNodes=%d NumCPUs=%d NumTasks=%d CPUs/Task=%d ReqB:S:C:T=0:0:*:*", j.NumNodes, j.NumCPUs, j.NumTasks, j.CPUsPerTask),
+		"TRES="+tres,
+		fmt.Sprintf("MinCPUsNode=%d %s=%s MinTmpDiskNode=0", j.CPUsPerTask, memKey, mem),
+		fmt.Sprintf("Features=%s DelayBoot=00:00:00", orNull(j.Features)),
+		fmt.Sprintf("OverSubscribe=%s Contiguous=0 Licenses=(null) Network=(null)", squeueField(j, 'h', now)),
+		"Command="+orNull(j.Command),
+		"WorkDir="+j.WorkDir,
+	)
+	if j.TresPerNode != "" {
+		lines = append(lines, "TresPerNode="+j.TresPerNode)
+	}
+	lines = append(lines, "StdErr="+j.StdErr, "StdIn="+j.StdIn, "StdOut="+j.StdOut)
+	if len(j.PriorityTerms) > 0 || j.PrioritySummary != "" {
+		var terms []string
+		for _, t := range j.PriorityTerms {
+			terms = append(terms, fmt.Sprintf("%s=%.0f(%.4f*%.0f)", t.Name, t.Contribution, t.Factor, t.Weight))
+		}
+		if len(terms) > 0 {
+			lines = append(lines, "PriorityFactors="+strings.Join(terms, " "))
+		}
+		if j.PrioritySummary != "" {
+			lines = append(lines, "PriorityExplain="+j.PrioritySummary)
+		}
+	}
+	if j.WhyPending != "" {
+		lines = append(lines, "WhyPending="+j.WhyPending)
+	}
+	return lines
+}
+
+func jobEnd(j *api.JobInfo) string {
+	if j.State == "PENDING" {
+		return "Unknown"
+	}
+	e := endString(j)
+	if e == "N/A" {
+		return "Unknown"
+	}
+	return e
+}
+
+// NodeRecordLines renders scontrol show node.
+func NodeRecordLines(n *api.NodeRecord) []string {
+	reason := ""
+	if n.Reason != "" {
+		reason = fmt.Sprintf("Reason=%s [%s@%s]", n.Reason, orUnknown(n.ReasonUser), timeOrNone(n.ReasonTime, "Unknown"))
+	}
+	parts := append([]string(nil), n.Partitions...)
+	sort.Strings(parts)
+	lines := []string{
+		fmt.Sprintf("NodeName=%s CoresPerSocket=%d", n.Name, n.Cores),
+		fmt.Sprintf("CPUAlloc=%d CPUEfctv=%d CPUTot=%d CPULoad=N/A", n.AllocCPUs, n.CPUs, n.CPUs),
+		"AvailableFeatures=" + orNull(n.Features),
+		"ActiveFeatures=" + orNull(n.Features),
+		"Gres=" + orNull(n.Gres),
+		fmt.Sprintf("NodeAddr=%s NodeHostName=%s Version=%s", orNA(n.Addr), orNA(n.Hostname), orNA(n.Version)),
+		fmt.Sprintf("RealMemory=%d AllocMem=%d FreeMem=N/A Sockets=%d Boards=1", n.RealMemory, n.AllocMem, n.Sockets),
+		fmt.Sprintf("State=%s ThreadsPerCore=%d TmpDisk=0 Weight=%d Owner=N/A MCS_label=N/A", n.State, n.Threads, n.Weight),
+		"Partitions=" + strings.Join(parts, ","),
+		fmt.Sprintf("BootTime=%s SlurmdStartTime=%s", timeOrNone(n.BootTime, "None"), timeOrNone(n.BootTime, "None")),
+		fmt.Sprintf("LastBusyTime=%s", timeOrNone(n.LastHeard, "Unknown")),
+		"CfgTRES=" + n.CfgTRES,
+		"AllocTRES=" + n.AllocTRES,
+	}
+	if n.GresUsed != "" {
+		lines = append(lines, "GresUsed="+n.GresUsed)
+	}
+	if reason != "" {
+		lines = append(lines, reason)
+	}
+	return lines
+}
+
+func upperYesNo(b bool) string {
+	if b {
+		return "YES"
+	}
+	return "NO"
+}
+
+func countOrUnlimited(n int32) string {
+	if n < 0 {
+		return "UNLIMITED"
+	}
+	return strconv.Itoa(int(n))
+}
+
+func memOrUnlimited(n int64) string {
+	if n <= 0 {
+		return "UNLIMITED"
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// PartitionRecordLines renders scontrol show partition.
+func PartitionRecordLines(p *api.PartitionRecord) []string {
+	def := "NONE"
+	if p.DefaultTimeSec > 0 {
+		def = limitOrUnlimited(p.DefaultTimeSec)
+	}
+	qos := p.QOS
+	if qos == "" {
+		qos = "N/A"
+	}
+	memLine := "DefMemPerNode=UNLIMITED MaxMemPerNode=" + memOrUnlimited(p.MaxMemPerNode)
+	if p.DefMemPerCPU > 0 {
+		memLine = fmt.Sprintf("DefMemPerCPU=%d MaxMemPerNode=%s", p.DefMemPerCPU, memOrUnlimited(p.MaxMemPerNode))
+	}
+	return []string{
+		"PartitionName=" + p.Name,
+		fmt.Sprintf("AllowGroups=%s AllowAccounts=%s AllowQos=%s", p.AllowGroups, p.AllowAccounts, p.AllowQOS),
+		fmt.Sprintf("AllocNodes=ALL Default=%s QoS=%s", upperYesNo(p.Default), qos),
+		fmt.Sprintf("DefaultTime=%s DisableRootJobs=NO ExclusiveUser=%s GraceTime=%d Hidden=%s", def,
+			upperYesNo(p.ExclusiveUser), p.GraceTimeSec, upperYesNo(p.Hidden)),
+		fmt.Sprintf("MaxNodes=%s MaxTime=%s MinNodes=%d LLN=NO MaxCPUsPerNode=%s", countOrUnlimited(p.MaxNodes),
+			limitOrUnlimited(p.MaxTimeSec), p.MinNodes, countOrUnlimited(p.MaxCPUsPerNode)),
+		"Nodes=" + p.Nodes,
+		fmt.Sprintf("PriorityJobFactor=%d PriorityTier=%d RootOnly=%s ReqResv=NO OverSubscribe=%s",
+			p.PriorityJobFactor, p.PriorityTier, upperYesNo(p.RootOnly), p.OverSubscribe),
+		"OverTimeLimit=NONE PreemptMode=" + p.PreemptMode,
+		fmt.Sprintf("State=%s TotalCPUs=%d TotalNodes=%d SelectTypeParameters=NONE", p.State, p.TotalCPUs, p.TotalNodes),
+		"JobDefaults=(null)",
+		memLine,
+		"TRES=" + p.TRES,
+	}
+}

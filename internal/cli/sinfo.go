@@ -1,0 +1,401 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/duration"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
+)
+
+func init() {
+	Register(Command{Name: "sinfo", Summary: "view partitions and nodes", Link: true, Run: runSinfo})
+}
+
+// Slurm's sinfo layouts (sinfo.1, SEMANTICS §3.3).
+const (
+	sinfoDefault  = "%#P %.5a %.10l %.6D %.6t %N"
+	sinfoSummary  = "%#P %.5a %.10l %.16F  %N"
+	sinfoLong     = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %.11i %N"
+	sinfoNode     = "%#N %.6D %#P %6t"
+	sinfoNodeLong = "%#N %.6D %#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E"
+	sinfoReasons  = "%20E %9u %19H %N"
+)
+
+type sinfoOpts struct {
+	noHeader, long, nodeMode, summary, reasons, help bool
+	format, parts, states, nodes                     string
+}
+
+func parseSinfo(args []string) (*sinfoOpts, error) {
+	o := &sinfoOpts{}
+	fs := pflag.NewFlagSet("sinfo", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVarP(&o.noHeader, "noheader", "h", false, "")
+	fs.BoolVarP(&o.long, "long", "l", false, "")
+	fs.BoolVarP(&o.nodeMode, "Node", "N", false, "")
+	fs.BoolVarP(&o.summary, "summarize", "s", false, "")
+	fs.BoolVarP(&o.reasons, "list-reasons", "R", false, "")
+	fs.BoolVar(&o.help, "help", false, "")
+	fs.StringVarP(&o.format, "format", "o", "", "")
+	fs.StringVarP(&o.parts, "partition", "p", "", "")
+	fs.StringVarP(&o.states, "states", "t", "", "")
+	fs.StringVarP(&o.nodes, "nodes", "n", "", "")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
+	}
+	return o, nil
+}
+
+func runSinfo(ctx context.Context, env *Env, args []string) int {
+	o, err := parseSinfo(args)
+	if err != nil {
+		return Errorf(env, "sinfo", "%v", err)
+	}
+	if o.help {
+		fmt.Fprintln(env.Stdout, "Usage: sinfo [-N] [-l] [-s] [-R] [-o format] [-p partitions] [-t states] [-n nodes] [-h]")
+		return 0
+	}
+	cl, err := controllerClient(env)
+	if err != nil {
+		return clientError(env, "sinfo", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	nodes, err := cl.Nodes(ctx)
+	if err != nil {
+		return clientError(env, "sinfo", err)
+	}
+	parts, err := cl.Partitions(ctx)
+	if err != nil {
+		return clientError(env, "sinfo", err)
+	}
+	out, err := RenderSinfo(nodes, parts, o)
+	if err != nil {
+		return Errorf(env, "sinfo", "%v", err)
+	}
+	fmt.Fprint(env.Stdout, out)
+	return 0
+}
+
+// sinfoRow is one node seen in one partition.
+type sinfoRow struct {
+	n    *api.NodeRecord
+	p    *api.PartitionRecord
+	list []string // grouped node names
+	// members are the grouped nodes (for the A/I/O/T counts).
+	members []*api.NodeRecord
+}
+
+// RenderSinfo prints nodes and partitions the way sinfo does.
+func RenderSinfo(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOpts) (string, error) {
+	format := o.format
+	switch {
+	case format != "":
+	case o.reasons:
+		format = sinfoReasons
+	case o.summary:
+		format = sinfoSummary
+	case o.nodeMode && o.long:
+		format = sinfoNodeLong
+	case o.nodeMode:
+		format = sinfoNode
+	case o.long:
+		format = sinfoLong
+	default:
+		format = sinfoDefault
+	}
+	items, err := parseFormat(format)
+	if err != nil {
+		return "", err
+	}
+	rows, err := sinfoRows(nodes, parts, o)
+	if err != nil {
+		return "", err
+	}
+	if !o.nodeMode {
+		rows = groupRows(items, rows, o.summary)
+	}
+	// %#X: the width of the longest value (or header).
+	for i := range items {
+		if !items[i].fit {
+			continue
+		}
+		w := len(sinfoHeaders[items[i].field])
+		for _, r := range rows {
+			w = max(w, len(sinfoField(&r, items[i].field)))
+		}
+		items[i].width = w
+	}
+	var b strings.Builder
+	if o.long {
+		b.WriteString(nodes.Now.Local().Format("Mon Jan 02 15:04:05 2006") + "\n")
+	}
+	if !o.noHeader {
+		b.WriteString(renderRow(items, func(c byte) string { return sinfoHeaders[c] }) + "\n")
+	}
+	for i := range rows {
+		b.WriteString(renderRow(items, func(c byte) string { return sinfoField(&rows[i], c) }) + "\n")
+	}
+	return b.String(), nil
+}
+
+func sinfoRows(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOpts) ([]sinfoRow, error) {
+	byName := map[string]*api.NodeRecord{}
+	for i := range nodes.Nodes {
+		byName[nodes.Nodes[i].Name] = &nodes.Nodes[i]
+	}
+	var want map[string]bool
+	if o.nodes != "" {
+		names, err := hostlist.Expand(o.nodes)
+		if err != nil {
+			return nil, fmt.Errorf("invalid node list %q", o.nodes)
+		}
+		want = map[string]bool{}
+		for _, n := range names {
+			want[n] = true
+		}
+	}
+	var rows []sinfoRow
+	for pi := range parts.Partitions {
+		p := &parts.Partitions[pi]
+		if o.parts != "" && !inList(o.parts, p.Name) {
+			continue
+		}
+		for _, name := range p.NodeNames {
+			n := byName[name]
+			if n == nil || want != nil && !want[name] || !stateWanted(n, o.states) {
+				continue
+			}
+			if o.reasons && n.Reason == "" {
+				continue
+			}
+			rows = append(rows, sinfoRow{n: n, p: p, list: []string{name}, members: []*api.NodeRecord{n}})
+		}
+	}
+	if o.reasons {
+		// -R lists each node once, whatever its partitions.
+		seen := map[string]bool{}
+		out := rows[:0]
+		for _, r := range rows {
+			if !seen[r.n.Name] {
+				seen[r.n.Name] = true
+				out = append(out, r)
+			}
+		}
+		rows = out
+	}
+	return rows, nil
+}
+
+// stateWanted applies sinfo -t (compact or long names, '*' ignored).
+func stateWanted(n *api.NodeRecord, states string) bool {
+	if states == "" {
+		return true
+	}
+	short := strings.TrimRight(n.StateShort, "*-")
+	long := strings.TrimRight(n.StateLong, "*")
+	for _, s := range splitComma(strings.ToLower(states)) {
+		switch {
+		case s == "all", s == short, s == long:
+			return true
+		case s == "alloc" && (short == "alloc"), s == "allocated" && short == "alloc":
+			return true
+		case s == "mix" && short == "mix", s == "drain" && (short == "drng" || short == "drain"):
+			return true
+		case s == "responding" && !strings.HasSuffix(n.StateShort, "*"):
+			return true
+		case s == "no_respond" && strings.HasSuffix(n.StateShort, "*"):
+			return true
+		}
+	}
+	return false
+}
+
+// groupRows merges the nodes of a partition whose printed fields (other
+// than node lists) are equal, as sinfo does.
+func groupRows(items []fmtItem, rows []sinfoRow, summary bool) []sinfoRow {
+	var out []sinfoRow
+	idx := map[string]int{}
+	for _, r := range rows {
+		var key strings.Builder
+		key.WriteString(r.p.Name + "\x00")
+		for _, it := range items {
+			if it.field == 0 || it.field == 'N' || it.field == 'D' || it.field == 'F' || it.field == 'C' || it.field == 'n' || it.field == 'o' {
+				continue
+			}
+			if summary && (it.field == 't' || it.field == 'T') {
+				continue
+			}
+			key.WriteString(sinfoField(&r, it.field) + "\x00")
+		}
+		if i, ok := idx[key.String()]; ok {
+			out[i].list = append(out[i].list, r.list...)
+			out[i].members = append(out[i].members, r.members...)
+			continue
+		}
+		idx[key.String()] = len(out)
+		out = append(out, sinfoRow{n: r.n, p: r.p, list: append([]string(nil), r.list...), members: append([]*api.NodeRecord(nil), r.members...)})
+	}
+	return out
+}
+
+var sinfoHeaders = map[byte]string{
+	'P': "PARTITION", 'R': "PARTITION", 'a': "AVAIL", 'l': "TIMELIMIT", 'L': "DEFAULTTIME", 'D': "NODES",
+	't': "STATE", 'T': "STATE", 'N': "NODELIST", 'c': "CPUS", 'C': "CPUS(A/I/O/T)", 'F': "NODES(A/I/O/T)",
+	'm': "MEMORY", 'e': "FREE_MEM", 'z': "S:C:T", 'd': "TMP_DISK", 'w': "WEIGHT", 'f': "AVAIL_FEATURES",
+	'b': "ACTIVE_FEATURES", 'E': "REASON", 'u': "USER", 'H': "TIMESTAMP", 'G': "GRES", 's': "JOB_SIZE",
+	'r': "ROOT", 'h': "OVERSUBS", 'g': "GROUPS", 'O': "CPU_LOAD", 'n': "HOSTNAMES", 'o': "NODE_ADDR",
+	'X': "SOCKETS", 'Y': "CORES", 'Z': "THREADS", 'i': "RESERVATION", 'p': "PRIO_TIER", 'V': "VERSION",
+}
+
+// sinfoField renders one %-field of a (group of) node(s).
+func sinfoField(r *sinfoRow, c byte) string {
+	n, p := r.n, r.p
+	switch c {
+	case 'P':
+		if p.Default {
+			return p.Name + "*"
+		}
+		return p.Name
+	case 'R':
+		return p.Name
+	case 'a':
+		return map[string]string{"UP": "up", "DOWN": "down", "DRAIN": "drain", "INACTIVE": "inact"}[p.State]
+	case 'l':
+		return sinfoTime(p.MaxTimeSec)
+	case 'L':
+		if p.DefaultTimeSec <= 0 {
+			return "n/a"
+		}
+		return sinfoTime(p.DefaultTimeSec)
+	case 'D':
+		return strconv.Itoa(len(r.list))
+	case 't':
+		return n.StateShort
+	case 'T':
+		return n.StateLong
+	case 'N', 'n', 'o':
+		return hostlist.Compress(r.list)
+	case 'c':
+		return strconv.Itoa(n.CPUs)
+	case 'C', 'F':
+		return aiot(r.members, c == 'C')
+	case 'm':
+		return strconv.FormatInt(n.RealMemory, 10)
+	case 'e':
+		return strconv.FormatInt(n.RealMemory-n.AllocMem, 10)
+	case 'z':
+		return fmt.Sprintf("%d:%d:%d", n.Sockets, n.Cores, n.Threads)
+	case 'd':
+		return "0"
+	case 'w':
+		return strconv.FormatUint(uint64(n.Weight), 10)
+	case 'f', 'b':
+		return orNull(n.Features)
+	case 'E':
+		return noneIfEmpty(n.Reason)
+	case 'u':
+		return orUnknown(n.ReasonUser)
+	case 'H':
+		if n.ReasonTime.IsZero() {
+			return "Unknown"
+		}
+		return slurmTime(n.ReasonTime)
+	case 'G':
+		return orNull(n.Gres)
+	case 's':
+		lo := max(p.MinNodes, 1)
+		if p.MaxNodes < 0 {
+			return strconv.Itoa(int(lo)) + "-infinite"
+		}
+		return fmt.Sprintf("%d-%d", lo, p.MaxNodes)
+	case 'r':
+		return lowerYesNo(p.RootOnly)
+	case 'h':
+		return p.OverSubscribe
+	case 'g':
+		if p.AllowGroups == "ALL" {
+			return "all"
+		}
+		return p.AllowGroups
+	case 'O':
+		return "N/A"
+	case 'X':
+		return strconv.Itoa(n.Sockets)
+	case 'Y':
+		return strconv.Itoa(n.Cores)
+	case 'Z':
+		return strconv.Itoa(n.Threads)
+	case 'i':
+		return "none"
+	case 'p':
+		return strconv.Itoa(int(p.PriorityTier))
+	case 'V':
+		return orNA(n.Version)
+	}
+	return ""
+}
+
+// aiot prints sinfo's allocated/idle/other/total counts of nodes (%F)
+// or CPUs (%C); "other" is down, drained or not responding.
+func aiot(nodes []*api.NodeRecord, cpus bool) string {
+	var a, i, o, t int
+	for _, n := range nodes {
+		other := strings.HasPrefix(n.StateShort, "down") || strings.HasPrefix(n.StateShort, "drain") ||
+			strings.HasPrefix(n.StateShort, "fail") || strings.HasSuffix(n.StateShort, "*") || strings.HasPrefix(n.StateShort, "unk")
+		if cpus {
+			t += n.CPUs
+			switch {
+			case other:
+				o += n.CPUs - n.AllocCPUs
+				a += n.AllocCPUs
+			default:
+				a += n.AllocCPUs
+				i += n.CPUs - n.AllocCPUs
+			}
+			continue
+		}
+		t++
+		switch {
+		case other:
+			o++
+		case n.AllocCPUs > 0 || n.Jobs > 0:
+			a++
+		default:
+			i++
+		}
+	}
+	return fmt.Sprintf("%d/%d/%d/%d", a, i, o, t)
+}
+
+func sinfoTime(sec int64) string {
+	if sec == api.TimeInfinite || sec <= 0 {
+		return "infinite"
+	}
+	return duration.FormatElapsed(time.Duration(sec) * time.Second)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "Unknown"
+	}
+	return s
+}
+
+func lowerYesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
