@@ -34,8 +34,15 @@ const (
 
 // Store is an acct.Store on SQLite or PostgreSQL.
 type Store struct {
-	db      *sql.DB
+	db *sql.DB
+	// rdb serves Load: on SQLite a second pool whose transactions are
+	// deferred (WAL snapshot reads that never wait for writers); on
+	// PostgreSQL the same pool as db.
+	rdb     *sql.DB
 	dialect Dialect
+	// wmu serializes this process's writers before they reach the
+	// database, so they queue here instead of in SQLite's busy handler.
+	wmu sync.Mutex
 
 	// The last state read or written, with the version it had; reused
 	// while the version row is unchanged, so a command does not reread
@@ -70,12 +77,23 @@ func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(30000)", "synchronous(NORMAL)", "foreign_keys(ON)"} {
 		q.Add("_pragma", p)
 	}
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	rdb, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite accounting store %q: %w", path, err)
 	}
-	return open(ctx, db, SQLite, path)
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("open sqlite accounting store %q: %w", path, err)
+	}
+	s, err := open(ctx, db, SQLite, path)
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	s.rdb = rdb
+	return s, nil
 }
 
 // OpenPostgres connects to PostgreSQL with a pgx DSN (URL or key=value);
@@ -90,7 +108,7 @@ func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
 }
 
 func open(ctx context.Context, db *sql.DB, d Dialect, name string) (*Store, error) {
-	s := &Store{db: db, dialect: d}
+	s := &Store{db: db, rdb: db, dialect: d}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open accounting store %s: %w", name, err)
@@ -99,7 +117,12 @@ func open(ctx context.Context, db *sql.DB, d Dialect, name string) (*Store, erro
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.rdb != s.db {
+		s.rdb.Close()
+	}
+	return s.db.Close()
+}
 
 // Dialect returns which database the store uses.
 func (s *Store) Dialect() Dialect { return s.dialect }
@@ -255,7 +278,7 @@ func (s *Store) version(ctx context.Context, q querier) (int64, error) {
 
 // Load returns a private copy of the current state.
 func (s *Store) Load(ctx context.Context) (*acct.State, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.dialect == Postgres})
+	tx, err := s.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.dialect == Postgres})
 	if err != nil {
 		return nil, fmt.Errorf("load accounting state: %w", err)
 	}
@@ -273,19 +296,26 @@ func (s *Store) current(ctx context.Context, tx *sql.Tx) (*acct.State, int64, er
 	if err != nil {
 		return nil, 0, err
 	}
+	st, err := s.stateAt(ctx, tx, ver)
+	return st, ver, err
+}
+
+// stateAt returns the state, which tx sees at version ver: the cached
+// copy when it has that version, else everything read from the tables.
+func (s *Store) stateAt(ctx context.Context, tx *sql.Tx, ver int64) (*acct.State, error) {
 	s.mu.Lock()
 	if s.cache != nil && s.cacheVer == ver {
 		st := s.cache
 		s.mu.Unlock()
-		return st, ver, nil
+		return st, nil
 	}
 	s.mu.Unlock()
 	st, err := s.readState(ctx, tx)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	s.setCache(st, ver)
-	return st, ver, nil
+	return st, nil
 }
 
 func (s *Store) setCache(st *acct.State, ver int64) {
@@ -298,14 +328,23 @@ func (s *Store) setCache(st *acct.State, ver int64) {
 
 // Update runs fn on a copy of the current state inside one writer
 // transaction and stores the difference; fn's error is returned as is
-// and nothing is written.
+// and nothing is written. The transaction starts by bumping the version
+// row, which both takes the writers' lock (the row lock serializes
+// writers on PostgreSQL; SQLite holds its write lock from BEGIN
+// IMMEDIATE) and tells whether the cached state is still current.
 func (s *Store) Update(ctx context.Context, fn func(*acct.State) error) error {
-	tx, err := s.begin(ctx)
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("update accounting state: %w", err)
+		return fmt.Errorf("update accounting state: begin: %w", err)
 	}
 	defer tx.Rollback()
-	base, ver, err := s.current(ctx, tx)
+	var ver int64
+	if err := tx.QueryRowContext(ctx, "UPDATE meta SET value = value + 1 WHERE name = 'version' RETURNING value").Scan(&ver); err != nil {
+		return fmt.Errorf("update accounting state: lock: %w", err)
+	}
+	base, err := s.stateAt(ctx, tx, ver-1)
 	if err != nil {
 		return fmt.Errorf("update accounting state: %w", err)
 	}
@@ -316,19 +355,16 @@ func (s *Store) Update(ctx context.Context, fn func(*acct.State) error) error {
 	if err := s.writeDiff(ctx, tx, base, work); err != nil {
 		return fmt.Errorf("update accounting state: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, s.rebind("UPDATE meta SET value = ? WHERE name = 'version'"), ver+1); err != nil {
-		return fmt.Errorf("update accounting state: %w", err)
-	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("update accounting state: commit: %w", err)
 	}
-	s.setCache(work.Clone(), ver+1)
+	s.setCache(work.Clone(), ver)
 	return nil
 }
 
 // LoadUsage returns every usage record, ordered by kind and id.
 func (s *Store) LoadUsage(ctx context.Context) ([]acct.Usage, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT kind, id, raw_usage, grp_used_wall, last_decay FROM usage ORDER BY kind, id")
+	rows, err := s.rdb.QueryContext(ctx, "SELECT kind, id, raw_usage, grp_used_wall, last_decay FROM usage ORDER BY kind, id")
 	if err != nil {
 		return nil, fmt.Errorf("load usage: %w", err)
 	}
