@@ -26,6 +26,9 @@ type State struct {
 	usage   usage
 	sel     *selector // submit-time selection (cached)
 	empty   *Avail    // the cluster with every node free (cached)
+
+	// resvs are the advanced reservations (resv_state.go).
+	resvs reservations
 }
 
 // NewState returns an empty state for cluster c.
