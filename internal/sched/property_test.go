@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -121,5 +122,239 @@ func checkInvariants(t *rapid.T, h *harness, maxJobs, grpCPU int) {
 	}
 	if totalCPU > grpCPU {
 		t.Fatalf("%d CPUs running, GrpTRES cpu=%d", totalCPU, grpCPU)
+	}
+}
+
+// Property tests over random clusters, random jobs and random end times,
+// stepping the harness's fake clock through Schedule + Apply:
+//
+//   - no node is ever oversubscribed beyond its OverSubscribe (CPUs,
+//     memory, GRES, recomputed from the running jobs, not from the node
+//     counters);
+//   - no accounting limit is exceeded by the running jobs
+//     (MaxJobsPerUser, GrpTRES cpu);
+//   - backfill never delays the planned start of a higher-priority job:
+//     within a cycle a backfilled job ends before any reservation of a
+//     higher-priority job on its nodes begins, and re-planning at the same
+//     instant after the starts were applied moves no planned start later.
+//
+// The seed is fixed (override with -rapid.seed) and the sizes are bounded
+// so that the test runs in a few seconds.
+
+// init fixes rapid's seed for every property of the package (unless
+// -rapid.seed or RAPID_SEED gives one), so that runs are reproducible.
+func init() { fixRapidDefaults() }
+
+func fixRapidDefaults() {
+	if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() == "0" {
+		_ = f.Value.Set("20261122")
+	}
+	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
+		_ = f.Value.Set("150")
+	}
+}
+
+// propCluster draws a slurm.conf: 2-6 nodes of 2-8 CPUs, some with GPUs;
+// partition batch over all nodes and partition shared (OverSubscribe
+// FORCE:2) over some of them; limits enforced.
+func propCluster(rt *rapid.T) (string, map[string]int32) {
+	n := rapid.IntRange(2, 6).Draw(rt, "nodes")
+	var b strings.Builder
+	b.WriteString("ClusterName=prop\nSlurmctldHost=ctl\nSelectTypeParameters=CR_CPU_Memory\nGresTypes=gpu\n")
+	b.WriteString("AccountingStorageEnforce=associations,limits\n")
+	share := map[string]int32{}
+	for i := 1; i <= n; i++ {
+		cpus := []int{2, 4, 8}[rapid.IntRange(0, 2).Draw(rt, "cpus")]
+		gpus := []int{0, 0, 2, 4}[rapid.IntRange(0, 3).Draw(rt, "gpus")]
+		g := ""
+		if gpus > 0 {
+			g = fmt.Sprintf(" Gres=gpu:%d", gpus)
+		}
+		fmt.Fprintf(&b, "NodeName=n%d CPUs=%d RealMemory=%d%s\n", i, cpus, 1000*cpus, g)
+		share[fmt.Sprintf("n%d", i)] = 1
+	}
+	shared := rapid.IntRange(1, n).Draw(rt, "shared")
+	b.WriteString("PartitionName=batch Nodes=ALL Default=YES MaxTime=04:00:00 DefaultTime=00:30:00 State=UP\n")
+	fmt.Fprintf(&b, "PartitionName=shared Nodes=n[1-%d] OverSubscribe=FORCE:2 MaxTime=04:00:00 State=UP\n", shared)
+	for i := 1; i <= shared; i++ {
+		share[fmt.Sprintf("n%d", i)] = 2
+	}
+	return b.String(), share
+}
+
+const propAcct = `sacctmgr -i add account a
+sacctmgr -i add user u1 DefaultAccount=a
+sacctmgr -i add user u2 DefaultAccount=a
+sacctmgr -i add user u3 DefaultAccount=a
+sacctmgr -i modify qos normal set MaxJobsPerUser=3 GrpTRES=cpu=12
+`
+
+// propJob draws sbatch options with a run time shorter than the limit
+// (a random end time) or none (the job runs to its limit).
+func propJob(rt *rapid.T, i int) string {
+	var o []string
+	if rapid.IntRange(0, 3).Draw(rt, fmt.Sprintf("part%d", i)) == 0 {
+		o = append(o, "-p shared")
+	}
+	switch rapid.IntRange(0, 3).Draw(rt, fmt.Sprintf("kind%d", i)) {
+	case 0:
+		o = append(o, fmt.Sprintf("-N %d --exclusive", rapid.IntRange(1, 3).Draw(rt, fmt.Sprintf("nn%d", i))))
+	case 1:
+		o = append(o, fmt.Sprintf("-n 1 --gres=gpu:%d --mem=500", rapid.IntRange(1, 2).Draw(rt, fmt.Sprintf("g%d", i))))
+	default:
+		o = append(o, fmt.Sprintf("-n %d --mem-per-cpu=400", rapid.IntRange(1, 6).Draw(rt, fmt.Sprintf("n%d", i))))
+	}
+	limit := rapid.IntRange(0, 12).Draw(rt, fmt.Sprintf("t%d", i)) * 10
+	if limit > 0 {
+		o = append(o, fmt.Sprintf("--time=%d", limit))
+		if run := rapid.IntRange(0, limit).Draw(rt, fmt.Sprintf("run%d", i)); run > 0 {
+			o = append(o, fmt.Sprintf("--run=%d", run))
+		}
+	}
+	return strings.Join(o, " ")
+}
+
+func TestPropertyBackfillNeverDelays(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		conf, share := propCluster(rt)
+		h := newHarness(rt, conf)
+		h.sacctmgr(propAcct)
+		jobs := rapid.IntRange(3, 18).Draw(rt, "jobs")
+		for i := 0; i < jobs; i++ {
+			user := fmt.Sprintf("u%d", rapid.IntRange(1, 3).Draw(rt, fmt.Sprintf("user%d", i)))
+			opts := propJob(rt, i)
+			prio := uint32(rapid.IntRange(1, 1000).Draw(rt, fmt.Sprintf("prio%d", i)))
+			if j, err := h.submit(user, opts+" --hold"); err == nil {
+				j.Priority = prio
+				_ = h.st.Release(j.ID, true)
+			}
+			checkCycle(rt, h, share)
+			for k := rapid.IntRange(0, 3).Draw(rt, fmt.Sprintf("gap%d", i)); k > 0; k-- {
+				h.advance(10 * time.Minute)
+				checkCycle(rt, h, share)
+			}
+		}
+		for k := 0; k < 30; k++ {
+			h.advance(10 * time.Minute)
+			checkCycle(rt, h, share)
+		}
+	})
+}
+
+// checkCycle runs a cycle at the current time, checks the invariants on
+// its plan and on the state after applying it, then re-plans at the same
+// instant and checks that no planned start moved later.
+func checkCycle(rt *rapid.T, h *harness, share map[string]int32) {
+	plan := h.schedule()
+	checkNoDelay(rt, h, &plan)
+	checkNodes(rt, h, share)
+	checkLimits(rt, h)
+	before := map[JobID]time.Time{}
+	for _, p := range plan.Pending {
+		if !p.ExpectedStart.IsZero() {
+			before[p.Job] = p.ExpectedStart
+		}
+	}
+	again := h.schedule()
+	for _, p := range again.Pending {
+		if b, ok := before[p.Job]; ok && p.ExpectedStart.After(b) {
+			rt.Fatalf("job %d: planned start moved from %v to %v after the cycle's starts were applied",
+				p.Job, b, p.ExpectedStart)
+		}
+	}
+}
+
+// checkNoDelay: a job backfilled now on a node reserved for a job ahead
+// of it in the queue must end (by its planned time) before that
+// reservation begins.
+func checkNoDelay(rt *rapid.T, h *harness, plan *Plan) {
+	cl := h.st.Cluster
+	for _, s := range plan.Starts {
+		if !s.Backfill {
+			continue
+		}
+		b := h.job(s.Job)
+		end := plan.Now.Add(PlanDuration(s.TimeLimit, &cl.Partitions[s.Partition]))
+		for _, p := range plan.Pending {
+			a := h.job(p.Job)
+			if p.ExpectedStart.IsZero() || !ahead(a, b) || !end.After(p.ExpectedStart) {
+				continue
+			}
+			for _, n := range p.PlannedNodes {
+				for _, m := range s.Alloc.Nodes {
+					if n == m {
+						rt.Fatalf("backfilled job %d (prio %d, ends %v) on node %s delays job %d (prio %d) planned at %v",
+							b.ID, b.Priority, end, cl.Nodes[n].Name, a.ID, a.Priority, p.ExpectedStart)
+					}
+				}
+			}
+		}
+	}
+}
+
+// ahead reports whether a sorts before b in the queue (same tier here).
+func ahead(a, b *Job) bool {
+	if a.Priority != b.Priority {
+		return a.Priority > b.Priority
+	}
+	if !a.SubmitTime.Equal(b.SubmitTime) {
+		return a.SubmitTime.Before(b.SubmitTime)
+	}
+	return a.ID < b.ID
+}
+
+// checkNodes recomputes every node's load from the active jobs.
+func checkNodes(rt *rapid.T, h *harness, share map[string]int32) {
+	cl := h.st.Cluster
+	cpus := make([]int32, len(cl.Nodes))
+	mem := make([]int64, len(cl.Nodes))
+	gres := make([]int64, len(cl.Nodes)*max(len(cl.GresKinds), 1))
+	for _, j := range h.st.Jobs() {
+		if !isActive(j) {
+			continue
+		}
+		for s, n := range j.Alloc.Nodes {
+			if j.State.Base() == JobRunning {
+				cpus[n] += j.Alloc.CPUs[s]
+			}
+			mem[n] += j.Alloc.Mem[s]
+		}
+		for _, g := range j.Alloc.Gres {
+			gres[int(j.Alloc.Nodes[g.Slot])*len(cl.GresKinds)+int(g.Kind)] += g.Count
+		}
+	}
+	for i := range cl.Nodes {
+		n := &cl.Nodes[i]
+		if cpus[i] > n.CPUs*share[n.Name] || mem[i] > n.RealMemory {
+			rt.Fatalf("node %s oversubscribed: %d CPUs of %d (x%d), %d MB of %d", n.Name, cpus[i], n.CPUs, share[n.Name], mem[i], n.RealMemory)
+		}
+		for k := range cl.GresKinds {
+			if gres[i*len(cl.GresKinds)+k] > n.Gres[k] {
+				rt.Fatalf("node %s: %d GRES of %d", n.Name, gres[i*len(cl.GresKinds)+k], n.Gres[k])
+			}
+		}
+	}
+}
+
+// checkLimits: QOS normal has MaxJobsPerUser=3 and GrpTRES=cpu=12.
+func checkLimits(rt *rapid.T, h *harness) {
+	perUser := map[string]int{}
+	var cpus int64
+	for _, j := range h.st.Jobs() {
+		if !isActive(j) {
+			continue
+		}
+		perUser[j.User]++
+		for _, c := range j.Alloc.CPUs {
+			cpus += int64(c)
+		}
+	}
+	for u, n := range perUser {
+		if n > 3 {
+			rt.Fatalf("user %s runs %d jobs, MaxJobsPerUser=3", u, n)
+		}
+	}
+	if cpus > 12 {
+		rt.Fatalf("running jobs hold %d CPUs, GrpTRES=cpu=12", cpus)
 	}
 }
