@@ -19,6 +19,57 @@ type Avail struct {
 	Usable NodeSet
 	// Free are usable nodes with at least one free CPU.
 	Free NodeSet
+
+	// byFree[b] are the usable, non-exclusive nodes with exactly b free
+	// CPUs (the last bucket: at least that many); bucketOf is each node's
+	// bucket, -1 for none. Best-fit selection walks the buckets upward
+	// from the request instead of every node. nil: not maintained (views
+	// cloned for trials), selection then scans the nodes.
+	byFree   []NodeSet
+	bucketOf []int32
+	// exactTop is set when no node has more CPUs than the last bucket's
+	// value, so that bucket too holds nodes of equal free CPUs.
+	exactTop bool
+}
+
+// maxBucket caps the free-CPU buckets: nodes with more free CPUs share the
+// last bucket, where selection compares them one by one.
+const maxBucket = 128
+
+// buildBuckets indexes the nodes by free CPUs.
+func (a *Avail) buildBuckets(c *Cluster) {
+	top := int32(0)
+	for i := range c.Nodes {
+		top = max(top, c.Nodes[i].CPUs)
+	}
+	a.exactTop = top <= maxBucket
+	top = min(top, maxBucket)
+	a.byFree = make([]NodeSet, top+1)
+	for b := range a.byFree {
+		a.byFree[b] = NewNodeSet(len(c.Nodes))
+	}
+	a.bucketOf = make([]int32, len(c.Nodes))
+	for i := range a.bucketOf {
+		a.bucketOf[i] = -1
+		a.rebucket(i)
+	}
+}
+
+// rebucket moves node i to the bucket of its free CPUs.
+func (a *Avail) rebucket(i int) {
+	if a.byFree == nil {
+		return
+	}
+	if old := a.bucketOf[i]; old >= 0 {
+		a.byFree[old].Clear(i)
+	}
+	a.bucketOf[i] = -1
+	if !a.Free.Has(i) {
+		return
+	}
+	b := min(a.CPUs[i], int32(len(a.byFree)-1))
+	a.byFree[b].Set(i)
+	a.bucketOf[i] = b
 }
 
 // NewAvail builds the free-resource view of cluster c from its nodes'
@@ -45,6 +96,7 @@ func NewAvail(c *Cluster) *Avail {
 			}
 		}
 	}
+	a.buildBuckets(c)
 	return a
 }
 
@@ -55,8 +107,14 @@ func (a *Avail) Clone() *Avail {
 		Excl: append([]bool(nil), a.Excl...), Usable: a.Usable.Clone(), Free: a.Free.Clone()}
 }
 
-// CopyFrom overwrites a with o (same cluster), without allocating.
+// CopyFrom overwrites a with o (same cluster), without allocating (a's
+// free-CPU buckets, if any, are rebuilt from o's values).
 func (a *Avail) CopyFrom(o *Avail) {
+	defer func() {
+		for i := range a.bucketOf {
+			a.rebucket(i)
+		}
+	}()
 	copy(a.CPUs, o.CPUs)
 	copy(a.Mem, o.Mem)
 	copy(a.Jobs, o.Jobs)
@@ -94,4 +152,5 @@ func (a *Avail) updateFree(i int) {
 	} else {
 		a.Free.Clear(i)
 	}
+	a.rebucket(i)
 }

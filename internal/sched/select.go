@@ -2,6 +2,7 @@ package sched
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 )
 
@@ -132,6 +133,13 @@ type selector struct {
 	c     *Cluster
 	cfg   *Config
 	cands []cand
+	// gresNodes are the nodes configured with some GRES of a name; tmp is
+	// scratch for the narrowed mask.
+	gresNodes map[string]NodeSet
+	tmp       NodeSet
+	// anyFit makes selection stop at the first feasible placement (for
+	// "could this job ever run" checks, where the best one does not matter).
+	anyFit bool
 	// weighted marks clusters whose nodes do not all have the same Weight.
 	weighted bool
 	byWeight []int32 // node indices sorted by (Weight, index)
@@ -252,14 +260,62 @@ func (sel *selector) gresFree(av *Avail, i int32, name, typ string) int64 {
 // allocation or false.
 func (sel *selector) fit(j *Job, p *Partition, av *Avail, mask NodeSet) (Alloc, bool) {
 	s := jobShape(sel.cfg, j, p)
-	if s.minNodes == 1 && s.maxNodes == 1 || s.minNodes == 1 && s.tasks == 1 {
-		return sel.fitOne(j, &s, av, mask)
+	mask = sel.restrictToGres(&s, mask)
+	if s.minNodes == 1 && (s.tasksPerNode == 0 || s.tasksPerNode >= s.tasks) {
+		// One node if one can take every task (the fewest nodes, as
+		// cons_tres prefers), else spread over several.
+		if al, ok := sel.fitOne(j, &s, av, mask); ok || s.maxNodes == 1 {
+			return al, ok
+		}
 	}
 	return sel.fitMany(j, &s, av, mask)
 }
 
+// restrictToGres narrows mask to the nodes configured with every GRES
+// name the job asks for (GPU jobs then visit only GPU nodes).
+func (sel *selector) restrictToGres(s *shape, mask NodeSet) NodeSet {
+	if len(s.gres) == 0 && s.gpusPerNode == 0 {
+		return mask
+	}
+	if sel.gresNodes == nil {
+		sel.gresNodes = map[string]NodeSet{}
+		for i := range sel.c.Nodes {
+			for k, cnt := range sel.c.Nodes[i].Gres {
+				if cnt <= 0 {
+					continue
+				}
+				name := sel.c.GresKinds[k].Name
+				if sel.gresNodes[name] == nil {
+					sel.gresNodes[name] = NewNodeSet(len(sel.c.Nodes))
+				}
+				sel.gresNodes[name].Set(i)
+			}
+		}
+		sel.tmp = NewNodeSet(len(sel.c.Nodes))
+	}
+	sel.tmp.CopyFrom(mask)
+	for _, g := range s.gres {
+		if set := sel.gresNodes[g.Name]; set != nil {
+			sel.tmp.And(set)
+		} else {
+			clear(sel.tmp)
+		}
+	}
+	if s.gpusPerNode > 0 {
+		if set := sel.gresNodes["gpu"]; set != nil {
+			sel.tmp.And(set)
+		} else {
+			clear(sel.tmp)
+		}
+	}
+	return sel.tmp
+}
+
 // fitOne places a single-node job on the best node.
 func (sel *selector) fitOne(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
+	if sel.bucketable(s, av) {
+		return sel.fitOneBuckets(j, s, av, mask)
+	}
 	best := cand{node: -1}
 	consider := func(i int32) bool {
 		if best.node >= 0 && sel.weighted && sel.c.Nodes[i].Weight > best.weight {
@@ -273,13 +329,50 @@ func (sel *selector) fitOne(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, b
 		if best.node < 0 || better(&c, &best) {
 			best = c
 		}
-		return !(lg == 0 && lc == 0) // a perfect fit cannot be beaten
+		return !(lg == 0 && lc == 0) && !sel.anyFit // a perfect fit cannot be beaten
 	}
 	sel.forEach(mask, consider)
 	if best.node < 0 {
 		return Alloc{}, false
 	}
 	return sel.makeAlloc(j, s, av, []cand{best}, []int32{s.tasks}), true
+}
+
+// fitOneBuckets is fitOne for CPU-only jobs on nodes of equal weight:
+// the best fit is the node with the fewest free CPUs that can take the
+// job, so the free-CPU buckets are walked upward from the request and the
+// first bucket holding a feasible node decides (lowest index within it,
+// except in the last, open-ended bucket where free CPUs still differ).
+func (sel *selector) fitOneBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
+	need := max(s.tasks*s.cpusPerTask, s.minCPUsPerNode, 1)
+	top := int32(len(av.byFree) - 1)
+	for b := min(need, top); b <= top; b++ {
+		best := cand{node: -1}
+		bucket := av.byFree[b]
+	words:
+		for w := range bucket {
+			word := bucket[w] & mask[w]
+			for word != 0 {
+				i := int32(w<<6 + bits.TrailingZeros64(word))
+				word &= word - 1
+				k, lg, lc := sel.nodeTasks(s, av, i, s.tasks)
+				if k < s.tasks {
+					continue
+				}
+				c := cand{node: i, tasks: k, leftG: lg, leftC: lc}
+				if best.node < 0 || better(&c, &best) {
+					best = c
+				}
+				if b < top || av.exactTop || sel.anyFit {
+					break words // equal free CPUs in this bucket: the lowest index wins
+				}
+			}
+		}
+		if best.node >= 0 {
+			return sel.makeAlloc(j, s, av, []cand{best}, []int32{s.tasks}), true
+		}
+	}
+	return Alloc{}, false
 }
 
 // better orders candidates: lower weight, then less GRES left, then fewer
@@ -310,10 +403,68 @@ func (sel *selector) forEach(mask NodeSet, f func(i int32) bool) {
 	}
 }
 
+// bucketable reports whether the free-CPU buckets of av order the nodes
+// for shape s exactly as best fit does: CPU-only, non-exclusive, no
+// oversubscription, nodes of equal weight.
+func (sel *selector) bucketable(s *shape, av *Avail) bool {
+	return av.byFree != nil && !sel.weighted && s.share == 1 && !s.exclusive && len(s.gres) == 0 && s.gpusPerNode == 0
+}
+
+// fitManyBuckets is fitMany over the free-CPU buckets: the minNodes
+// best-fitting nodes (fewest free CPUs) if they hold every task, else the
+// roomiest nodes, without visiting or sorting every node.
+func (sel *selector) fitManyBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
+	top := int32(len(av.byFree) - 1)
+	collect := func(b int32, cs []cand, have *int64, done func(n int, have int64) bool) ([]cand, bool) {
+		bucket := av.byFree[b]
+		for w := range bucket {
+			word := bucket[w] & mask[w]
+			for word != 0 {
+				i := int32(w<<6 + bits.TrailingZeros64(word))
+				word &= word - 1
+				if k, lg, lc := sel.nodeTasks(s, av, i, s.tasks); k > 0 {
+					cs = append(cs, cand{node: i, tasks: k, leftG: lg, leftC: lc})
+					*have += int64(k)
+					if done(len(cs), *have) {
+						return cs, true
+					}
+				}
+			}
+		}
+		return cs, false
+	}
+	var have int64
+	cs := sel.cands[:0]
+	full := false
+	bestFit := func(n int, _ int64) bool { return int32(n) >= s.minNodes }
+	for b := int32(1); b <= top && !full; b++ {
+		cs, full = collect(b, cs, &have, bestFit)
+	}
+	if !full || have < int64(s.tasks) {
+		cs, have, full = cs[:0], 0, false
+		enough := func(n int, h int64) bool {
+			return int32(n) >= s.minNodes && h >= int64(s.tasks) || int32(n) >= s.maxNodes
+		}
+		for b := top; b >= 1 && !full; b-- {
+			cs, full = collect(b, cs, &have, enough)
+		}
+	}
+	sel.cands = cs
+	if int32(len(cs)) < s.minNodes || have < int64(s.tasks) {
+		return Alloc{}, false
+	}
+	chosen := append([]cand(nil), cs...)
+	sort.Slice(chosen, func(a, b int) bool { return chosen[a].node < chosen[b].node })
+	return sel.makeAlloc(j, s, av, chosen, distribute(s, chosen)), true
+}
+
 // fitMany places a multi-node job: the best-ranked feasible nodes, at
 // least minNodes of them, each taking at least one task (or exactly
 // ntasks-per-node), until every task has a place.
 func (sel *selector) fitMany(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
+	if sel.bucketable(s, av) {
+		return sel.fitManyBuckets(j, s, av, mask)
+	}
 	sel.cands = sel.cands[:0]
 	var capacity int64
 	sel.forEach(mask, func(i int32) bool {
@@ -340,7 +491,22 @@ func (sel *selector) fitMany(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, 
 		n++
 	}
 	if have < int64(s.tasks) {
-		return Alloc{}, false
+		// The best-fitting nodes are too small together: take the roomiest
+		// nodes instead (fewest nodes that can hold every task).
+		sort.Slice(cs, func(a, b int) bool {
+			if cs[a].tasks != cs[b].tasks {
+				return cs[a].tasks > cs[b].tasks
+			}
+			return better(&cs[a], &cs[b])
+		})
+		n, have = 0, 0
+		for n < len(cs) && int32(n) < s.maxNodes && (n < int(s.minNodes) || have < int64(s.tasks)) {
+			have += int64(cs[n].tasks)
+			n++
+		}
+		if have < int64(s.tasks) || n < int(s.minNodes) {
+			return Alloc{}, false
+		}
 	}
 	chosen := append([]cand(nil), cs[:n]...)
 	sort.Slice(chosen, func(a, b int) bool { return chosen[a].node < chosen[b].node })
@@ -432,9 +598,10 @@ func (sel *selector) takeGres(out []GresUse, av *Avail, slot, node int32, name, 
 // canEverFit reports whether j could run in p on an empty cluster (all the
 // partition's usable and unusable nodes free): Slurm rejects or pends with
 // a configuration reason a job that never can.
-func (sel *selector) canEverFit(j *Job, p *Partition, mask NodeSet) bool {
-	empty := sel.emptyAvail()
+func (sel *selector) canEverFit(j *Job, p *Partition, empty *Avail, mask NodeSet) bool {
+	sel.anyFit = true
 	_, ok := sel.fit(j, p, empty, mask)
+	sel.anyFit = false
 	return ok
 }
 
@@ -452,6 +619,7 @@ func (sel *selector) emptyAvail() *Avail {
 		a.Usable.Set(i)
 		a.Free.Set(i)
 	}
+	a.buildBuckets(c)
 	return a
 }
 

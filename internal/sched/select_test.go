@@ -122,3 +122,16 @@ func TestNodeStates(t *testing.T) {
 	k := h.mustSubmit("u", "-n 1 --time=10")
 	h.expectState(k.ID, JobPending, ReasonNodesDown)
 }
+
+// TestMultiNodeNeedsRoomyNodes: when the best-fitting nodes are too small
+// together, the job takes roomier ones rather than pending.
+func TestMultiNodeNeedsRoomyNodes(t *testing.T) {
+	h := newHarness(t, cpuConf(4, 8, ""))
+	h.mustSubmit("u", "-n 7 -w node1 --time=10")
+	h.mustSubmit("u", "-n 7 -w node2 --time=10")
+	j := h.mustSubmit("u", "--nodes=2 -n 12 --time=10")
+	h.expectState(j.ID, JobRunning, "")
+	if got := h.nodes(j.ID); !slices.Equal(got, []string{"node3", "node4"}) {
+		t.Fatalf("nodes %v", got)
+	}
+}

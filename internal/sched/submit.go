@@ -232,14 +232,15 @@ func (st *State) checkFits(j *Job, _ Submitter) error {
 	empty := st.emptyView()
 	for _, part := range j.Partitions {
 		pt := &st.Cluster.Partitions[part]
-		mask := pt.Nodes.Clone()
-		if m := jobNodeMask(st.Cluster, &j.Req); j.Req.Constraint != "" || len(j.Req.NodeList) > 0 || len(j.Req.Exclude) > 0 {
-			mask.And(m)
+		mask := pt.Nodes
+		if j.Req.Constraint != "" || len(j.Req.NodeList) > 0 || len(j.Req.Exclude) > 0 {
+			mask = pt.Nodes.Clone()
+			mask.And(jobNodeMask(st.Cluster, &j.Req))
 		}
 		if mask.Empty() {
 			continue
 		}
-		if _, ok := sel.fit(j, pt, empty, mask); ok {
+		if sel.canEverFit(j, pt, empty, mask) {
 			return nil
 		}
 	}
