@@ -16,6 +16,9 @@ type QueueRec struct {
 	Tier uint16
 	// Rank is the preemption rank (a job that can preempt sorts first).
 	Rank int32
+	// Resv is the reservation the record runs in: 1 + its index in the
+	// cycle's reservation list, 0 for none (resv_cycle.go).
+	Resv int32
 	// slot is the job's entry in the cycle's pending table.
 	slot int32
 }
@@ -50,6 +53,7 @@ type Cycle struct {
 	arrays     map[JobID][]*Job // array members by array job id
 	singletons map[string]bool  // user/name of singleton jobs started this cycle
 	passNodes  NodeSet          // nodes the main pass still offers
+	rx         *resvCycle       // reservations and licenses (resv_cycle.go)
 }
 
 // Schedule runs one scheduling cycle at now: gate, order, main scheduler,
