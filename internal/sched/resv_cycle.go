@@ -1,0 +1,295 @@
+package sched
+
+import (
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/resv"
+)
+
+// This file is the reservations' and licenses' part of a scheduling cycle
+// (Slurm's job_test_resv and license_job_test): which queue records a job
+// gets (one per requested reservation, one per MAGNETIC reservation it
+// may use plus its plain record), which nodes each record may use now,
+// the Reservation and Licenses reasons, and the time limit cap of a job
+// started inside a reservation. The pipeline calls these from small
+// hooks in gate.go, schedule.go, queue.go and backfill.go.
+
+// resvCycle is a cycle's view of the reservations and licenses.
+type resvCycle struct {
+	entries []*resvEntry
+	win     []resv.Window // the window in effect at the cycle's now
+	licUsed []int64       // per license: held by active jobs and this cycle's starts
+	licInit bool
+	maps    map[*resvEntry]*bfMap
+	shapes  map[rshKey]*bfShape
+}
+
+type rshKey struct {
+	sh *bfShape
+	e  *resvEntry
+}
+
+// resvc returns the cycle's reservation view, built on first use.
+func (c *Cycle) resvc() *resvCycle {
+	if c.rx != nil {
+		return c.rx
+	}
+	rx := &resvCycle{entries: c.State.resvs.list}
+	rx.win = make([]resv.Window, len(rx.entries))
+	for i, e := range rx.entries {
+		rx.win[i] = e.R.Window(c.Now)
+	}
+	c.rx = rx
+	return rx
+}
+
+// confined reports whether jobs of the reservation must stay on its nodes
+// and inside its window (not FLEX, not a licenses-only reservation).
+func (e *resvEntry) confined() bool {
+	return e.R.Flags&(resv.FlagFlex|resv.FlagAnyNodes) == 0 && !e.nodes.Empty()
+}
+
+// usableBy reports whether job j may run in reservation e at now.
+func (e *resvEntry) usableBy(j *Job, now time.Time) bool {
+	if e.R.Expired(now) || e.R.Flags&resv.FlagTimeFloat != 0 {
+		return false
+	}
+	return e.R.Allows(j.User, j.Account, []string{j.Group})
+}
+
+// resvJobGate gives the job-level reservation reasons: held because its
+// reservation was deleted (ReservationDeleted), asking only for
+// reservations that no longer exist (ReservationInvalid) or that it may
+// not use (Reservation).
+func (c *Cycle) resvJobGate(j *Job) Reason {
+	st := c.State
+	if j.Hold != HoldNone && len(st.resvs.deleted) > 0 {
+		if name, ok := st.resvs.deleted[j.ID]; ok {
+			c.pend[len(c.pend)-1].StateDesc = "Reservation " + name + " was deleted"
+			return ReasonReservationDeleted
+		}
+	}
+	if j.Req.Reservation == "" {
+		return ""
+	}
+	known, usable := false, false
+	for _, name := range resvNames(j.Req.Reservation) {
+		e := st.resvEntry(name)
+		if e == nil || e.R.Expired(c.Now) {
+			continue
+		}
+		known = true
+		if e.usableBy(j, c.Now) {
+			usable = true
+		}
+	}
+	switch {
+	case !known:
+		return ReasonReservationInvalid
+	case !usable:
+		return ReasonReservation
+	}
+	return ""
+}
+
+// resvRecords appends rec's queue records: one per usable reservation the
+// job asked for, else one per usable MAGNETIC reservation sharing nodes
+// with the partition followed by the plain record.
+func (c *Cycle) resvRecords(q []QueueRec, rec QueueRec) []QueueRec {
+	if len(c.State.resvs.list) == 0 {
+		return append(q, rec)
+	}
+	rx := c.resvc()
+	j := rec.Job
+	pn := c.Cluster.Partitions[rec.Part].Nodes
+	if names := resvNames(j.Req.Reservation); len(names) > 0 {
+		for _, name := range names {
+			for i, e := range rx.entries {
+				if e.R.Name == name && e.usableBy(j, c.Now) && (!e.confined() || e.nodes.Intersects(pn)) {
+					r := rec
+					r.Resv = int32(i + 1)
+					q = append(q, r)
+				}
+			}
+		}
+		return q
+	}
+	for i, e := range rx.entries {
+		if e.R.Flags&resv.FlagMagnetic != 0 && e.usableBy(j, c.Now) && e.nodes.Intersects(pn) {
+			r := rec
+			r.Resv = int32(i + 1)
+			q = append(q, r)
+		}
+	}
+	return append(q, rec)
+}
+
+// recEntry returns the reservation of a record (nil for a plain one) and
+// its index.
+func (c *Cycle) recEntry(rec *QueueRec) (*resvEntry, int) {
+	if rec.Resv <= 0 {
+		return nil, -1
+	}
+	rx := c.resvc()
+	i := int(rec.Resv - 1)
+	if i >= len(rx.entries) {
+		return nil, -1
+	}
+	return rx.entries[i], i
+}
+
+// resvGate stops a record before node selection: a job confined to a
+// reservation whose window has not begun (reason Reservation), or a job
+// whose licenses are not free (reason Licenses). Neither blocks the
+// partition. It reports whether the record stops.
+func (c *Cycle) resvGate(rec *QueueRec) bool {
+	if rec.Resv > 0 {
+		if e, i := c.recEntry(rec); e != nil && e.confined() && !c.rx.win[i].Contains(c.Now) {
+			c.setReason(rec, ReasonReservation)
+			return true
+		}
+	}
+	if len(rec.Job.Req.Licenses) > 0 && c.licenseShort(rec) {
+		c.setReason(rec, ReasonLicenses)
+		return true
+	}
+	return false
+}
+
+// recEnd is the time a record's job would end if started now (capped at
+// its reservation's end when confined).
+func (c *Cycle) recEnd(rec *QueueRec, own *resvEntry, oi int) time.Time {
+	limit := PlanDuration(c.TimeLimit(rec.Job, rec.Part), &c.Cluster.Partitions[rec.Part])
+	end := c.Now.Add(limit)
+	if own != nil && own.confined() && c.rx.win[oi].End.Before(end) {
+		end = c.rx.win[oi].End
+	}
+	return end
+}
+
+// resvMask narrows m to the nodes rec may use now: a job confined to a
+// reservation only its nodes; every job loses the nodes of the other
+// reservations whose window begins before the job would end.
+func (c *Cycle) resvMask(rec *QueueRec, m NodeSet) {
+	if len(c.State.resvs.list) == 0 {
+		return
+	}
+	rx := c.resvc()
+	own, oi := c.recEntry(rec)
+	if own != nil && own.confined() {
+		m.And(own.nodes)
+	}
+	end := c.recEnd(rec, own, oi)
+	for i, e := range rx.entries {
+		if e != own && rx.win[i].Start.Before(end) {
+			m.AndNot(e.nodes)
+		}
+	}
+}
+
+// resvFitFailed handles a record that did not fit: a job confined to a
+// reservation blocks only that reservation's nodes (reason Resources); a
+// plain job kept off nodes by a MAINT reservation it would otherwise fit
+// on gets Slurm's "ReqNodeNotAvail, Reserved for maintenance". It
+// reports whether it dealt with the record.
+func (c *Cycle) resvFitFailed(rec *QueueRec) bool {
+	if len(c.State.resvs.list) == 0 {
+		return false
+	}
+	own, oi := c.recEntry(rec)
+	if own != nil && own.confined() {
+		c.setReason(rec, ReasonResources)
+		c.passNodes.AndNot(own.nodes)
+		return true
+	}
+	if !c.maintBlocks(rec, own, oi) {
+		return false
+	}
+	c.setReason(rec, ReasonReqNodeNotAvail)
+	c.pend[rec.slot].StateDesc = StateDescReservedMaint
+	c.failPartition(rec)
+	return true
+}
+
+// StateDescReservedMaint is what squeue shows for a job kept off nodes by
+// a maintenance reservation.
+const StateDescReservedMaint = "ReqNodeNotAvail, Reserved for maintenance"
+
+// maintBlocks reports whether a MAINT reservation starting before rec's
+// job would end holds nodes without which the job does not fit.
+func (c *Cycle) maintBlocks(rec *QueueRec, own *resvEntry, oi int) bool {
+	rx := c.rx
+	end := c.recEnd(rec, own, oi)
+	m := c.Cluster.Partitions[rec.Part].Nodes.Clone()
+	m.And(c.passNodes)
+	if jm := c.JobMask(rec.Job); jm != nil {
+		m.And(jm)
+	}
+	maint := false
+	for i, e := range rx.entries {
+		if e == own || !rx.win[i].Start.Before(end) {
+			continue
+		}
+		if e.maint() && e.nodes.Intersects(m) {
+			maint = true
+			continue
+		}
+		m.AndNot(e.nodes)
+	}
+	if !maint {
+		return false
+	}
+	_, ok := c.Fit(rec, c.Avail, m)
+	return ok
+}
+
+// resvOnStart is called as rec starts: it takes the job's licenses and,
+// for a job confined to a reservation, caps its time limit at the
+// reservation's end (Slurm ends such jobs when the reservation ends).
+func (c *Cycle) resvOnStart(rec *QueueRec, limit time.Duration) time.Duration {
+	j := rec.Job
+	if len(j.Req.Licenses) > 0 && len(c.Cluster.Licenses) > 0 {
+		used := c.licensesUsed()
+		for _, l := range j.Req.Licenses {
+			if i := c.Cluster.LicenseIndex(l.Name); i >= 0 {
+				used[i] += l.Count
+			}
+		}
+	}
+	if own, oi := c.recEntry(rec); own != nil && own.confined() {
+		if rem := c.rx.win[oi].End.Sub(c.Now); rem > 0 && (limit <= 0 || limit == Infinite || limit > rem) {
+			limit = rem
+		}
+	}
+	return limit
+}
+
+// licensesUsed returns the cycle's license counts in use.
+func (c *Cycle) licensesUsed() []int64 {
+	rx := c.resvc()
+	if !rx.licInit {
+		rx.licUsed, rx.licInit = c.State.licensesInUse(), true
+	}
+	return rx.licUsed
+}
+
+// licenseShort reports whether rec's job cannot get its licenses now:
+// what running and suspended jobs (and this cycle's starts) hold plus
+// what active reservations other than the record's own hold leaves too
+// few (Slurm's license_job_test).
+func (c *Cycle) licenseShort(rec *QueueRec) bool {
+	used := c.licensesUsed()
+	own, _ := c.recEntry(rec)
+	var except []*resvEntry
+	if own != nil {
+		except = []*resvEntry{own}
+	}
+	reserved := c.State.reservedLicenses(c.Now, except)
+	for _, l := range rec.Job.Req.Licenses {
+		i := c.Cluster.LicenseIndex(l.Name)
+		if i < 0 || used[i]+l.Count > c.Cluster.Licenses[i].Total-reserved[i] {
+			return true
+		}
+	}
+	return false
+}
