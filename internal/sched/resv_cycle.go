@@ -69,7 +69,7 @@ func (c *Cycle) resvJobGate(j *Job) Reason {
 			return ReasonReservationDeleted
 		}
 	}
-	if j.Req.Reservation == "" {
+	if j.Req.Reservation == "" || j.Hold != HoldNone {
 		return ""
 	}
 	known, usable := false, false

@@ -353,3 +353,35 @@ const (
 	ReasonReservationDeleted Reason = "ReservationDeleted"
 	ReasonReservationInvalid Reason = "ReservationInvalid"
 )
+
+// checkReservation applies Slurm's submission checks of --reservation:
+// every name must exist ("Requested reservation is invalid") and one of
+// them must admit the job's user and account ("Access denied to
+// requested reservation"); a QOS with RequiresReservation rejects a job
+// without one (Slurm's "Invalid qos specification").
+func (st *State) checkReservation(j *Job, _ Submitter) error {
+	names := resvNames(j.Req.Reservation)
+	if len(names) == 0 {
+		if p := st.Policy; p != nil && j.qos >= 0 && int(j.qos) < len(p.QOS) && p.QOS[j.qos].Flags&QOSRequiresReservation != 0 {
+			return reject(ErrInvalidQOS)
+		}
+		return nil
+	}
+	allowed := false
+	for _, n := range names {
+		e := st.resvEntry(n)
+		if e == nil {
+			return reject(resv.ErrInvalid)
+		}
+		if e.R.Flags&resv.FlagTimeFloat != 0 {
+			return reject(resv.ErrInvalid) // floating reservations take no jobs
+		}
+		if e.R.Allows(j.User, j.Account, []string{j.Group}) {
+			allowed = true
+		}
+	}
+	if !allowed {
+		return reject(resv.ErrAccess)
+	}
+	return nil
+}
