@@ -37,8 +37,8 @@ func (c *Cycle) gate() {
 			if pi < len(j.PartPriority) {
 				prio = j.PartPriority[pi]
 			}
-			c.Queue = append(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
-				Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot})
+			c.Queue = c.resvRecords(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
+				Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot}) // + reservation records
 		}
 		if c.pend[slot].Reason != "" && c.hasRecord(slot) {
 			c.pend[slot].Reason, c.pend[slot].Partition = "", -1 // another partition may run it
@@ -54,6 +54,9 @@ func (c *Cycle) hasRecord(slot int32) bool {
 
 // jobGate returns the reason j cannot be considered at all this cycle.
 func (c *Cycle) jobGate(j *Job) Reason {
+	if r := c.resvJobGate(j); r != "" {
+		return r // reservation deleted, invalid or not accessible (resv_cycle.go)
+	}
 	switch j.Hold {
 	case HoldUser:
 		return ReasonJobHeldUser
