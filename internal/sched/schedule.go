@@ -145,6 +145,9 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 		}
 		return false
 	}
+	if c.resvGate(rec) {
+		return false // reservation not started, or licenses short: the partition is not blocked
+	}
 	mask := c.candidates(rec, c.passNodes)
 	if al, ok := c.Fit(rec, c.Avail, mask); ok {
 		c.StartJob(rec, al, c.TimeLimit(j, rec.Part), false, nil)
@@ -152,6 +155,9 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 	}
 	if c.Config.PreemptType != PreemptNone && preemptStep != nil && preemptStep(c, rec) {
 		return true
+	}
+	if c.resvFitFailed(rec) {
+		return false // a reservation's job blocks only its reservation; MAINT reason
 	}
 	c.setReason(rec, ReasonResources)
 	c.failPartition(rec)
@@ -180,6 +186,7 @@ func (c *Cycle) candidates(rec *QueueRec, offer NodeSet) NodeSet {
 	if jm := c.JobMask(rec.Job); jm != nil {
 		m.And(jm)
 	}
+	c.resvMask(rec, m)
 	return m
 }
 
@@ -197,6 +204,7 @@ func (c *Cycle) Fit(rec *QueueRec, av *Avail, mask NodeSet) (Alloc, bool) {
 // it (already recorded with c.Preempt).
 func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill bool, preempts []JobID) {
 	j := rec.Job
+	limit = c.resvOnStart(rec, limit) // licenses taken; capped at the reservation's end
 	task := int32(-1)
 	if j.Array != nil && j.Array.TaskID < 0 {
 		task = c.nextTask(rec)
