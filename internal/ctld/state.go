@@ -45,6 +45,8 @@ type loopState struct {
 	lastSched time.Time
 	lastPrio  time.Time
 	stats     schedStats
+	// ext is the sdiag/steps bookkeeping of ext_*.go.
+	ext extState
 }
 
 // schedStats are the counters sdiag-like output can show.
