@@ -149,6 +149,7 @@ func (c *Controller) clientMux() http.Handler {
 		}
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.token(w, req) })
 	}))
+	c.registerExt(mux) // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: ext_*.go
 	return mux
 }
 

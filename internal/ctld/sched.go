@@ -2,6 +2,8 @@ package ctld
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -27,6 +29,7 @@ func (ls *loopState) schedule(now time.Time) {
 	ls.stats.MaxCycle = max(ls.stats.MaxCycle, d)
 	ls.stats.Started += plan.Stats.Started
 	ls.stats.Backfilled += plan.Stats.Backfilled
+	ls.ext.observeCycle(&plan.Stats, d, now)
 }
 
 // applyPlan applies a plan to the state and queues the agent calls.
@@ -210,11 +213,25 @@ func (ls *loopState) queueLaunch(j *sched.Job) {
 		if a == nil {
 			err = errNoAgent
 		} else {
-			c.launchQ <- struct{}{}
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_, err = a.Launch(ctx, req)
-			cancel()
-			<-c.launchQ
+			// A requeued job's previous run may still be in its kill
+			// sequence on the agent (409): retry until it is gone.
+			deadline := time.Now().Add(c.cfg.KillWait + time.Minute)
+			for {
+				c.launchQ <- struct{}{}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				_, err = a.Launch(ctx, req)
+				cancel()
+				<-c.launchQ
+				var ae *api.AgentError
+				if !errors.As(err, &ae) || ae.Status != http.StatusConflict || time.Now().After(deadline) {
+					break
+				}
+				select {
+				case <-c.stop:
+					return
+				case <-time.After(250 * time.Millisecond):
+				}
+			}
 		}
 		c.launchDone(id, restart, name, err)
 	})
