@@ -79,11 +79,7 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 		return b.startFlex(rec)
 	}
 	sh := b.shapeOf(rec)
-	if sh == nil {
-		return true
-	}
-	rsh := b.resvShape(sh, e)
-	if rsh == nil {
+	if sh == nil || !sh.capable.Intersects(e.nodes) {
 		return true
 	}
 	w := c.rx.win[ei]
@@ -91,7 +87,7 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	d := int64(PlanDuration(limit, &c.Cluster.Partitions[rec.Part]))
 	lb := b.offset(w.Start)
 	d = max(min(d, b.offset(w.End)-lb), 1)
-	cur := rsh.cursor(d)
+	cur := c.rx.cursor(sh, e, d)
 	if *cur >= bfNever {
 		return true
 	}
@@ -102,13 +98,15 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	tried := false
 	if lb == 0 && b.mayStart() {
 		tried = true
-		for b.startNow(rec, rsh, d, limit) {
+		for b.startInResv(rec, sh, e, d, limit) {
 			if c.done[rec.slot] || !b.mayStart() {
 				return true
 			}
 		}
 	}
-	t, nodes, ok := b.search(rsh, lb, d, lb == 0 && tried)
+	// the reservation's map has no node outside it free, so the shape's
+	// search and pick only ever find the reservation's nodes
+	t, nodes, ok := b.search(sh, lb, d, lb == 0 && tried)
 	if !ok {
 		*cur = bfNever
 		return true
@@ -119,6 +117,45 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	}
 	c.SetPlanned(rec, c.Now.Add(time.Duration(t)), nodes)
 	return true
+}
+
+// startInResv starts rec now on its reservation's free nodes none of
+// whose blackouts (other reservations) begins before the job's end.
+func (b *backfill) startInResv(rec *QueueRec, sh *bfShape, e *resvEntry, d int64, limit time.Duration) bool {
+	c := b.c
+	mask := sh.capable.Clone()
+	mask.And(e.nodes)
+	if !sh.shared {
+		mask.And(c.Avail.Free)
+	}
+	b.m.dropReserved(mask, d)
+	if mask.Empty() {
+		return false
+	}
+	al, ok := c.Fit(rec, c.Avail, mask)
+	if !ok {
+		return false
+	}
+	c.StartJob(rec, al, limit, true, nil)
+	b.starts++
+	b.m.occupy(al.Nodes, 0, b.m.alignUp(d))
+	return true
+}
+
+// cursor is the earliest planned start of the previous record of the
+// same shape, reservation and duration in this cycle: a lower bound for
+// the next one, since free resources only shrink within a cycle.
+func (rx *resvCycle) cursor(sh *bfShape, e *resvEntry, d int64) *int64 {
+	if rx.cursors == nil {
+		rx.cursors = map[rshKey]*int64{}
+	}
+	k := rshKey{sh, e, d}
+	p := rx.cursors[k]
+	if p == nil {
+		p = new(int64)
+		rx.cursors[k] = p
+	}
+	return p
 }
 
 // startFlex tries to start a FLEX (or licenses-only) reservation's record
@@ -148,40 +185,6 @@ func (b *backfill) startFlex(rec *QueueRec) bool {
 	d := int64(PlanDuration(limit, &c.Cluster.Partitions[rec.Part]))
 	b.m.occupy(al.Nodes, 0, b.m.alignUp(d))
 	return true
-}
-
-// resvShape narrows a shape to a reservation's nodes (nil when they
-// could never hold the job).
-func (b *backfill) resvShape(sh *bfShape, e *resvEntry) *bfShape {
-	rx := b.c.resvc()
-	if rx.shapes == nil {
-		rx.shapes = map[rshKey]*bfShape{}
-	}
-	k := rshKey{sh, e}
-	if r, ok := rx.shapes[k]; ok {
-		return r
-	}
-	r := &bfShape{minNodes: sh.minNodes, maxNodes: sh.maxNodes, tasks: sh.tasks, shared: sh.shared,
-		cursors: map[int64]*int64{}}
-	capable := sh.capable.Clone()
-	capable.And(e.nodes)
-	var tasks int64
-	for _, t := range sh.tiers {
-		ts := t.set.Clone()
-		ts.And(e.nodes)
-		if cnt := ts.Count(); cnt > 0 {
-			r.tiers = append(r.tiers, bfTier{set: ts, tasks: t.tasks, key: t.key})
-			tasks += int64(cnt) * int64(t.tasks)
-		}
-	}
-	if capable.Count() < int(sh.minNodes) || tasks < int64(sh.tasks) {
-		rx.shapes[k] = nil
-		return nil
-	}
-	r.capable = capable
-	r.lo, r.hi = wordSpan(capable)
-	rx.shapes[k] = r
-	return r
 }
 
 // resvMap builds (once per cycle) the node-space map of reservation e:

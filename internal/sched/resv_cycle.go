@@ -21,12 +21,13 @@ type resvCycle struct {
 	licUsed []int64       // per license: held by active jobs and this cycle's starts
 	licInit bool
 	maps    map[*resvEntry]*bfMap
-	shapes  map[rshKey]*bfShape
+	cursors map[rshKey]*int64
 }
 
 type rshKey struct {
 	sh *bfShape
 	e  *resvEntry
+	d  int64
 }
 
 // resvc returns the cycle's reservation view, built on first use.
