@@ -2,6 +2,7 @@ package noded
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,7 +66,8 @@ type Config struct {
 	// (default: this executable with "noded-shim").
 	ShimCommand []string
 	// CgroupBase is the cgroup v2 directory for job cgroups ("" = the
-	// cgroup2 mount's sluice/NAME when running as root; "none" disables).
+	// cgroup2 mount's sluice/NAME_SPOOLHASH when running as root, unique per
+	// agent so two agents never share a job's cgroup; "none" disables).
 	CgroupBase string
 	// Logger receives the agent's log (default slog.Default()).
 	Logger *slog.Logger
@@ -177,13 +179,23 @@ func (a *Agent) setupCgroups() *cgroupManager {
 		if mount == "" {
 			return nil
 		}
-		base = filepath.Join(mount, "sluice", a.cfg.Name)
+		base = filepath.Join(mount, "sluice", cgroupLeaf(a.cfg.Name, a.cfg.Spool))
 	}
 	m := newCgroupManager(base)
 	if m != nil {
 		a.log.Info("using cgroup v2", "base", base, "limits", m.limits)
 	}
 	return m
+}
+
+// cgroupLeaf names an agent's cgroup directory after its node and spool.
+func cgroupLeaf(node, spool string) string {
+	abs, err := filepath.Abs(spool)
+	if err != nil {
+		abs = spool
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return fmt.Sprintf("%s_%x", node, sum[:4])
 }
 
 func (a *Agent) discover() error {

@@ -90,7 +90,13 @@ func enableControllers(base string, ctrls ...string) bool {
 // create makes the job's cgroup and applies its limits (best effort).
 func (m *cgroupManager) create(id uint32, cpus int, memMB int64) (string, error) {
 	dir := filepath.Join(m.base, "job_"+itoa(id))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(dir, 0o755); errors.Is(err, os.ErrExist) {
+		// Left over from an earlier run of this job id: reuse it only if
+		// empty, never share a cgroup with live processes.
+		if procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs")); len(strings.TrimSpace(string(procs))) > 0 {
+			return "", fmt.Errorf("cgroup %s is in use", dir)
+		}
+	} else if err != nil {
 		return "", fmt.Errorf("create cgroup: %w", err)
 	}
 	if m.limits {
