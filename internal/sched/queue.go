@@ -29,6 +29,12 @@ func compareRecs(a, b QueueRec) int {
 	if a.Rank != b.Rank {
 		return cmp.Compare(b.Rank, a.Rank)
 	}
+	if (a.Resv != 0) != (b.Resv != 0) {
+		if a.Resv != 0 {
+			return -1 // rule 3: a record in a reservation first
+		}
+		return 1
+	}
 	if a.Tier != b.Tier {
 		return cmp.Compare(b.Tier, a.Tier)
 	}
