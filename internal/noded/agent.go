@@ -311,6 +311,9 @@ func (a *Agent) Close() error {
 		cancel()
 	}
 	a.wg.Wait()
+	if a.cg != nil {
+		os.Remove(a.cg.base) // only succeeds when no job cgroup is left
+	}
 	return nil
 }
 
