@@ -98,6 +98,7 @@ func newBackfill(c *Cycle) *backfill {
 	}
 	b.types = buildNodeTypes(c.Cluster)
 	b.m = newBFMap(n, c.Now.UnixNano(), int64(res), b.busyUntil())
+	b.addBlackouts() // reservation windows (resv_backfill.go)
 	return b
 }
 
@@ -223,6 +224,9 @@ func (b *backfill) plan(rec *QueueRec) {
 	if r := c.LimitReason(rec); r != "" {
 		c.setReason(rec, r)
 		return
+	}
+	if b.resvPlan(rec) {
+		return // licenses short, or planned inside its reservation (resv_backfill.go)
 	}
 	p := &c.Cluster.Partitions[rec.Part]
 	limit := c.TimeLimit(j, rec.Part)
