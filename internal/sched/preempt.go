@@ -55,6 +55,7 @@ func preemptMask(c *Cycle, rec *QueueRec) NodeSet {
 	if jm := c.JobMask(rec.Job); jm != nil {
 		m.And(jm)
 	}
+	c.resvMask(rec, m) // reserved nodes (resv_cycle.go)
 	return m
 }
 
