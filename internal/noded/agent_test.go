@@ -468,3 +468,37 @@ func TestUnprivilegedAgentForReal(t *testing.T) {
 		t.Fatalf("own job: %+v", st)
 	}
 }
+
+func TestArgvAndScriptArguments(t *testing.T) {
+	a := newAgent(t)
+	cases := []struct {
+		name string
+		mod  func(*api.LaunchRequest)
+		want string
+	}{
+		{"script arguments", func(r *api.LaunchRequest) {
+			r.Script, r.Args = "#!/bin/sh\necho \"$# $1 $2\"\n", []string{"a b", "c"}
+		}, "2 a b c\n"},
+		{"argv from the job's PATH", func(r *api.LaunchRequest) {
+			r.Script, r.Argv = "", []string{"echo", "direct"}
+		}, "direct\n"},
+		{"script without #! runs under /bin/sh", func(r *api.LaunchRequest) {
+			r.Script = "echo plain\n"
+		}, "plain\n"},
+		{"stdin from a file", func(r *api.LaunchRequest) {
+			os.WriteFile(filepath.Join(r.SubmitDir, "in.txt"), []byte("from stdin\n"), 0o644)
+			r.Script, r.StdIn = "#!/bin/sh\ncat\n", "in.txt"
+		}, "from stdin\n"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := batch(t, uint32(1800+i), "")
+			c.mod(&req)
+			launch(t, a, req)
+			st := waitFinal(t, a, req.JobID, 3*time.Second)
+			if got := readFile(t, st.StdOut); st.State != api.StateCompleted || got != c.want {
+				t.Fatalf("got %s %q (reason %q), want %q", st.State, got, st.Reason, c.want)
+			}
+		})
+	}
+}
