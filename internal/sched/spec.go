@@ -62,6 +62,9 @@ func RequestFromSpec(s *api.JobSpec, now time.Time, loc *time.Location, cfg *Con
 			return r, ErrDependency
 		}
 	}
+	if r.Licenses, err = ParseLicenseReq(s.Licenses); err != nil {
+		return r, err
+	}
 	if r.NodeList, err = expandHosts(s.NodeList); err != nil {
 		return r, err
 	}
