@@ -31,7 +31,11 @@ func ClusterFromConf(c *conf.Config) (*Cluster, error) {
 		p.Default = cp.Default || c.DefaultPartition == cp.Name
 		parts[i] = p
 	}
-	return NewCluster(c.ClusterName, nodes, parts, kinds)
+	cl, err := NewCluster(c.ClusterName, nodes, parts, kinds)
+	if cl != nil {
+		cl.Licenses = LicensesFromConf(c.Licenses) // license.go
+	}
+	return cl, err
 }
 
 // gresKinds collects the (name, type) pairs of every node's Gres=.
