@@ -30,7 +30,8 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	j := &Job{User: who.User, UID: who.UID, GID: who.GID, Group: who.Group, Req: req, Partition: -1,
 		assoc: -1, qos: -1, SubmitTime: now, State: JobPending, Reason: ReasonNone}
 	steps := []func(*Job, Submitter) error{st.resolvePartitions, st.resolveAccount, st.resolveQOS,
-		st.checkArray, st.checkDependency, st.checkPartitionLimits, st.checkFits, st.checkSubmitLimits}
+		st.checkArray, st.checkDependency, st.checkPartitionLimits, st.checkFits, st.checkSubmitLimits,
+		st.checkLicenses, st.checkReservation} // license.go, resv_state.go
 	for _, step := range steps {
 		if err := step(j, who); err != nil {
 			return nil, err
