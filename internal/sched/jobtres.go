@@ -40,6 +40,7 @@ func requestTRES(cl *Cluster, cfg *Config, p *Policy, j *Job, part int32, out, p
 	if j.Req.GPUs > 0 {
 		addGres(p, out, perNode, "gpu", j.Req.GPUsType, j.Req.GPUs, s.gpusPerNode)
 	}
+	addLicenseTRES(p, j, out) // license/NAME (license.go)
 }
 
 func set2(out, perNode []int64, i int, v, pn int64) {
@@ -100,6 +101,7 @@ func (c *Cycle) jobTRES(j *Job, part int32, al *Alloc) []int64 {
 	out := make([]int64, len(p.TRES))
 	if al != nil && len(al.Nodes) > 0 {
 		allocTRES(c.Cluster, p, al, out)
+		addLicenseTRES(p, j, out) // license/NAME (license.go)
 		return out
 	}
 	requestTRES(c.Cluster, c.Config, p, j, part, out, make([]int64, len(p.TRES)))
