@@ -27,6 +27,9 @@ const (
 	lkMaxTRESPA
 	lkMinTRESPJ
 	lkMaxTRESMinsPJ
+	lkGrpTRESRunMins
+	lkMaxTRESRunMinsPU
+	lkMaxTRESRunMinsPA
 	nLimitKinds
 )
 
@@ -111,6 +114,19 @@ var (
 	reasonsQOSMaxTRESPA = [nFamilies]Reason{"MaxCpuPerAccount", "MaxMemoryPerAccount", "MaxNodePerAccount",
 		"MaxGRESPerAccount", "MaxLicensePerAccount", "MaxBBPerAccount", "MaxEnergyPerAccount",
 		"MaxBillingPerAccount", "MaxUnknownPerAccount"}
+	reasonsQOSGrpTRESRunMins = [nFamilies]Reason{"QOSGrpCPURunMinutesLimit", "QOSGrpMemoryRunMinutes",
+		"QOSGrpNodeRunMinutes", "QOSGrpGRESRunMinutes", "QOSGrpLicenseRunMinutes", "QOSGrpBBRunMinutes",
+		"QOSGrpEnergyRunMinutes", "QOSGrpBillingRunMinutes", "QOSGrpUnknownRunMinutes"}
+	reasonsQOSMaxTRESRunMinsPU = [nFamilies]Reason{"MaxCpuRunMinsPerUser", "MaxMemRunMinsPerUser",
+		"MaxNodeRunMinsPerUser", "MaxGRESRunMinsPerUser", "MaxLicenseRunMinsPerUser", "MaxBBRunMinsPerUser",
+		"MaxEnergyRunMinsPerUser", "MaxBillingRunMinsPerUser", "MaxUnknownRunMinsPerUser"}
+	reasonsQOSMaxTRESRunMinsPA = [nFamilies]Reason{"MaxCpuRunMinsPerAccount", "MaxMemRunMinsPerAccount",
+		"MaxNodeRunMinsPerAccount", "MaxGRESRunMinsPerAccount", "MaxLicenseRunMinsPerAccount",
+		"MaxBBRunMinsPerAccount", "MaxEnergyRunMinsPerAccount", "MaxBillingRunMinsPerAccount",
+		"MaxUnknownRunMinsPerAccount"}
+	reasonsAssocGrpTRESRunMins = [nFamilies]Reason{"AssocGrpCPURunMinutesLimit", "AssocGrpMemRunMinutes",
+		"AssocGrpNodeRunMinutes", "AssocGrpGRESRunMinutes", "AssocGrpLicenseRunMinutes", "AssocGrpBBRunMinutes",
+		"AssocGrpEnergyRunMinutes", "AssocGrpBillingRunMinutes", "AssocGrpUnknownRunMinutes"}
 	reasonsQOSMinTRES = [nFamilies]Reason{"QOSMinCpuNotSatisfied", "QOSMinMemory", "QOSMinNode", "QOSMinGRES",
 		"QOSMinLicense", "QOSMinBB", "QOSMinEnergy", "QOSMinBilling", "QOSMinUnknown"}
 	reasonsQOSMaxTRESMinsPJ = [nFamilies]Reason{"QOSMaxCpuMinutesPerJobLimit", "QOSMaxMemoryMinutesPerJob",
@@ -275,7 +291,38 @@ func (lc *limitCheck) qosTRES(q int32, cl *claims) Reason {
 			return reasonsQOSMaxTRESMinsPJ[tresFamily(lc.p.TRES[l.TRES])]
 		}
 	}
+	return lc.qosRunMins(qp, qc, uc, ac, cl)
+}
+
+// qosRunMins checks the QOS TRES-run-minutes limits: what the running jobs
+// still hold plus the job's whole request (tres × time limit).
+func (lc *limitCheck) qosRunMins(qp *QOSPolicy, qc, uc, ac *counter, cl *claims) Reason {
+	for _, l := range qp.GrpTRESRunMins {
+		if cl.claim(lkGrpTRESRunMins, l.TRES) && lc.runMinsOver(qc, l) {
+			return reasonsQOSGrpTRESRunMins[tresFamily(lc.p.TRES[l.TRES])]
+		}
+	}
+	for _, l := range qp.MaxTRESRunMinsPerUser {
+		if cl.claim(lkMaxTRESRunMinsPU, l.TRES) && lc.runMinsOver(uc, l) {
+			return reasonsQOSMaxTRESRunMinsPU[tresFamily(lc.p.TRES[l.TRES])]
+		}
+	}
+	for _, l := range qp.MaxTRESRunMinsPerAccount {
+		if cl.claim(lkMaxTRESRunMinsPA, l.TRES) && lc.runMinsOver(ac, l) {
+			return reasonsQOSMaxTRESRunMinsPA[tresFamily(lc.p.TRES[l.TRES])]
+		}
+	}
 	return ""
+}
+
+// runMinsOver reports whether the counter's run minutes plus the job's
+// request exceed limit l.
+func (lc *limitCheck) runMinsOver(ct *counter, l TRESLimit) bool {
+	var used int64
+	if int(l.TRES) < len(ct.runMins) {
+		used = ct.runMins[l.TRES]
+	}
+	return satAddMins(used, tresMinutes(lc.req[l.TRES], lc.wall)) > l.Value
 }
 
 func (lc *limitCheck) assocTRES(cl *claims) Reason {
@@ -303,6 +350,11 @@ func (lc *limitCheck) assocTRES(cl *claims) Reason {
 		for _, l := range lc.p.Assocs[a].GrpTRES {
 			if !cl.has(lkGrpTRES, l.TRES) && runTRES(ac, l.TRES)+lc.req[l.TRES] > l.Value {
 				return reasonsAssocGrpTRES[tresFamily(lc.p.TRES[l.TRES])]
+			}
+		}
+		for _, l := range lc.p.Assocs[a].GrpTRESRunMins {
+			if !cl.has(lkGrpTRESRunMins, l.TRES) && lc.runMinsOver(ac, l) {
+				return reasonsAssocGrpTRESRunMins[tresFamily(lc.p.TRES[l.TRES])]
 			}
 		}
 	}

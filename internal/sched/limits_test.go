@@ -35,7 +35,10 @@ func TestLimitReasons(t *testing.T) {
 		{"QOS MaxTRESPerJob cpu", func(p *Policy, u *usage) { p.QOS[0].MaxTRESPerJob = lim(cpu, 2) }, "QOSMaxCpuPerJobLimit"},
 		{"QOS MaxTRESPerJob mem", func(p *Policy, u *usage) { p.QOS[0].MaxTRESPerJob = lim(mem, 2) }, "QOSMaxMemoryPerJob"},
 		{"QOS MaxTRESPerNode gpu", func(p *Policy, u *usage) { p.QOS[0].MaxTRESPerNode = lim(gpu, 1) }, "QOSMaxGRESPerNode"},
-		{"QOS MaxTRESPerUser gpu", func(p *Policy, u *usage) { p.QOS[0].MaxTRESPerUser = lim(gpu, 3); u.owner(u.qosUser, 0, "u").runTRES[gpu] = 2 }, "QOSMaxGRESPerUser"},
+		{"QOS MaxTRESPerUser gpu", func(p *Policy, u *usage) {
+			p.QOS[0].MaxTRESPerUser = lim(gpu, 3)
+			u.owner(u.qosUser, 0, "u").runTRES[gpu] = 2
+		}, "QOSMaxGRESPerUser"},
 		{"QOS MaxTRESPerAccount cpu", func(p *Policy, u *usage) { p.QOS[0].MaxTRESPerAccount = lim(cpu, 3) }, "MaxCpuPerAccount"},
 		{"QOS MinTRESPerJob cpu", func(p *Policy, u *usage) { p.QOS[0].MinTRESPerJob = lim(cpu, 8) }, "QOSMinCpuNotSatisfied"},
 		{"QOS MaxTRESMinsPerJob cpu", func(p *Policy, u *usage) { p.QOS[0].MaxTRESMinsPerJob = lim(cpu, 479) }, "QOSMaxCpuMinutesPerJobLimit"},
@@ -47,6 +50,17 @@ func TestLimitReasons(t *testing.T) {
 		{"assoc MaxTRESPerJob node", func(p *Policy, u *usage) { p.Assocs[2].MaxTRESPerJob = lim(node, 0) }, "AssocMaxNodePerJobLimit"},
 		{"assoc MaxTRESPerNode mem", func(p *Policy, u *usage) { p.Assocs[2].MaxTRESPerNode = lim(mem, 100) }, "AssocMaxMemPerNode"},
 		{"assoc MaxTRESMins gpu", func(p *Policy, u *usage) { p.Assocs[2].MaxTRESMins = lim(gpu, 60) }, "AssocMaxGRESMinutesPerJob"},
+		{"QOS GrpTRESRunMins cpu", func(p *Policy, u *usage) {
+			p.QOS[0].GrpTRESRunMins = lim(cpu, 1000)
+			u.qos[0].addMins([]int64{4, 0, 0, 0, 0}, 130) // 520 cpu-minutes left + 480 asked = 1000
+		}, ""},
+		{"QOS GrpTRESRunMins cpu over", func(p *Policy, u *usage) {
+			p.QOS[0].GrpTRESRunMins = lim(cpu, 999)
+			u.qos[0].addMins([]int64{4, 0, 0, 0, 0}, 130)
+		}, "QOSGrpCPURunMinutesLimit"},
+		{"QOS MaxTRESRunMinsPerUser gpu", func(p *Policy, u *usage) { p.QOS[0].MaxTRESRunMinsPerUser = lim(gpu, 100) }, "MaxGRESRunMinsPerUser"},
+		{"QOS MaxTRESRunMinsPerAccount node", func(p *Policy, u *usage) { p.QOS[0].MaxTRESRunMinsPerAccount = lim(node, 60) }, "MaxNodeRunMinsPerAccount"},
+		{"account GrpTRESRunMins mem", func(p *Policy, u *usage) { p.Assocs[1].GrpTRESRunMins = lim(mem, 1000) }, "AssocGrpMemRunMinutes"},
 		{"QOS limit hides the assoc one (first definer wins)", func(p *Policy, u *usage) {
 			p.QOS[0].GrpTRES = lim(cpu, 100)
 			p.Assocs[0].GrpTRES = lim(cpu, 1)
@@ -83,7 +97,10 @@ func TestSubmitCountReasons(t *testing.T) {
 		want  Reason
 	}{
 		{"QOS GrpSubmitJobs counts array tasks", func(p *Policy, u *usage) { p.QOS[0].GrpSubmitJobs = 10; u.qos[0].submitJobs = 5 }, 6, "QOSGrpSubmitJobsLimit"},
-		{"QOS MaxSubmitJobsPerUser", func(p *Policy, u *usage) { p.QOS[0].MaxSubmitJobsPerUser = 1; u.owner(u.qosUser, 0, "u").submitJobs = 1 }, 1, "QOSMaxSubmitJobPerUserLimit"},
+		{"QOS MaxSubmitJobsPerUser", func(p *Policy, u *usage) {
+			p.QOS[0].MaxSubmitJobsPerUser = 1
+			u.owner(u.qosUser, 0, "u").submitJobs = 1
+		}, 1, "QOSMaxSubmitJobPerUserLimit"},
 		{"QOS MaxSubmitJobsPerAccount", func(p *Policy, u *usage) { p.QOS[0].MaxSubmitJobsPerAccount = 3 }, 4, "MaxSubmitJobsPerAccount"},
 		{"assoc MaxSubmitJobs", func(p *Policy, u *usage) { p.Assocs[2].MaxSubmitJobs = 2 }, 3, "AssocMaxSubmitJobLimit"},
 		{"account GrpSubmitJobs", func(p *Policy, u *usage) { p.Assocs[1].GrpSubmitJobs = 2; u.assoc[1].submitJobs = 2 }, 1, "AssocGrpSubmitJobsLimit"},
@@ -112,4 +129,19 @@ func noLimitsQOS(name string) QOSPolicy {
 func noLimitsAssoc(account, user string, parent int32) AssocPolicy {
 	return AssocPolicy{Account: account, User: user, Parent: parent, DefaultQOS: -1, GrpJobs: -1, GrpSubmitJobs: -1,
 		GrpWall: -1, MaxJobs: -1, MaxSubmitJobs: -1, MaxWall: -1}
+}
+
+// TestGrpTRESRunMinsInScheduling: running jobs' remaining CPU-minutes
+// count against GrpTRESRunMins, so a new job waits until enough has run
+// down.
+func TestGrpTRESRunMinsInScheduling(t *testing.T) {
+	h := noBackfill(newHarness(t, cpuConf(2, 4, "AccountingStorageEnforce=limits")))
+	h.sacctmgr(`sacctmgr -i add account acme GrpTRESRunMins=cpu=600
+sacctmgr -i add user u DefaultAccount=acme`)
+	first := h.mustSubmit("u", "-n 4 --time=100") // 400 cpu-minutes
+	second := h.mustSubmit("u", "-n 4 --time=100")
+	h.expectState(first.ID, JobRunning, "")
+	h.expectState(second.ID, JobPending, "AssocGrpCPURunMinutesLimit")
+	h.advance(50 * time.Minute) // first has 200 cpu-minutes left: 200 + 400 <= 600
+	h.expectState(second.ID, JobRunning, "")
 }

@@ -119,6 +119,8 @@ type Policy struct {
 	qosByName map[string]int32
 	assocKey  map[assocKey]int32
 	tresIndex map[string]int32
+	// runMins caches hasRunMinLimits.
+	runMins, runMinsKnown bool
 }
 
 type assocKey struct{ account, user, partition string }
@@ -159,4 +161,21 @@ func (p *Policy) tresIdx(name string) int32 {
 		return i
 	}
 	return -1
+}
+
+// hasRunMinLimits reports whether any QOS or association sets a
+// TRES-run-minutes limit (only then are run minutes counted).
+func (p *Policy) hasRunMinLimits() bool {
+	if p.runMinsKnown {
+		return p.runMins
+	}
+	for i := range p.QOS {
+		q := &p.QOS[i]
+		p.runMins = p.runMins || len(q.GrpTRESRunMins) > 0 || len(q.MaxTRESRunMinsPerUser) > 0 || len(q.MaxTRESRunMinsPerAccount) > 0
+	}
+	for i := range p.Assocs {
+		p.runMins = p.runMins || len(p.Assocs[i].GrpTRESRunMins) > 0
+	}
+	p.runMinsKnown = true
+	return p.runMins
 }

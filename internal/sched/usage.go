@@ -1,5 +1,10 @@
 package sched
 
+import (
+	"math"
+	"time"
+)
+
 // counter is what a limit counts for one entity (an association subtree,
 // a QOS, a QOS-user or QOS-account pair): running jobs, submitted jobs
 // (pending and running, every array task counted) and the TRES held by
@@ -8,6 +13,29 @@ type counter struct {
 	runJobs    int64
 	submitJobs int64
 	runTRES    []int64
+	// runMins are the TRES-minutes the running jobs still have before
+	// their time limits (Slurm's TRESRunMins); only a cycle's copy of the
+	// counters fills them, since they depend on now.
+	runMins []int64
+}
+
+// addMins adds tres × minutes to the run-minutes counter.
+func (ct *counter) addMins(tres []int64, minutes int64) {
+	if ct.runMins == nil {
+		ct.runMins = make([]int64, len(ct.runTRES))
+	}
+	for i, v := range tres {
+		if i < len(ct.runMins) {
+			ct.runMins[i] = satAddMins(ct.runMins[i], tresMinutes(v, time.Duration(minutes)*time.Minute))
+		}
+	}
+}
+
+func satAddMins(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 func (ct *counter) addRun(sign int64, tres []int64) {
@@ -110,6 +138,29 @@ func newCycleUsage(u *usage) *cycleUsage {
 	return cu
 }
 
+// addRunMins counts the TRES-minutes every running job still holds at
+// now (time limit left; suspended jobs hold theirs too), for the
+// GrpTRESRunMins and MaxTRESRunMinsPer{User,Account} limits.
+func (cu *cycleUsage) addRunMins(c *Cycle) {
+	p := c.State.Policy
+	if p == nil || !p.hasRunMinLimits() {
+		return
+	}
+	for _, j := range c.State.jobList {
+		if !isActive(j) || j.Partition < 0 {
+			continue
+		}
+		left := int64(math.MaxInt64 / 2)
+		if !j.EndTime.IsZero() {
+			left = max(int64(j.EndTime.Sub(c.Now)/time.Minute), 0)
+		}
+		tres := c.jobTRES(j, j.Partition, &j.Alloc)
+		qs := c.jobQOSList(j, j.Partition)
+		cu.each(p, j.assocFor(p, c.Cluster, j.Partition), qs[:], j.User, j.Account,
+			func(ct *counter) { ct.addMins(tres, left) })
+	}
+}
+
 func cloneCounters(cs []counter) []counter {
 	out := make([]counter, len(cs))
 	for i, c := range cs {
@@ -127,7 +178,17 @@ func (cu *cycleUsage) start(c *Cycle, j *Job, part int32, al *Alloc) {
 	}
 	tres := c.jobTRES(j, part, al)
 	qs := c.jobQOSList(j, part)
-	cu.each(p, j.assocFor(p, c.Cluster, part), qs[:], j.User, j.Account, func(ct *counter) { ct.addRun(1, tres) })
+	mins := int64(math.MaxInt64 / 2)
+	if limit := c.TimeLimit(j, part); limit != Infinite {
+		mins = int64(limit / time.Minute)
+	}
+	runMins := p.hasRunMinLimits()
+	cu.each(p, j.assocFor(p, c.Cluster, part), qs[:], j.User, j.Account, func(ct *counter) {
+		ct.addRun(1, tres)
+		if runMins {
+			ct.addMins(tres, mins)
+		}
+	})
 }
 
 // stop counts job j (preempted in this cycle) as no longer running.
