@@ -22,6 +22,7 @@ type fakeController struct {
 	heartbeats []api.Heartbeat
 	events     []api.JobEvent
 	failEvents bool // answer 503 to event deliveries
+	forget     bool // answer the next heartbeat with Reregister (a restarted controller)
 }
 
 func newFakeController(t *testing.T) *fakeController {
@@ -44,14 +45,19 @@ func newFakeController(t *testing.T) *fakeController {
 		fc.mu.Unlock()
 		return err
 	}, api.RegisterResponse{HeartbeatIntervalSec: 1}))
-	mux.HandleFunc("POST "+api.PathAgentHeartbeat, record(func(r *http.Request) error {
+	mux.HandleFunc("POST "+api.PathAgentHeartbeat, func(w http.ResponseWriter, r *http.Request) {
 		var hb api.Heartbeat
-		err := api.DecodeAgentRequest(r, &hb)
+		if err := api.DecodeAgentRequest(r, &hb); err != nil {
+			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 		fc.mu.Lock()
 		fc.heartbeats = append(fc.heartbeats, hb)
+		resp := api.HeartbeatResponse{Reregister: fc.forget}
+		fc.forget = false
 		fc.mu.Unlock()
-		return err
-	}, api.HeartbeatResponse{}))
+		api.WriteAgentJSON(w, http.StatusOK, resp)
+	})
 	mux.HandleFunc("POST "+api.PathAgentEvents, record(func(r *http.Request) error {
 		var ev api.JobEvents
 		err := api.DecodeAgentRequest(r, &ev)
@@ -245,5 +251,41 @@ func TestLostJobReported(t *testing.T) {
 	final := waitFinal(t, a2, 1300, 3*time.Second)
 	if final.State != api.StateFailed || final.Reason == "" {
 		t.Fatalf("got %+v", final)
+	}
+}
+
+// TestReregistersWhenControllerForgets: a restarted controller answers a
+// heartbeat with Reregister and gets a fresh registration carrying the
+// node's running jobs.
+func TestReregistersWhenControllerForgets(t *testing.T) {
+	fc := newFakeController(t)
+	a := newAgent(t, withController(fc.URL))
+	launch(t, a, batch(t, 1900, "sleep 30"))
+	count := func() (int, int) {
+		fc.mu.Lock()
+		defer fc.mu.Unlock()
+		return len(fc.registers), len(fc.heartbeats)
+	}
+	deadline := time.Now().Add(4 * time.Second)
+	for r, h := count(); r < 1 || h < 1; r, h = count() {
+		if time.Now().After(deadline) {
+			t.Fatalf("registrations %d heartbeats %d", r, h)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fc.mu.Lock()
+	fc.forget = true
+	fc.mu.Unlock()
+	for r, _ := count(); r < 2; r, _ = count() {
+		if time.Now().After(deadline) {
+			t.Fatal("no second registration after Reregister")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	fc.mu.Lock()
+	last := fc.registers[len(fc.registers)-1]
+	fc.mu.Unlock()
+	if len(last.Jobs) != 1 || last.Jobs[0].JobID != 1900 || last.Jobs[0].State != api.StateRunning {
+		t.Fatalf("registration jobs %+v", last.Jobs)
 	}
 }

@@ -120,9 +120,16 @@ func launch(t *testing.T, a *Agent, req api.LaunchRequest) api.JobStatus {
 		}
 		// Leave no process behind: the job's spool must be quiet before
 		// the test's temporary directories are removed.
-		if _, err := a.Terminate(req.JobID, api.TerminateRequest{KillWaitSec: 1}); err == nil {
-			waitFinal(t, a, req.JobID, 3*time.Second)
+		if _, err := a.Terminate(req.JobID, api.TerminateRequest{KillWaitSec: 1}); err != nil {
+			return
 		}
+		for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			// Gone (reported to a controller and forgotten) or final.
+			if st, err := a.Job(req.JobID); err != nil || api.AgentJobFinal(st.State) {
+				return
+			}
+		}
+		t.Errorf("job %d did not end at cleanup", req.JobID)
 	})
 	return st
 }
