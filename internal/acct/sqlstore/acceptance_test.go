@@ -171,8 +171,10 @@ func TestDumpLoadReproducesShow(t *testing.T) {
 // the stored tree is consistent and equal to a fresh read.
 func TestParallelWriters(t *testing.T) {
 	writers, perWriter := 8, 1000
-	if testing.Short() {
-		perWriter = 100
+	if testing.Short() || raceEnabled {
+		// The race detector checks the same interleavings at a fraction
+		// of the volume; 8x1,000 under -race would take minutes on 2 cores.
+		perWriter = 150
 	}
 	forEachStore(t, func(t *testing.T, s *Store) {
 		newSession(t, s, "c1").run("add cluster c1")

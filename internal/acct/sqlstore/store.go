@@ -358,7 +358,7 @@ func (s *Store) Update(ctx context.Context, fn func(*acct.State) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("update accounting state: commit: %w", err)
 	}
-	s.setCache(work.Clone(), ver)
+	s.setCache(work, ver) // fn may not keep work (acct.Store contract)
 	return nil
 }
 
