@@ -1,0 +1,549 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/duration"
+	"github.com/sluice-hpc/sluice/internal/tres"
+)
+
+func init() {
+	Register(Command{Name: "sacct", Summary: "job accounting records (one per run of a job, and its steps)", Link: true, Run: runSacct})
+}
+
+const sacctUsage = `Usage: sacct [-a] [-X] [-u USERS] [-A ACCOUNTS] [-j JOBS] [-s STATES]
+             [-S START] [-E END] [-b | -l | -o FIELDS] [-p | -P] [-n]
+Shows the accounting records of jobs: one line per run of a job (a requeued
+job has one per run, the earlier ones PREEMPTED or REQUEUED) and, without
+-X, one per step. Default window: since 00:00 today (since now with -s);
+no window with -j. Fields: sacct --helpformat.
+`
+
+// sacctOpts are sacct's options.
+type sacctOpts struct {
+	allUsers, allocs, brief, long   bool
+	parsable, parsable2, noHeader   bool
+	helpFormat, help                bool
+	users, accounts, jobs, states   []string
+	partitions, names, reservations []string
+	start, end, format              string
+}
+
+func parseSacct(args []string) (*sacctOpts, error) {
+	o := &sacctOpts{}
+	fs := pflag.NewFlagSet("sacct", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVarP(&o.allUsers, "allusers", "a", false, "")
+	fs.BoolVarP(&o.allocs, "allocations", "X", false, "")
+	fs.BoolVarP(&o.brief, "brief", "b", false, "")
+	fs.BoolVarP(&o.long, "long", "l", false, "")
+	fs.BoolVarP(&o.parsable, "parsable", "p", false, "")
+	fs.BoolVarP(&o.parsable2, "parsable2", "P", false, "")
+	fs.BoolVarP(&o.noHeader, "noheader", "n", false, "")
+	fs.BoolVarP(&o.helpFormat, "helpformat", "e", false, "")
+	fs.BoolVarP(&o.help, "help", "h", false, "")
+	fs.StringSliceVarP(&o.users, "user", "u", nil, "")
+	fs.StringSliceVar(&o.users, "uid", nil, "")
+	fs.StringSliceVarP(&o.accounts, "accounts", "A", nil, "")
+	fs.StringSliceVarP(&o.jobs, "jobs", "j", nil, "")
+	fs.StringSliceVarP(&o.states, "state", "s", nil, "")
+	fs.StringSliceVarP(&o.partitions, "partition", "r", nil, "")
+	fs.StringSliceVar(&o.names, "name", nil, "")
+	fs.StringSliceVar(&o.reservations, "reservation", nil, "")
+	fs.StringVarP(&o.start, "starttime", "S", "", "")
+	fs.StringVarP(&o.end, "endtime", "E", "", "")
+	fs.StringVarP(&o.format, "format", "o", "", "")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
+	}
+	return o, nil
+}
+
+func runSacct(ctx context.Context, env *Env, args []string) int {
+	o, err := parseSacct(args)
+	if err != nil {
+		return Errorf(env, "sacct", "%v", err)
+	}
+	switch {
+	case o.help:
+		fmt.Fprint(env.Stdout, sacctUsage)
+		return 0
+	case o.helpFormat:
+		fmt.Fprintln(env.Stdout, sacctHelpFormat())
+		return 0
+	}
+	cl, err := controllerClient(env)
+	if err != nil {
+		return clientError(env, "sacct", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := cl.Accounting(ctx)
+	if err != nil {
+		return clientError(env, "sacct", err)
+	}
+	out, err := RenderSacct(res, o, env.UID, time.Local)
+	if err != nil {
+		return Errorf(env, "sacct", "%v", err)
+	}
+	fmt.Fprint(env.Stdout, out)
+	return 0
+}
+
+// sacctField is one sacct column: its name, Slurm's default width
+// (negative = left-justified) and how to compute its value.
+type sacctField struct {
+	name  string
+	width int
+	value func(r *sacctRow) string
+}
+
+// sacctRow is a record with what its columns need besides itself.
+type sacctRow struct {
+	api.AcctRecord
+	now time.Time
+	loc *time.Location
+	// cpus is the allocated CPU count (a step inherits its job's).
+	cpus    int64
+	cluster string
+}
+
+// sacctFields are the fields sacct knows (sacct --helpformat).
+var sacctFields = []sacctField{
+	{"Account", 10, func(r *sacctRow) string { return r.Account }},
+	{"AllocCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
+	{"AllocNodes", 10, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.AllocTRES, "node"), 10) }},
+	{"AllocTRES", 10, func(r *sacctRow) string { return r.AllocTRES }},
+	{"Cluster", 10, func(r *sacctRow) string { return r.cluster }},
+	{"CPUTime", 10, func(r *sacctRow) string { return duration.Format(r.elapsed() * time.Duration(r.cpus)) }},
+	{"CPUTimeRAW", 10, func(r *sacctRow) string { return strconv.FormatInt(int64(r.elapsed().Seconds())*r.cpus, 10) }},
+	{"Elapsed", 10, func(r *sacctRow) string { return duration.Format(r.elapsed()) }},
+	{"ElapsedRaw", 10, func(r *sacctRow) string { return strconv.FormatInt(int64(r.elapsed().Seconds()), 10) }},
+	{"Eligible", 19, func(r *sacctRow) string { return r.timeStr(r.Eligible) }},
+	{"End", 19, func(r *sacctRow) string { return r.timeStr(r.End) }},
+	{"ExitCode", 8, func(r *sacctRow) string { return r.ExitCode }},
+	{"GID", 6, func(r *sacctRow) string { return strconv.FormatUint(uint64(r.GID), 10) }},
+	{"JobID", -12, func(r *sacctRow) string { return r.jobID() }},
+	{"JobIDRaw", -12, func(r *sacctRow) string { return r.jobIDRaw() }},
+	{"JobName", 10, func(r *sacctRow) string { return r.Name }},
+	{"NCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
+	{"NNodes", 8, func(r *sacctRow) string { return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10) }},
+	{"NodeList", -15, func(r *sacctRow) string { return r.nodeList() }},
+	{"Partition", 10, func(r *sacctRow) string { return r.Partition }},
+	{"QOS", 10, func(r *sacctRow) string { return r.QOS }},
+	{"ReqCPUS", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "cpu"), 10) }},
+	{"ReqMem", 10, func(r *sacctRow) string { return reqMem(r.ReqTRES) }},
+	{"ReqNodes", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "node"), 10) }},
+	{"ReqTRES", 10, func(r *sacctRow) string { return r.ReqTRES }},
+	{"Reservation", 10, func(r *sacctRow) string { return r.Reservation }},
+	{"Reserved", 10, func(r *sacctRow) string { return duration.Format(r.reserved()) }},
+	{"Start", 19, func(r *sacctRow) string { return r.timeStr(r.Start) }},
+	{"State", 10, func(r *sacctRow) string { return r.State }},
+	{"Submit", 19, func(r *sacctRow) string { return r.timeStr(r.Submit) }},
+	{"Timelimit", 10, func(r *sacctRow) string { return r.timelimit() }},
+	{"TimelimitRaw", 10, func(r *sacctRow) string { return r.timelimitRaw() }},
+	{"UID", 6, func(r *sacctRow) string { return strconv.FormatUint(uint64(r.UID), 10) }},
+	{"User", 9, func(r *sacctRow) string { return r.User }},
+	{"WorkDir", 10, func(r *sacctRow) string { return r.WorkDir }},
+}
+
+// Field lists of the built-in layouts (sacct.h).
+const (
+	sacctDefaultFields = "jobid,jobname,partition,account,alloccpus,state,exitcode"
+	sacctBriefFields   = "jobid,state,exitcode"
+	sacctLongFields    = "jobid,jobidraw,jobname,partition,ncpus,reqcpus,alloccpus,elapsed,state,exitcode,reqmem,reqtres,alloctres,nnodes,nodelist"
+)
+
+func sacctHelpFormat() string {
+	var b strings.Builder
+	for i, f := range sacctFields {
+		fmt.Fprintf(&b, "%-20s", f.name)
+		if i%4 == 3 {
+			b.WriteString("\n")
+		}
+	}
+	return strings.TrimRight(b.String(), " \n")
+}
+
+// lookupSacctField resolves `name[%[-]width]` case-insensitively.
+func lookupSacctField(spec string) (sacctField, error) {
+	name, width, hasWidth := strings.Cut(strings.TrimSpace(spec), "%")
+	for _, f := range sacctFields {
+		if !strings.EqualFold(f.name, name) {
+			continue
+		}
+		if hasWidth {
+			w, err := strconv.Atoi(width)
+			if err != nil || w == 0 || w > 1000 || w < -1000 {
+				return f, fmt.Errorf("Invalid field width %q", spec)
+			}
+			if w > 0 && f.width < 0 {
+				w = -w // keep the field's own justification
+			}
+			f.width = w
+		}
+		return f, nil
+	}
+	return sacctField{}, fmt.Errorf("Invalid field requested: %q", name)
+}
+
+func (r *sacctRow) jobID() string {
+	id := strconv.FormatUint(uint64(r.JobID), 10)
+	if r.ArrayJobID != 0 && r.ArrayTaskID >= 0 {
+		id = fmt.Sprintf("%d_%d", r.ArrayJobID, r.ArrayTaskID)
+	}
+	if r.Step != "" {
+		id += "." + r.Step
+	}
+	return id
+}
+
+func (r *sacctRow) jobIDRaw() string {
+	id := strconv.FormatUint(uint64(r.JobID), 10)
+	if r.Step != "" {
+		id += "." + r.Step
+	}
+	return id
+}
+
+func (r *sacctRow) elapsed() time.Duration {
+	if r.Start.IsZero() {
+		return 0
+	}
+	end := r.End
+	if end.IsZero() {
+		end = r.now
+	}
+	return max(end.Sub(r.Start), 0).Truncate(time.Second)
+}
+
+// reserved is the time the job waited from eligibility to start.
+func (r *sacctRow) reserved() time.Duration {
+	from := r.Eligible
+	if from.IsZero() {
+		from = r.Submit
+	}
+	to := r.Start
+	if to.IsZero() {
+		to = r.now
+		if !r.End.IsZero() {
+			to = r.End
+		}
+	}
+	if from.IsZero() || r.Step != "" {
+		return 0
+	}
+	return max(to.Sub(from), 0).Truncate(time.Second)
+}
+
+func (r *sacctRow) timeStr(t time.Time) string {
+	if t.IsZero() {
+		return "Unknown"
+	}
+	return t.In(r.loc).Format("2006-01-02T15:04:05")
+}
+
+func (r *sacctRow) nodeList() string {
+	if r.NodeList == "" {
+		return "None assigned"
+	}
+	return r.NodeList
+}
+
+func (r *sacctRow) timelimit() string {
+	if r.Step != "" {
+		return ""
+	}
+	if r.TimeLimitSec == api.TimeInfinite || r.TimeLimitSec < 0 {
+		return "UNLIMITED"
+	}
+	return duration.Format(time.Duration(r.TimeLimitSec) * time.Second)
+}
+
+func (r *sacctRow) timelimitRaw() string {
+	if r.Step != "" {
+		return ""
+	}
+	if r.TimeLimitSec == api.TimeInfinite || r.TimeLimitSec < 0 {
+		return "UNLIMITED"
+	}
+	return strconv.FormatInt(r.TimeLimitSec/60, 10)
+}
+
+// tresOf reads one count out of a TRES string ("cpu=2,mem=1G,node=1").
+func tresOf(s, name string) int64 {
+	v, err := tres.Parse(s)
+	if err != nil {
+		return 0
+	}
+	return v[name]
+}
+
+// reqMem prints the requested memory as sacct does ("1000M").
+func reqMem(s string) string {
+	if m := tresOf(s, "mem"); m > 0 {
+		return strconv.FormatInt(m, 10) + "M"
+	}
+	return "0"
+}
+
+// sacctStates maps sacct's -s codes to long state names.
+var sacctStates = map[string]string{
+	"BF": "BOOT_FAIL", "CA": "CANCELLED", "CD": "COMPLETED", "DL": "DEADLINE", "F": "FAILED",
+	"NF": "NODE_FAIL", "OOM": "OUT_OF_MEMORY", "PD": "PENDING", "PR": "PREEMPTED", "R": "RUNNING",
+	"RQ": "REQUEUED", "RS": "RESIZING", "RV": "REVOKED", "S": "SUSPENDED", "TO": "TIMEOUT",
+}
+
+func sacctStateName(s string) (string, error) {
+	u := strings.ToUpper(strings.TrimSpace(s))
+	if long, ok := sacctStates[u]; ok {
+		return long, nil
+	}
+	for _, long := range sacctStates {
+		if u == long || u == "CANCELED" && long == "CANCELLED" {
+			return long, nil
+		}
+	}
+	return "", fmt.Errorf("Invalid state: %s", s)
+}
+
+// sacctWindow returns the selection window: -S (default 00:00 today,
+// or now with -s; none with -j) to -E (default now).
+func sacctWindow(o *sacctOpts, now time.Time, loc *time.Location) (time.Time, time.Time, error) {
+	var from, to time.Time
+	switch {
+	case o.start != "":
+		t, err := duration.ParseTimePast(o.start, now, loc)
+		if err != nil {
+			return from, to, fmt.Errorf("Invalid time specification (-S): %s", o.start)
+		}
+		from = t
+	case len(o.states) > 0:
+		from = now
+	case len(o.jobs) == 0:
+		n := now.In(loc)
+		from = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, loc)
+	}
+	to = now
+	if o.end != "" {
+		t, err := duration.ParseTimePast(o.end, now, loc)
+		if err != nil {
+			return from, to, fmt.Errorf("Invalid time specification (-E): %s", o.end)
+		}
+		to = t
+	}
+	return from, to, nil
+}
+
+// RenderSacct selects the records o asks for (as seen by uid) and prints
+// them in sacct's layout.
+func RenderSacct(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location) (string, error) {
+	fields, err := sacctColumns(o)
+	if err != nil {
+		return "", err
+	}
+	rows, err := sacctSelect(res, o, uid, loc)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if !o.noHeader {
+		sacctLine(&b, fields, o, func(f sacctField) string { return f.name })
+		if !o.parsable && !o.parsable2 {
+			sacctLine(&b, fields, o, func(f sacctField) string { return strings.Repeat("-", sacctAbs(f.width)) })
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		sacctLine(&b, fields, o, func(f sacctField) string { return f.value(r) })
+	}
+	return b.String(), nil
+}
+
+func sacctAbs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// sacctColumns picks -o, -b, -l or the default field list.
+func sacctColumns(o *sacctOpts) ([]sacctField, error) {
+	list := sacctDefaultFields
+	switch {
+	case o.format != "":
+		list = o.format
+	case o.brief:
+		list = sacctBriefFields
+	case o.long:
+		list = sacctLongFields
+	}
+	var out []sacctField
+	for _, spec := range strings.Split(list, ",") {
+		if strings.TrimSpace(spec) == "" {
+			continue
+		}
+		f, err := lookupSacctField(spec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// sacctLine prints one line: fixed-width cells each followed by a space
+// (overlong values end in '+'), or '|'-separated with -p/-P.
+func sacctLine(b *strings.Builder, fields []sacctField, o *sacctOpts, cell func(sacctField) string) {
+	for i, f := range fields {
+		v := cell(f)
+		switch {
+		case o.parsable2:
+			b.WriteString(v)
+			if i < len(fields)-1 {
+				b.WriteByte('|')
+			}
+		case o.parsable:
+			b.WriteString(v)
+			b.WriteByte('|')
+		default:
+			w := sacctAbs(f.width)
+			if len(v) > w {
+				v = v[:w-1] + "+"
+			}
+			if f.width < 0 {
+				fmt.Fprintf(b, "%-*s ", w, v)
+			} else {
+				fmt.Fprintf(b, "%*s ", w, v)
+			}
+		}
+	}
+	b.WriteByte('\n')
+}
+
+// sacctSelect filters the records: user (own jobs unless -a, -u or
+// root), accounts, partitions, names, job ids, states, the time window
+// and -X (no steps).
+func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location) ([]sacctRow, error) {
+	from, to, err := sacctWindow(o, res.Now, loc)
+	if err != nil {
+		return nil, err
+	}
+	states := map[string]bool{}
+	for _, s := range o.states {
+		long, err := sacctStateName(s)
+		if err != nil {
+			return nil, err
+		}
+		states[long] = true
+	}
+	cpus := map[uint32]int64{}
+	for _, r := range res.Records {
+		if r.Step == "" {
+			cpus[r.JobID] = tresOf(r.AllocTRES, "cpu")
+		}
+	}
+	var out []sacctRow
+	for _, r := range res.Records {
+		if !sacctKeep(&r, o, uid, states, from, to) {
+			continue
+		}
+		row := sacctRow{AcctRecord: r, now: res.Now, loc: loc, cluster: res.Cluster, cpus: tresOf(r.AllocTRES, "cpu")}
+		if r.Step != "" {
+			row.cpus = cpus[r.JobID]
+		}
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+func sacctKeep(r *api.AcctRecord, o *sacctOpts, uid int, states map[string]bool, from, to time.Time) bool {
+	if o.allocs && r.Step != "" {
+		return false
+	}
+	switch {
+	case len(o.users) > 0:
+		if !sacctIn(o.users, r.User, strconv.FormatUint(uint64(r.UID), 10)) {
+			return false
+		}
+	case !o.allUsers && uid != 0 && int(r.UID) != uid:
+		return false
+	}
+	if len(o.accounts) > 0 && !sacctIn(o.accounts, r.Account) {
+		return false
+	}
+	if len(o.partitions) > 0 && !sacctIn(o.partitions, r.Partition) {
+		return false
+	}
+	if len(o.names) > 0 && !sacctIn(o.names, r.Name) {
+		return false
+	}
+	if len(o.reservations) > 0 && !sacctIn(o.reservations, r.Reservation) {
+		return false
+	}
+	if len(o.jobs) > 0 && !sacctJobMatch(r, o.jobs) {
+		return false
+	}
+	if len(states) > 0 && !states[strings.Fields(r.State)[0]] {
+		return false
+	}
+	begin := r.Eligible
+	if begin.IsZero() {
+		begin = r.Submit
+	}
+	if !from.IsZero() && !r.End.IsZero() && r.End.Before(from) {
+		return false
+	}
+	return begin.IsZero() || !begin.After(to)
+}
+
+// sacctJobMatch reports whether r is one of the -j ids: "12" (the job,
+// all tasks of array 12, and their steps), "12_3", "12.batch", "12.0".
+func sacctJobMatch(r *api.AcctRecord, ids []string) bool {
+	for _, id := range ids {
+		base, step, hasStep := strings.Cut(strings.TrimSpace(id), ".")
+		if hasStep && step != r.Step {
+			continue
+		}
+		job, task, hasTask := strings.Cut(base, "_")
+		n, err := strconv.ParseUint(job, 10, 32)
+		if err != nil {
+			continue
+		}
+		if hasTask {
+			t, err := strconv.Atoi(task)
+			if err == nil && r.ArrayJobID == uint32(n) && r.ArrayTaskID == int32(t) {
+				return true
+			}
+			continue
+		}
+		if r.JobID == uint32(n) || r.ArrayJobID == uint32(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// sacctIn reports whether any of vals is in list (case-sensitive, as
+// Slurm's name lists).
+func sacctIn(list []string, vals ...string) bool {
+	for _, l := range list {
+		for _, v := range vals {
+			if strings.TrimSpace(l) == v {
+				return true
+			}
+		}
+	}
+	return false
+}

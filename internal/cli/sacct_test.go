@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// acctAt is the fixed "now" of the accounting fixtures.
+var acctAt = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+
+// ago is a time d before acctAt.
+func ago(d time.Duration) time.Time { return acctAt.Add(-d) }
+
+// acctFixture is a small accounting history: charlie's job 10 preempted
+// (requeued) then running again, alice's job 11 completed, bob's job 12
+// failed, bob's pending job 13, an array task 14_2, a step 11.0, and an
+// old job 5 from yesterday.
+func acctFixture() api.AcctResponse {
+	rec := func(id uint32, restart int, user string, uid uint32, acct, state, exit string, sub, start, end time.Time) api.AcctRecord {
+		r := api.AcctRecord{JobID: id, Restart: restart, ArrayTaskID: -1, Name: "job" + user, User: user, UID: uid,
+			GID: uid, Account: acct, QOS: "normal", Partition: "gpu", Submit: sub, Eligible: sub, Start: start,
+			End: end, State: state, ExitCode: exit, ReqTRES: "cpu=2,mem=2000M,node=1", TimeLimitSec: 3600}
+		if !start.IsZero() {
+			r.AllocTRES, r.NodeList = "cpu=2,mem=2000M,node=1", "gpu[01-02]"
+		}
+		return r
+	}
+	step := rec(11, 0, "alice", 1001, "research", "COMPLETED", "0:0", ago(50*time.Minute), ago(45*time.Minute), ago(44*time.Minute))
+	step.Step, step.Name, step.AllocTRES = "0", "hostname", ""
+	arr := rec(15, 0, "alice", 1001, "research", "COMPLETED", "0:0", ago(20*time.Minute), ago(19*time.Minute), ago(18*time.Minute))
+	arr.ArrayJobID, arr.ArrayTaskID = 14, 2
+	return api.AcctResponse{Now: acctAt, Cluster: "demo", Records: []api.AcctRecord{
+		rec(5, 0, "alice", 1001, "research", "COMPLETED", "0:0", ago(30*time.Hour), ago(29*time.Hour), ago(28*time.Hour)),
+		rec(10, 0, "charlie", 1003, "physics", "PREEMPTED", "0:15", ago(2*time.Hour), ago(2*time.Hour), ago(time.Hour)),
+		rec(10, 1, "charlie", 1003, "physics", "RUNNING", "0:0", ago(time.Hour), ago(30*time.Minute), time.Time{}),
+		rec(11, 0, "alice", 1001, "research", "COMPLETED", "0:0", ago(50*time.Minute), ago(45*time.Minute), ago(40*time.Minute)),
+		step,
+		rec(12, 0, "bob", 1002, "physics", "FAILED", "1:0", ago(10*time.Minute), ago(9*time.Minute), ago(8*time.Minute)),
+		rec(13, 0, "bob", 1002, "physics", "PENDING", "0:0", ago(5*time.Minute), time.Time{}, time.Time{}),
+		arr,
+	}}
+}
+
+func TestSacctGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		uid  int
+		args string
+	}{
+		{"default-root", 0, ""},
+		{"own-jobs-only", 1001, ""},
+		{"allocations-parsable", 0, "-X -P --format=JobID,User,Account,QOS,AllocTRES,State,Elapsed,Reserved,Partition,CPUTime,ExitCode,Submit,Start,End"},
+		{"requeued-job", 0, "-j 10 --format=JobID,State,ExitCode,NodeList,Start,End%20"},
+		{"brief-noheader", 0, "-b -n -S 2026-03-09"},
+		{"widths-and-p", 0, "-X -p -o jobid%-8,jobname%4,state"},
+		{"states-window", 0, "-s F,PD -S now-1hour -E now"},
+		{"user-account", 0, "-u bob -A physics -X"},
+		{"long", 0, "-l -j 11"},
+		{"array-task", 0, "-j 14_2 -X"},
+	}
+	for _, c := range cases {
+		o, err := parseSacct(strings.Fields(c.args))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out, err := RenderSacct(acctFixture(), o, c.uid, time.UTC)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		extCheckGolden(t, filepath.Join("testdata", "sacct", c.name+".golden"), out)
+	}
+}
+
+func TestSacctErrors(t *testing.T) {
+	for _, args := range []string{"--format=Bogus", "-s XX", "-S notatime", "--format=JobID%0"} {
+		o, err := parseSacct(strings.Fields(args))
+		if err == nil {
+			_, err = RenderSacct(acctFixture(), o, 0, time.UTC)
+		}
+		if err == nil {
+			t.Errorf("sacct %s: no error", args)
+		}
+	}
+}
+
+// extCheckGolden compares out with a golden file (SLUICE_UPDATE_GOLDEN=1
+// rewrites it).
+func extCheckGolden(t *testing.T, path, out string) {
+	t.Helper()
+	if os.Getenv("SLUICE_UPDATE_GOLDEN") != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (regenerate with SLUICE_UPDATE_GOLDEN=1)", err)
+	}
+	if string(want) != out {
+		t.Errorf("%s differs\n--- got\n%s--- want\n%s", path, out, want)
+	}
+}
