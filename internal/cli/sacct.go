@@ -138,7 +138,9 @@ var sacctFields = []sacctField{
 	{"JobIDRaw", -12, func(r *sacctRow) string { return r.jobIDRaw() }},
 	{"JobName", 10, func(r *sacctRow) string { return r.Name }},
 	{"NCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
-	{"NNodes", 8, func(r *sacctRow) string { return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10) }},
+	{"NNodes", 8, func(r *sacctRow) string {
+		return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10)
+	}},
 	{"NodeList", -15, func(r *sacctRow) string { return r.nodeList() }},
 	{"Partition", 10, func(r *sacctRow) string { return r.Partition }},
 	{"QOS", 10, func(r *sacctRow) string { return r.QOS }},
