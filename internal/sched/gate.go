@@ -2,6 +2,8 @@ package sched
 
 import (
 	"strings"
+
+	"github.com/sluice-hpc/sluice/internal/hostlist"
 )
 
 // gate walks every pending job once, gives the ones that cannot be
@@ -30,6 +32,9 @@ func (c *Cycle) gate() {
 			if r := c.partGate(j, part); r != "" {
 				if c.pend[slot].Reason == "" {
 					c.pend[slot].Reason, c.pend[slot].Partition = r, part
+					if r == ReasonReqNodeNotAvail {
+						c.pend[slot].StateDesc = c.unavailableDesc(j)
+					}
 				}
 				continue
 			}
@@ -41,7 +46,7 @@ func (c *Cycle) gate() {
 				Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot}) // + reservation records
 		}
 		if c.pend[slot].Reason != "" && c.hasRecord(slot) {
-			c.pend[slot].Reason, c.pend[slot].Partition = "", -1 // another partition may run it
+			c.pend[slot].Reason, c.pend[slot].Partition, c.pend[slot].StateDesc = "", -1, "" // another partition may run it
 		}
 	}
 	c.done = make([]bool, len(c.pend))
@@ -246,4 +251,17 @@ func constraintMask(cl *Cluster, expr string) NodeSet {
 		out.Or(t)
 	}
 	return out
+}
+
+// unavailableDesc is Slurm's state description for ReqNodeNotAvail:
+// "ReqNodeNotAvail, UnavailableNodes:node[1-2]" naming the requested nodes
+// that cannot take work.
+func (c *Cycle) unavailableDesc(j *Job) string {
+	var down []string
+	for _, name := range j.Req.NodeList {
+		if i := c.Cluster.NodeIndex(name); i >= 0 && !c.Avail.Usable.Has(int(i)) {
+			down = append(down, name)
+		}
+	}
+	return "ReqNodeNotAvail, UnavailableNodes:" + hostlist.Compress(down)
 }

@@ -1,0 +1,69 @@
+package sched
+
+import (
+	"fmt"
+	"time"
+)
+
+// NodeFail marks node name DOWN with reason (a node agent stopped
+// answering, or an operator downed it) and deals with the jobs on it as
+// slurmctld does: a job that may be requeued goes back to PENDING (its run
+// recorded as NODE_FAIL), any other ends in state NODE_FAIL. It returns
+// the ids of the jobs affected.
+func (st *State) NodeFail(name, reason string, now time.Time) ([]JobID, error) {
+	i := st.Cluster.NodeIndex(name)
+	if i < 0 {
+		return nil, fmt.Errorf("node %q: %w", name, ErrInvalidNodeName)
+	}
+	var hit []JobID
+	for _, j := range st.jobList {
+		if !isActive(j) || !allocHas(&j.Alloc, i) {
+			continue
+		}
+		hit = append(hit, j.ID)
+	}
+	for _, id := range hit {
+		j := st.jobs[id]
+		if j.Req.Requeue {
+			if err := st.requeue(j, now, JobNodeFail, false); err != nil {
+				return hit, err
+			}
+			continue
+		}
+		if err := st.End(id, JobNodeFail, 0, now); err != nil {
+			return hit, err
+		}
+	}
+	n := &st.Cluster.Nodes[i]
+	n.State = NodeDown | n.State&^nodeBaseMask&^NodeFlagCompleting
+	n.Reason, n.ReasonTime = reason, now
+	return hit, nil
+}
+
+func allocHas(al *Alloc, node int32) bool {
+	for _, n := range al.Nodes {
+		if n == node {
+			return true
+		}
+	}
+	return false
+}
+
+// CancelArrayTask cancels one task of an array (scancel 123_7). A task
+// still inside the pending array record is split off into its own record,
+// ended CANCELLED; a task already split off is cancelled like any job.
+func (st *State) CancelArrayTask(arrayID JobID, task int32, now time.Time) error {
+	for _, j := range st.jobList {
+		if j.Array == nil || j.Array.JobID != arrayID || j.State.Finished() {
+			continue
+		}
+		if j.Array.TaskID == task {
+			return st.Cancel(j.ID, now)
+		}
+		if j.Array.TaskID < 0 && j.Array.Tasks.Has(int(task)) {
+			t := st.splitTask(j, task)
+			return st.End(t.ID, JobCancelled, 0, now)
+		}
+	}
+	return fmt.Errorf("job %d_%d: %w", arrayID, task, ErrInvalidJobID)
+}
