@@ -283,7 +283,7 @@ func TestSuspendResume(t *testing.T) {
 	}
 	final := waitFinal(t, a, 700, 4*time.Second)
 	ran := final.EndTime.Sub(final.StartTime)
-	if final.State != api.StateTimeout || ran < 3450*time.Millisecond || final.SuspendedSec != 1 {
+	if final.State != api.StateTimeout || ran < 3450*time.Millisecond || final.SuspendedSec < 1 {
 		t.Fatalf("got %s after %v (suspended %ds), want TIMEOUT after >= 3.45s (2s limit + 1.5s suspended)", final.State, ran, final.SuspendedSec)
 	}
 	t.Logf("limit 2s + 1.5s suspended: %s after %v", final.State, ran.Round(10*time.Millisecond))

@@ -1,7 +1,10 @@
 package noded
 
 import (
+	"io"
+	"log/slog"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,9 +14,15 @@ import (
 // BenchmarkLaunchTrivialJob measures launching a `true` batch job and
 // seeing it COMPLETED: shim start, fork/exec as the user, output file, exit
 // record, poll. It bounds how fast an agent drains a queue of tiny jobs.
-func BenchmarkLaunchTrivialJob(b *testing.B) {
+func BenchmarkLaunchTrivialJob(b *testing.B) { benchLaunch(b, 1) }
+
+// BenchmarkLaunchTrivialJobParallel launches from 8 goroutines, as a
+// controller starting many jobs on one node does.
+func BenchmarkLaunchTrivialJobParallel(b *testing.B) { benchLaunch(b, 8) }
+
+func benchLaunch(b *testing.B, clients int) {
 	a, err := New(Config{Name: "bench", Spool: b.TempDir(), PollInterval: 5 * time.Millisecond, CgroupBase: "none", CPUs: 1, MemoryMB: 1,
-		GPUs: GPUDiscovery{LookPath: noNvidiaSMI, Root: b.TempDir()}})
+		GPUs: GPUDiscovery{LookPath: noNvidiaSMI, Root: b.TempDir()}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -21,13 +30,24 @@ func BenchmarkLaunchTrivialJob(b *testing.B) {
 	defer a.Close()
 	dir := b.TempDir()
 	b.ResetTimer()
+	ids := make(chan uint32, b.N)
 	for i := 0; i < b.N; i++ {
-		id := uint32(i + 1)
-		req := benchReq(id, dir)
-		if _, err := a.Launch(req); err != nil {
-			b.Fatal(err)
-		}
+		ids <- uint32(i + 1)
 	}
+	close(ids)
+	var wg sync.WaitGroup
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range ids {
+				if _, err := a.Launch(benchReq(id, dir)); err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	for i := 0; i < b.N; i++ {
 		for {
 			st, _ := a.Job(uint32(i + 1))
