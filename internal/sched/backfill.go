@@ -45,6 +45,7 @@ type backfill struct {
 	types   nodeTypes
 	shapes  map[bfShapeKey]*bfShape
 	acc     NodeSet
+	accSum  []uint64
 	mask    NodeSet
 	arena   []int32
 	perUser map[string]int
@@ -91,7 +92,7 @@ func newBackfill(c *Cycle) *backfill {
 		win = 24 * time.Hour
 	}
 	b := &backfill{c: c, empty: c.sel.emptyAvail(), shapes: map[bfShapeKey]*bfShape{},
-		acc: NewNodeSet(n), mask: NewNodeSet(n), window: int64(win), planOnly: bfPlanOnly,
+		acc: NewNodeSet(n), accSum: make([]uint64, (len(NewNodeSet(n))+63)/64), mask: NewNodeSet(n), window: int64(win), planOnly: bfPlanOnly,
 		perPart: make([]int, len(c.Cluster.Partitions))}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
@@ -340,11 +341,14 @@ func (b *backfill) startNow(rec *QueueRec, sh *bfShape, d int64, limit time.Dura
 func (b *backfill) search(sh *bfShape, lb, d int64, skipNow bool) (int64, []int32, bool) {
 	m := b.m
 	need := sh.minNodes
-	acc := b.acc
-	lo, hi := sh.lo, sh.hi
+	acc, accSum := b.acc, b.accSum
+	if sh.sum == nil {
+		sh.sum = wordSummary(sh.capable)
+	}
 	tested := false
 	for i := m.slotAt(lb); i < len(m.slots); i++ {
-		start := max(m.slots[i].t, lb)
+		sl := &m.slots[i]
+		start := max(sl.t, lb)
 		if start >= b.window {
 			return 0, nil, false
 		}
@@ -352,21 +356,29 @@ func (b *backfill) search(sh *bfShape, lb, d int64, skipNow bool) (int64, []int3
 			tested = true // the start-now test covered this slot
 			continue
 		}
-		f := m.slots[i].free
-		if tested && !newlyFree(sh.capable, f, m.slots[i-1].free, lo, hi) {
+		if tested && !newlyFree(sh, sl, &m.slots[i-1]) {
 			continue
 		}
 		tested = true
-		alo, ahi, ok := andInto(acc, sh.capable, f, lo, hi, need)
-		if !ok {
+		cnt := andInto(acc, accSum, sh.capable, sh.sum, sl.free, sl.sum)
+		if cnt < int(need) {
 			continue
 		}
 		end := satAdd(start, d)
+		if cnt <= bfFewNodes {
+			// few candidates: check each one's busy intervals for the span
+			if nodes, ok := b.pickFree(sh, acc, accSum, start, end); ok {
+				return start, nodes, true
+			}
+			continue
+		}
+		ok := true
 		for x := i + 1; x < len(m.slots) && m.slots[x].t < end; x++ {
-			fx := m.slots[x].free
+			sx := &m.slots[x]
 			// acc only shrinks: AND only the words that still hold nodes
-			if alo, ahi, ok = andInto(acc, acc, fx, alo, ahi, need); !ok {
-				if !atLeastAnd(sh.capable, fx, lo, hi, int(need)) {
+			if andInto(acc, accSum, acc, accSum, sx.free, sx.sum) < int(need) {
+				ok = false
+				if !atLeastAnd(sh, sx, need) {
 					i = x // no start whose span covers slot x can work
 				}
 				break
@@ -375,65 +387,69 @@ func (b *backfill) search(sh *bfShape, lb, d int64, skipNow bool) (int64, []int3
 		if !ok {
 			continue
 		}
-		if nodes, ok := b.pick(sh, acc); ok {
+		if nodes, ok := b.pick(sh, acc, accSum); ok {
 			return start, nodes, true
 		}
 	}
 	return 0, nil, false
 }
 
-// andInto sets dst = a & b over words [lo, hi), and returns the range of
-// words still holding nodes and whether there are at least need nodes.
-// Words of dst outside the returned range are zero or not used again.
-func andInto(dst, a, b NodeSet, lo, hi int, need int32) (int, int, bool) {
+// bfFewNodes is the candidate count under which search checks nodes one
+// by one (binary search in their busy intervals) instead of ANDing the
+// slots of the span.
+const bfFewNodes = 96
+
+// andInto sets dst = a & b on the words the summaries asum & bsum name,
+// sets dsum to the words of dst that hold nodes (dst's other words are
+// never read), and returns the number of nodes in dst.
+func andInto(dst NodeSet, dsum []uint64, a NodeSet, asum []uint64, b NodeSet, bsum []uint64) int {
 	n := 0
-	nlo, nhi := hi, lo
-	for w := lo; w < hi; w++ {
-		v := a[w] & b[w]
-		dst[w] = v
-		if v != 0 {
-			n += bits.OnesCount64(v)
-			if w < nlo {
-				nlo = w
+	for sw := range dsum {
+		mw := asum[sw] & bsum[sw]
+		var out uint64
+		for mw != 0 {
+			bit := mw & -mw
+			mw ^= bit
+			w := sw<<6 + bits.TrailingZeros64(bit)
+			if v := a[w] & b[w]; v != 0 {
+				dst[w] = v
+				out |= bit
+				n += bits.OnesCount64(v)
 			}
-			nhi = w + 1
 		}
+		dsum[sw] = out
 	}
-	if nlo > nhi {
-		nlo = nhi
-	}
-	return nlo, nhi, n >= int(need)
+	return n
 }
 
 // newlyFree reports whether a capable node is free in cur but was not in
 // prev.
-func newlyFree(capable, cur, prev NodeSet, lo, hi int) bool {
-	for w := lo; w < hi; w++ {
-		if capable[w]&cur[w]&^prev[w] != 0 {
-			return true
+func newlyFree(sh *bfShape, cur, prev *bfSlot) bool {
+	for sw, cs := range sh.sum {
+		mw := cs & cur.sum[sw]
+		for mw != 0 {
+			w := sw<<6 + bits.TrailingZeros64(mw)
+			mw &= mw - 1
+			if sh.capable[w]&cur.free[w]&^prev.free[w] != 0 {
+				return true
+			}
 		}
 	}
 	return false
 }
 
-// atLeast reports whether s has at least need nodes in words [lo, hi).
-func atLeast(s NodeSet, lo, hi, need int) bool {
+// atLeastAnd reports whether slot sl has at least need capable free nodes.
+func atLeastAnd(sh *bfShape, sl *bfSlot, need int32) bool {
 	n := 0
-	for w := lo; w < hi; w++ {
-		n += bits.OnesCount64(s[w])
-		if n >= need {
-			return true
-		}
-	}
-	return need <= 0
-}
-
-func atLeastAnd(a, b NodeSet, lo, hi, need int) bool {
-	n := 0
-	for w := lo; w < hi; w++ {
-		n += bits.OnesCount64(a[w] & b[w])
-		if n >= need {
-			return true
+	for sw, cs := range sh.sum {
+		mw := cs & sl.sum[sw]
+		for mw != 0 {
+			w := sw<<6 + bits.TrailingZeros64(mw)
+			mw &= mw - 1
+			n += bits.OnesCount64(sh.capable[w] & sl.free[w])
+			if n >= int(need) {
+				return true
+			}
 		}
 	}
 	return need <= 0
@@ -443,25 +459,65 @@ func atLeastAnd(a, b NodeSet, lo, hi, need int) bool {
 // capable nodes acc: node types in the order select/cons_tres would
 // prefer them (lower Weight, then the best fit), lowest index first, until
 // the job's nodes and tasks are covered.
-func (b *backfill) pick(sh *bfShape, acc NodeSet) ([]int32, bool) {
+func (b *backfill) pick(sh *bfShape, acc NodeSet, accSum []uint64) ([]int32, bool) {
 	start := len(b.arena)
 	var tasks int64
 	for ti := range sh.tiers {
 		t := &sh.tiers[ti]
-		for w := sh.lo; w < sh.hi; w++ {
-			word := acc[w] & t.set[w]
-			for word != 0 {
-				n := w<<6 + bits.TrailingZeros64(word)
-				word &= word - 1
-				b.arena = append(b.arena, int32(n))
-				tasks += int64(t.tasks)
-				k := int32(len(b.arena) - start)
-				if k >= sh.minNodes && tasks >= int64(sh.tasks) {
-					return b.take(start), true
+		for sw, as := range accSum {
+			for as != 0 {
+				w := sw<<6 + bits.TrailingZeros64(as)
+				as &= as - 1
+				word := acc[w] & t.set[w]
+				for word != 0 {
+					n := w<<6 + bits.TrailingZeros64(word)
+					word &= word - 1
+					b.arena = append(b.arena, int32(n))
+					tasks += int64(t.tasks)
+					k := int32(len(b.arena) - start)
+					if k >= sh.minNodes && tasks >= int64(sh.tasks) {
+						return b.take(start), true
+					}
+					if k >= sh.maxNodes {
+						b.arena = b.arena[:start]
+						return nil, false
+					}
 				}
-				if k >= sh.maxNodes {
-					b.arena = b.arena[:start]
-					return nil, false
+			}
+		}
+	}
+	b.arena = b.arena[:start]
+	return nil, false
+}
+
+// pickFree is pick for a start at t ending at end, checking every
+// candidate node's busy intervals over the span.
+func (b *backfill) pickFree(sh *bfShape, acc NodeSet, accSum []uint64, t, end int64) ([]int32, bool) {
+	start := len(b.arena)
+	var tasks int64
+	for ti := range sh.tiers {
+		tr := &sh.tiers[ti]
+		for sw, as := range accSum {
+			for as != 0 {
+				w := sw<<6 + bits.TrailingZeros64(as)
+				as &= as - 1
+				word := acc[w] & tr.set[w]
+				for word != 0 {
+					n := int32(w<<6 + bits.TrailingZeros64(word))
+					word &= word - 1
+					if !b.m.freeDuring(n, t, end) {
+						continue
+					}
+					b.arena = append(b.arena, n)
+					tasks += int64(tr.tasks)
+					k := int32(len(b.arena) - start)
+					if k >= sh.minNodes && tasks >= int64(sh.tasks) {
+						return b.take(start), true
+					}
+					if k >= sh.maxNodes {
+						b.arena = b.arena[:start]
+						return nil, false
+					}
 				}
 			}
 		}
@@ -550,7 +606,8 @@ type bfShapeKey struct {
 type bfShape struct {
 	minNodes, maxNodes, tasks int32
 	capable                   NodeSet
-	lo, hi                    int
+	sum                       []uint64 // word summary of capable (built on first use when nil)
+	lo, hi                    int      // the words of capable that hold nodes
 	tiers                     []bfTier
 	cursors                   map[int64]*int64
 	// shared: the partition oversubscribes CPUs (OverSubscribe=FORCE/YES),
@@ -656,6 +713,7 @@ func (b *backfill) newShape(rec *QueueRec, p *Partition, s *shape) *bfShape {
 	}
 	sortTiers(sh.tiers)
 	sh.capable = capable
+	sh.sum = wordSummary(capable)
 	sh.lo, sh.hi = wordSpan(capable)
 	return sh
 }
@@ -674,6 +732,17 @@ func sortTiers(ts []bfTier) {
 			ts[k], ts[k-1] = ts[k-1], ts[k]
 		}
 	}
+}
+
+// wordSummary returns the summary of s: bit w set when s[w] != 0.
+func wordSummary(s NodeSet) []uint64 {
+	sum := make([]uint64, (len(s)+63)/64)
+	for w, v := range s {
+		if v != 0 {
+			sum[w>>6] |= 1 << (uint(w) & 63)
+		}
+	}
+	return sum
 }
 
 // wordSpan returns the range of words of s that hold nodes.

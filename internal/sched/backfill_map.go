@@ -3,6 +3,7 @@ package sched
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -12,6 +13,10 @@ import (
 type bfSlot struct {
 	t    int64
 	free NodeSet
+	// sum has bit w set when word w of free may hold a node (a summary:
+	// dense maps have few free nodes, and the search visits only these
+	// words).
+	sum []uint64
 }
 
 // bfMap is backfill's availability profile, Slurm's node-space map
@@ -31,21 +36,90 @@ type bfMap struct {
 	// before it.
 	resvFirst []int64
 	hasResv   NodeSet
-	spare     []NodeSet
 	words     int
+	// busy holds, per node, the sorted, disjoint intervals in which it is
+	// not wholly free (running jobs, starts, reservations): the same
+	// information as the slots, by node, so that a few candidate nodes can
+	// be checked for a whole span by binary search.
+	busy [][]ival
 	// slab is where slot sets are carved from, 256 at a time, so that a
 	// map of thousands of slots is a handful of allocations.
 	slab []uint64
 }
 
+// ival is a half-open interval of offsets.
+type ival struct{ s, e int64 }
+
+// addBusy merges [s, e) into node n's busy intervals.
+func (m *bfMap) addBusy(n int32, s, e int64) {
+	iv := m.busy[n]
+	lo, hi := 0, len(iv)
+	for lo < hi { // first interval ending at or after s
+		mid := (lo + hi) / 2
+		if iv[mid].e < s {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	j := lo
+	for j < len(iv) && iv[j].s <= e {
+		s, e = min(s, iv[j].s), max(e, iv[j].e)
+		j++
+	}
+	m.busy[n] = slices.Replace(iv, lo, j, ival{s, e})
+}
+
+// freeDuring reports whether node n is wholly free over [t, end).
+func (m *bfMap) freeDuring(n int32, t, end int64) bool {
+	iv := m.busy[n]
+	lo, hi := 0, len(iv)
+	for lo < hi { // first interval ending after t
+		mid := (lo + hi) / 2
+		if iv[mid].e <= t {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo == len(iv) || iv[lo].s >= end
+}
+
 // newSet returns an empty node set carved from the slab.
 func (m *bfMap) newSet() NodeSet {
-	if len(m.slab) < m.words {
-		m.slab = make([]uint64, m.words*256)
+	return NodeSet(m.carve(m.words))
+}
+
+func (m *bfMap) carve(n int) []uint64 {
+	if len(m.slab) < n {
+		m.slab = make([]uint64, max(m.words, 64)*256)
 	}
-	s := NodeSet(m.slab[:m.words:m.words])
-	m.slab = m.slab[m.words:]
+	s := m.slab[:n:n]
+	m.slab = m.slab[n:]
 	return s
+}
+
+// sumWords is the length of a word summary.
+func (m *bfMap) sumWords() int { return (m.words + 63) / 64 }
+
+// summarize returns the summary of s: bit w set when s[w] != 0.
+func (m *bfMap) summarize(s NodeSet) []uint64 {
+	sum := m.carve(m.sumWords())
+	for w, v := range s {
+		if v != 0 {
+			sum[w>>6] |= 1 << (uint(w) & 63)
+		}
+	}
+	return sum
+}
+
+// newSlot returns a slot at t with a copy of src's free set.
+func (m *bfMap) newSlot(t int64, src *bfSlot) bfSlot {
+	ns := m.newSet()
+	ns.CopyFrom(src.free)
+	sum := m.carve(m.sumWords())
+	copy(sum, src.sum)
+	return bfSlot{t: t, free: ns, sum: sum}
 }
 
 // alignUp rounds an offset up to the next bf_resolution boundary (absolute
@@ -66,7 +140,19 @@ func (m *bfMap) alignUp(off int64) int64 {
 // wholly free (0 = free now, negative = never: not usable).
 func newBFMap(nodes int, nowNs, res int64, busy []int64) *bfMap {
 	m := &bfMap{nowNs: nowNs, res: max(res, 1), words: (nodes + 63) / 64,
-		resvFirst: make([]int64, nodes), hasResv: NewNodeSet(nodes)}
+		resvFirst: make([]int64, nodes), hasResv: NewNodeSet(nodes), busy: make([][]ival, nodes)}
+	first1 := make([]ival, nodes) // one initial interval per node, one allocation
+	for i, b := range busy {
+		switch {
+		case b < 0:
+			first1[i] = ival{0, bfNever}
+		case b > 0:
+			first1[i] = ival{0, m.alignUp(b)}
+		default:
+			continue
+		}
+		m.busy[i] = first1[i : i+1 : i+1]
+	}
 	for i := range m.resvFirst {
 		m.resvFirst[i] = math.MaxInt64
 	}
@@ -85,16 +171,16 @@ func newBFMap(nodes int, nowNs, res int64, busy []int64) *bfMap {
 		}
 	}
 	sort.Slice(changes, func(a, b int) bool { return changes[a].t < changes[b].t })
-	m.slots = append(m.slots, bfSlot{t: 0, free: first})
+	m.slots = append(m.slots, bfSlot{t: 0, free: first, sum: m.summarize(first)})
 	for _, ch := range changes {
 		last := &m.slots[len(m.slots)-1]
 		if ch.t != last.t {
-			ns := m.newSet()
-			ns.CopyFrom(last.free)
-			m.slots = append(m.slots, bfSlot{t: ch.t, free: ns})
+			m.slots = append(m.slots, m.newSlot(ch.t, last))
 			last = &m.slots[len(m.slots)-1]
 		}
 		last.free.Set(int(ch.node))
+		w := int(ch.node) >> 6
+		last.sum[w>>6] |= 1 << (uint(w) & 63)
 	}
 	return m
 }
@@ -112,17 +198,10 @@ func (m *bfMap) split(t int64) int {
 	if m.slots[i].t == t {
 		return i
 	}
-	var ns NodeSet
-	if n := len(m.spare); n > 0 {
-		ns, m.spare = m.spare[n-1], m.spare[:n-1]
-		ns.CopyFrom(m.slots[i].free)
-	} else {
-		ns = m.newSet()
-		ns.CopyFrom(m.slots[i].free)
-	}
+	ns := m.newSlot(t, &m.slots[i])
 	m.slots = append(m.slots, bfSlot{})
 	copy(m.slots[i+2:], m.slots[i+1:])
-	m.slots[i+1] = bfSlot{t: t, free: ns}
+	m.slots[i+1] = ns
 	return i + 1
 }
 
@@ -134,10 +213,16 @@ func (m *bfMap) occupy(nodes []int32, s, e int64) {
 	if e < math.MaxInt64/2 {
 		k = m.split(e)
 	}
+	for _, n := range nodes {
+		m.addBusy(n, s, min(e, bfNever))
+	}
 	for x := i; x < k; x++ {
-		f := m.slots[x].free
+		f, sum := m.slots[x].free, m.slots[x].sum
 		for _, n := range nodes {
 			f.Clear(int(n))
+			if w := int(n) >> 6; f[w] == 0 {
+				sum[w>>6] &^= 1 << (uint(w) & 63)
+			}
 		}
 	}
 }
