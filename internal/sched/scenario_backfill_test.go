@@ -188,3 +188,22 @@ func TestBackfillCaps(t *testing.T) {
 		})
 	}
 }
+
+// TestBackfillNoReserve: a QOS NoReserve job is tested for an immediate
+// start with a one-minute plan and never reserves: a lower-priority job
+// may still start on the nodes it waits for.
+func TestBackfillNoReserve(t *testing.T) {
+	h := newHarness(t, cpuConf(2, 4, "AccountingStorageEnforce=associations,qos"))
+	h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add qos standby Flags=NoReserve
+sacctmgr -i add user u DefaultAccount=a
+sacctmgr -i modify account a set qos+=normal,standby
+`)
+	run := h.mustSubmit("u", "-N 1 --exclusive --time=1:00:00")
+	h.expectState(run.ID, JobRunning, "")
+	sb := h.submitWithPriority("u", "--qos=standby -N 2 --exclusive --time=1:00:00", 100)
+	low := h.submitWithPriority("u", "-N 1 --exclusive --time=2:00:00", 1)
+	h.schedule()
+	h.expectState(sb.ID, JobPending, ReasonResources)
+	h.expectState(low.ID, JobRunning, "")
+}

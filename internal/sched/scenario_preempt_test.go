@@ -237,3 +237,69 @@ PartitionName=high Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP
 		t.Fatalf("a job in its grace time must not be preempted again, nor others chosen: %+v", h.lastPlan.Preemptions)
 	}
 }
+
+// TestTimesliceForceGang: in a partition with OverSubscribe=FORCE:2 and
+// PreemptMode=GANG two jobs that each want the whole node both start
+// (sharing the CPUs); every SchedulerTimeSlice the driver calls Timeslice,
+// which keeps one active and suspends the other, in turns, the
+// longest-suspended job first. Each job's end moves by the time it spent
+// suspended.
+func TestTimesliceForceGang(t *testing.T) {
+	h := newHarness(t, `ClusterName=g
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+PreemptMode=GANG
+NodeName=n1 CPUs=4 RealMemory=8000
+PartitionName=p Nodes=ALL Default=YES OverSubscribe=FORCE:2 MaxTime=INFINITE State=UP
+`)
+	a := h.mustSubmit("u", "-n 4 --mem=1000 --time=1:00:00")
+	b := h.mustSubmit("u", "-n 4 --mem=1000 --time=1:00:00")
+	h.expectState(a.ID, JobRunning, "")
+	h.expectState(b.ID, JobRunning, "")
+	slice := h.st.Config.SchedulerTimeSlice
+	states := func() string { return a.State.Base().String() + "/" + b.State.Base().String() }
+	want := []string{"RUNNING/SUSPENDED", "SUSPENDED/RUNNING", "RUNNING/SUSPENDED"}
+	for i, w := range want {
+		h.now = h.now.Add(slice)
+		plan := Timeslice(h.st, h.now, h.st.Config)
+		h.st.Apply(&plan)
+		if got := states(); got != w {
+			t.Fatalf("slice %d: %s, want %s (plan %+v)", i+1, got, w, plan)
+		}
+		t.Logf("slice %d at %s: %s", i+1, h.now.Format(time.TimeOnly), states())
+	}
+	// b was suspended in slice 1 and resumed in slice 2: one slice.
+	if b.Suspended != slice || !b.EndTime.Equal(b.StartTime.Add(time.Hour+slice)) {
+		t.Fatalf("b suspended %v end %v", b.Suspended, b.EndTime)
+	}
+}
+
+// TestGrpLimitBlocksPreemption: a job over its QOS Grp limit does not
+// preempt to make room (SEMANTICS §6.1).
+func TestGrpLimitBlocksPreemption(t *testing.T) {
+	h := newHarness(t, `ClusterName=v
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=associations,limits,qos
+PreemptType=preempt/qos
+PreemptMode=CANCEL
+NodeName=n1 CPUs=4 RealMemory=8000
+PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`)
+	h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add qos low
+sacctmgr -i add qos top Priority=100 Preempt=low GrpTRES=cpu=2
+sacctmgr -i add user u DefaultAccount=a
+sacctmgr -i modify account a set qos+=low,top
+`)
+	low := h.mustSubmit("u", "--qos=low -n 2 --time=1:00:00")
+	top1 := h.mustSubmit("u", "--qos=top -n 2 --time=1:00:00")
+	h.expectState(low.ID, JobRunning, "")
+	h.expectState(top1.ID, JobRunning, "")
+	top2 := h.mustSubmit("u", "--qos=top -n 2 --time=1:00:00")
+	h.expectState(top2.ID, JobPending, "QOSGrpCpuLimit")
+	h.expectState(low.ID, JobRunning, "")
+	if len(h.lastPlan.Preemptions) != 0 {
+		t.Fatalf("a job over its Grp limit preempted: %+v", h.lastPlan.Preemptions)
+	}
+}
