@@ -22,45 +22,55 @@ func execLoad(st *State, cmd *Command, env ExecEnv, r *Result) error {
 	if err := loadQOS(st, lines, r); err != nil {
 		return err
 	}
-	cluster := ""
-	parent := ""
+	ld := &loader{st: st, cmd: cmd, r: r}
 	for _, l := range lines {
-		switch l.title {
-		case "qos":
-		case "cluster":
-			if cluster != "" {
-				return errorf("line %d: only one cluster per file", l.no)
-			}
-			cluster = strings.ToLower(l.name)
-			if len(cmd.Names) == 1 {
-				cluster = cmd.Names[0]
-			}
-			if err := loadCluster(st, cluster, l.specs, cmd.Clean, r); err != nil {
-				return err
-			}
-		case "parent":
-			parent = strings.ToLower(l.name)
-			if cluster == "" || findAssoc(st, cluster, parent, "", "") == nil {
-				return errorf("line %d: parent %s is not defined before its children", l.no, l.name)
-			}
-		case "account":
-			if err := loadAccount(st, cluster, parent, l, r); err != nil {
-				return err
-			}
-		case "user":
-			if err := loadUser(st, cluster, parent, l); err != nil {
-				return err
-			}
-		default:
-			return errorf("line %d: unknown line title '%s'", l.no, l.title)
+		if err := ld.line(l); err != nil {
+			return err
 		}
 	}
+	cluster := ld.cluster
 	if cluster == "" {
 		return errorf("No cluster line in %s", cmd.File)
 	}
 	r.printf(" Loaded cluster %s from %s\n", cluster, cmd.File)
 	r.Changed = true
 	return nil
+}
+
+// loader walks the lines of a flat file, remembering the cluster and
+// the current parent account.
+type loader struct {
+	st              *State
+	cmd             *Command
+	r               *Result
+	cluster, parent string
+}
+
+func (ld *loader) line(l dumpLine) error {
+	switch l.title {
+	case "qos":
+		return nil // loaded first, by loadQOS
+	case "cluster":
+		if ld.cluster != "" {
+			return errorf("line %d: only one cluster per file", l.no)
+		}
+		ld.cluster = strings.ToLower(l.name)
+		if len(ld.cmd.Names) == 1 {
+			ld.cluster = ld.cmd.Names[0]
+		}
+		return loadCluster(ld.st, ld.cluster, l.specs, ld.cmd.Clean, ld.r)
+	case "parent":
+		ld.parent = strings.ToLower(l.name)
+		if ld.cluster == "" || findAssoc(ld.st, ld.cluster, ld.parent, "", "") == nil {
+			return errorf("line %d: parent %s is not defined before its children", l.no, l.name)
+		}
+		return nil
+	case "account":
+		return loadAccount(ld.st, ld.cluster, ld.parent, l, ld.r)
+	case "user":
+		return loadUser(ld.st, ld.cluster, ld.parent, l)
+	}
+	return errorf("line %d: unknown line title '%s'", l.no, l.title)
 }
 
 // loadQOS creates every QOS of the file first, then applies the

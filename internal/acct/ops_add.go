@@ -61,49 +61,18 @@ func addAccounts(st *State, cmd *Command, env ExecEnv, r *Result) error {
 	if err != nil {
 		return err
 	}
-	parentName, parentGiven := specValue(cmd.Set, "Parent")
-	parentName = strings.ToLower(parentName)
-	if !parentGiven {
-		parentName = RootAccount
-	}
-	desc, descGiven := specValue(cmd.Set, "Description")
-	org, orgGiven := specValue(cmd.Set, "Organization")
 	added := 0
 	for _, n := range lowerNames(cmd.Names) {
-		if !validName(n, "-_.") {
-			return errorf("Invalid account name '%s'", n)
+		acct, isNew, err := ensureAccount(st, n, cmd.Set)
+		if err != nil {
+			return err
 		}
-		if n == RootAccount {
-			return errorf("The root account always exists")
-		}
-		acct := st.Accounts[n]
-		parent := parentName
-		if acct != nil && !parentGiven {
-			parent = acct.Parent
-		}
-		if acct != nil && acct.Parent != parent {
-			return errorf("Account %s already exists under parent %s; use 'modify account %s set parent=%s' to move it", n, acct.Parent, n, parent)
-		}
-		if parent == n {
-			return errorf("Account %s can not be its own parent", n)
-		}
-		if acct == nil {
-			acct = &Account{Name: n, Parent: parent, Description: n, Organization: n}
-			if parent != RootAccount {
-				acct.Organization = parent
-			}
-			if descGiven {
-				acct.Description = desc
-			}
-			if orgGiven {
-				acct.Organization = org
-			}
-			st.Accounts[n] = acct
+		if isNew {
 			added++
 		}
 		r.printf(" Adding Account(s)\n  %s\n Settings\n  Description     = %s\n  Organization    = %s\n", n, acct.Description, acct.Organization)
 		for _, c := range clusters {
-			ok, err := addAccountAssoc(st, c, n, parent, cmd.Set)
+			ok, err := addAccountAssoc(st, c, n, acct.Parent, cmd.Set)
 			if err != nil {
 				return err
 			}
@@ -114,6 +83,45 @@ func addAccounts(st *State, cmd *Command, env ExecEnv, r *Result) error {
 		}
 	}
 	return nothingNew(added, r)
+}
+
+// ensureAccount returns the account record for name, creating it with
+// the Parent, Description and Organization of specs. As in sacctmgr the
+// description defaults to the name and the organization to the parent
+// (or the name under root).
+func ensureAccount(st *State, name string, specs []Spec) (*Account, bool, error) {
+	if !validName(name, "-_.") {
+		return nil, false, errorf("Invalid account name '%s'", name)
+	}
+	if name == RootAccount {
+		return nil, false, errorf("The root account always exists")
+	}
+	parent, parentGiven := specValue(specs, "Parent")
+	parent = strings.ToLower(parent)
+	if !parentGiven {
+		parent = RootAccount
+	}
+	if acct := st.Accounts[name]; acct != nil {
+		if parentGiven && acct.Parent != parent {
+			return nil, false, errorf("Account %s already exists under parent %s; use 'modify account %s set parent=%s' to move it", name, acct.Parent, name, parent)
+		}
+		return acct, false, nil
+	}
+	if parent == name {
+		return nil, false, errorf("Account %s can not be its own parent", name)
+	}
+	acct := &Account{Name: name, Parent: parent, Description: name, Organization: name}
+	if parent != RootAccount {
+		acct.Organization = parent
+	}
+	if v, ok := specValue(specs, "Description"); ok {
+		acct.Description = v
+	}
+	if v, ok := specValue(specs, "Organization"); ok {
+		acct.Organization = v
+	}
+	st.Accounts[name] = acct
+	return acct, true, nil
 }
 
 // addAccountAssoc creates account's association on cluster under parent;
@@ -150,25 +158,16 @@ func addUsers(st *State, cmd *Command, env ExecEnv, r *Result) error {
 	if err := checkKeys(cmd.Set, true, "Account", "DefaultAccount", "Cluster", "Partition", "AdminLevel"); err != nil {
 		return err
 	}
-	accounts := specValues(cmd.Set, "Account", true)
-	def, hasDef := specValue(cmd.Set, "DefaultAccount")
-	def = strings.ToLower(def)
-	if hasDef && !contains(accounts, def) {
-		accounts = append(accounts, def)
-	}
-	if len(accounts) == 0 {
-		return errorf("Need a default account for these users to add.")
-	}
-	if !hasDef {
-		def = accounts[0]
+	accounts, def, err := userAccounts(cmd.Set)
+	if err != nil {
+		return err
 	}
 	level, hasLevel := AdminNone, false
 	if v, ok := specValue(cmd.Set, "AdminLevel"); ok {
-		l, err := parseAdminLevel(v)
-		if err != nil {
+		if level, err = parseAdminLevel(v); err != nil {
 			return err
 		}
-		level, hasLevel = l, true
+		hasLevel = true
 	}
 	clusters, err := clustersFor(st, cmd.Set, env)
 	if err != nil {
@@ -184,12 +183,12 @@ func addUsers(st *State, cmd *Command, env ExecEnv, r *Result) error {
 			return errorf("Invalid user name '%s'", n)
 		}
 		u := st.Users[n]
-		if u == nil {
-			u = &User{Name: n, DefaultAccount: def, AdminLevel: level}
-			st.Users[n] = u
+		switch {
+		case u == nil:
+			st.Users[n] = &User{Name: n, DefaultAccount: def, AdminLevel: level}
 			added++
 			r.printf(" Adding User(s)\n  %s\n Settings =\n  Default Account = %s\n", n, def)
-		} else if hasLevel && u.AdminLevel != level {
+		case hasLevel && u.AdminLevel != level:
 			u.AdminLevel = level
 			added++
 		}
@@ -209,6 +208,25 @@ func addUsers(st *State, cmd *Command, env ExecEnv, r *Result) error {
 		}
 	}
 	return nothingNew(added, r)
+}
+
+// userAccounts returns the accounts a user is added to (Account= plus
+// DefaultAccount=) and the default account (DefaultAccount=, else the
+// first of Account=).
+func userAccounts(set []Spec) ([]string, string, error) {
+	accounts := specValues(set, "Account", true)
+	def, hasDef := specValue(set, "DefaultAccount")
+	def = strings.ToLower(def)
+	if hasDef && !contains(accounts, def) {
+		accounts = append(accounts, def)
+	}
+	if len(accounts) == 0 {
+		return nil, "", errorf("Need a default account for these users to add.")
+	}
+	if !hasDef {
+		def = accounts[0]
+	}
+	return accounts, def, nil
 }
 
 // addUserAssoc creates the user association under account's association.
