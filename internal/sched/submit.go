@@ -3,6 +3,8 @@ package sched
 import (
 	"slices"
 	"time"
+
+	"github.com/sluice-hpc/sluice/internal/priority"
 )
 
 // Submitter identifies who submits a job (the controller takes it from
@@ -29,7 +31,7 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	}
 	j := &Job{User: who.User, UID: who.UID, GID: who.GID, Group: who.Group, Req: req, Partition: -1,
 		assoc: -1, qos: -1, SubmitTime: now, State: JobPending, Reason: ReasonNone}
-	steps := []func(*Job, Submitter) error{st.resolvePartitions, st.resolveAccount, st.resolveQOS,
+	steps := []func(*Job, Submitter) error{st.checkPrivileges, st.resolvePartitions, st.resolveAccount, st.resolveQOS,
 		st.checkArray, st.checkDependency, st.checkPartitionLimits, st.checkFits, st.checkSubmitLimits,
 		st.checkLicenses, st.checkReservation} // license.go, resv_state.go
 	for _, step := range steps {
@@ -326,6 +328,18 @@ func (st *State) checkGresNames(j *Job) error {
 	}
 	if j.Req.GPUs > 0 && !known("gpu", j.Req.GPUsType) {
 		return reject(ErrInvalidGres)
+	}
+	return nil
+}
+
+// checkPrivileges applies the operator-only options: --priority, and a
+// negative --nice (priority.ValidateNice, Slurm's messages).
+func (st *State) checkPrivileges(j *Job, who Submitter) error {
+	if j.Req.Priority > 0 && !who.Admin {
+		return reject(ErrAccessDenied)
+	}
+	if err := priority.ValidateNice(int64(j.Req.Nice), who.Admin); err != nil {
+		return reject(err)
 	}
 	return nil
 }

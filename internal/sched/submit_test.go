@@ -3,6 +3,7 @@ package sched
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestSubmitRejections(t *testing.T) {
@@ -146,4 +147,25 @@ sacctmgr -i add user u2 DefaultAccount=acme GrpTRES=cpu=100`)
 	h.expectState(j.ID, JobPending, "AssocGrpCpuLimit")
 	k := h.mustSubmit("u2", "-n 2 --time=10")
 	h.expectState(k.ID, JobRunning, "")
+}
+
+func TestOperatorOnlyOptions(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 4, ""))
+	for _, opts := range []string{"--nice=-5 --time=10"} {
+		if _, err := h.submit("u", opts); err == nil || err.Error() != "Access/permission denied" {
+			t.Fatalf("%s: %v", opts, err)
+		}
+	}
+	if _, err := h.submit("u", "--nice=2147483646 --time=10"); err == nil ||
+		err.Error() != "Invalid nice value, must be between -2147483645 and 2147483645" {
+		t.Fatalf("nice range: %v", err)
+	}
+	req := Request{Priority: 7, TimeLimit: 10 * time.Minute}
+	if _, err := h.st.Submit(req, Submitter{User: "u"}, h.now); !errors.Is(err, ErrAccessDenied) {
+		t.Fatalf("--priority by a user: %v", err)
+	}
+	j, err := h.st.Submit(req, Submitter{User: "root", Admin: true}, h.now)
+	if err != nil || j.Priority != 7 || !j.DirectPriority {
+		t.Fatalf("--priority by an operator: %v %+v", err, j)
+	}
 }
