@@ -391,6 +391,7 @@ func (st *State) countRun(j *Job, sign int64) {
 	}
 	tres := make([]int64, len(p.TRES))
 	allocTRES(st.Cluster, p, &j.Alloc, tres)
+	addLicenseTRES(p, j, tres) // license/NAME (license.go)
 	qs := orderedQOS(p, j.qos, partQOS(p, st.Cluster, j.Partition))
 	st.usage.each(p, j.assocFor(p, st.Cluster, j.Partition), qs[:], j.User, j.Account,
 		func(ct *counter) { ct.addRun(sign, tres) })
