@@ -241,7 +241,12 @@ func (ls *loopState) queueLaunch(j *sched.Job) {
 func (c *Controller) launchDone(id sched.JobID, restart int32, node string, err error) {
 	c.do(context.Background(), func(ls *loopState) (any, error) {
 		j := ls.st.Job(id)
-		if j == nil || j.RestartCount != restart {
+		if j == nil || j.RestartCount != restart || !isActive(j) {
+			// Cancelled, requeued or purged while the launch was on its
+			// way: the run the agent just started must not go on.
+			if i := ls.st.Cluster.NodeIndex(node); err == nil && i >= 0 {
+				ls.agentCallOn(i, id, killOrphan(uint32(id), c.cfg.KillWait))
+			}
 			return nil, nil
 		}
 		if err != nil {
@@ -255,10 +260,6 @@ func (c *Controller) launchDone(id sched.JobID, restart int32, node string, err 
 			return nil, nil
 		}
 		ls.launched[id] = restart
-		if j.State.Finished() || j.State.Base() == sched.JobPending {
-			// Cancelled or requeued while the launch was on its way.
-			ls.terminateOn(j, ls.lastNodes(j), api.StateCancelled)
-		}
 		return nil, nil
 	})
 }

@@ -1,0 +1,210 @@
+package ctld
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// These tests run a real controller, real node agents and real processes
+// (short shell commands) against SQLite and PostgreSQL.
+
+func TestSubmitRunComplete(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b backend) {
+		c := newCluster(t, b.open(t), clusterOpts{})
+		id := c.submit(c.wrap(`echo "job $SLURM_JOB_ID on $SLURM_JOB_NODELIST in $SLURM_JOB_PARTITION"`))
+		j := c.waitState(id, "COMPLETED", 10*time.Second)
+		if j.ExitCode != "0:0" {
+			t.Errorf("exit code %q, want 0:0", j.ExitCode)
+		}
+		if got, want := c.readOut("slurm-"+idStr(id)+".out"), "job "+idStr(id)+" on n1 in debug"; got != want {
+			t.Errorf("output %q, want %q", got, want)
+		}
+		runs := c.runs(id)
+		if len(runs) != 1 || runs[0].State != "COMPLETED" || runs[0].NodeList != "n1" || runs[0].End.IsZero() {
+			t.Fatalf("accounting rows %+v, want one COMPLETED run on n1", runs)
+		}
+		fail := c.submit(c.wrap("exit 3"))
+		if j := c.waitState(fail, "FAILED", 10*time.Second); j.ExitCode != "3:0" {
+			t.Errorf("failed job exit code %q, want 3:0", j.ExitCode)
+		}
+	})
+}
+
+func TestCancelPendingAndRunning(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	run := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.NTasks = 2 }))
+	c.waitState(run, "RUNNING", 5*time.Second)
+	pend := c.submit(c.wrap("true", func(s *api.JobSpec) { s.NTasks = 2 }))
+	c.eventually(5*time.Second, "pending reason Resources", func() bool {
+		j, _ := c.jobByID(pend)
+		return j.Reason == "Resources"
+	})
+	c.control(api.OpCancel, idStr(pend))
+	c.control(api.OpCancel, idStr(run))
+	if j := c.waitState(pend, "CANCELLED", 5*time.Second); !j.StartTime.IsZero() {
+		t.Errorf("cancelled pending job has a start time %v", j.StartTime)
+	}
+	c.waitState(run, "CANCELLED", 5*time.Second)
+	// The node is free again: a new job runs.
+	next := c.submit(c.wrap("true", func(s *api.JobSpec) { s.NTasks = 2 }))
+	c.waitState(next, "COMPLETED", 10*time.Second)
+	res, err := c.client.Control(c.ctx(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{"9999"}})
+	if err != nil || len(res.Results) != 1 || res.Results[0].Error != "Invalid job id specified" {
+		t.Errorf("cancel of an unknown job: %+v, %v", res, err)
+	}
+}
+
+func TestHoldRelease(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
+	time.Sleep(200 * time.Millisecond)
+	j := c.job(id)
+	if j.State != "PENDING" || j.Reason != "JobHeldUser" || j.Priority != 0 {
+		t.Fatalf("held job: state %s reason %s priority %d", j.State, j.Reason, j.Priority)
+	}
+	if !strings.Contains(j.WhyPending, "held by its user") {
+		t.Errorf("why pending %q", j.WhyPending)
+	}
+	c.control(api.OpRelease, idStr(id))
+	c.waitState(id, "COMPLETED", 10*time.Second)
+	// An admin hold (scontrol hold by root) then release.
+	id2 := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
+	c.control(api.OpHold, idStr(id2))
+	if j := c.job(id2); j.Reason != "JobHeldAdmin" {
+		t.Errorf("reason after admin hold %q", j.Reason)
+	}
+	c.control(api.OpRelease, idStr(id2))
+	c.waitState(id2, "COMPLETED", 10*time.Second)
+}
+
+func TestTimeLimitTimeout(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.TimeLimitSec = 1 }))
+	j := c.waitState(id, "TIMEOUT", 15*time.Second)
+	if d := j.EndTime.Sub(j.StartTime); d < time.Second || d > 6*time.Second {
+		t.Errorf("ran %v, want about the 1 s limit plus KillWait", d)
+	}
+	if r := c.runs(id); len(r) != 1 || r[0].State != "TIMEOUT" {
+		t.Errorf("accounting %+v", r)
+	}
+}
+
+func TestArrayJob(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
+	id := c.submit(c.wrap(`echo "$SLURM_ARRAY_JOB_ID $SLURM_ARRAY_TASK_ID $SLURM_ARRAY_TASK_COUNT"`,
+		func(s *api.JobSpec) { s.Array = "1-4%2"; s.Output = "arr-%A_%a.out" }))
+	c.eventually(20*time.Second, "every array task completed", func() bool {
+		res, err := c.client.Jobs(c.ctx(), api.JobQuery{IDs: []string{idStr(id)}})
+		if err != nil {
+			return false
+		}
+		done := 0
+		for _, j := range res.Jobs {
+			if j.State == "COMPLETED" {
+				done++
+			}
+		}
+		return done == 4
+	})
+	for task := 1; task <= 4; task++ {
+		name := "arr-" + idStr(id) + "_" + idStr(uint32(task)) + ".out"
+		if got, want := c.readOut(name), idStr(id)+" "+idStr(uint32(task))+" 4"; got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestDependencyAfterOK(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
+	first := c.submit(c.wrap("sleep 1; echo first > order.txt"))
+	second := c.submit(c.wrap("echo second >> order.txt", func(s *api.JobSpec) { s.Dependency = "afterok:" + idStr(first) }))
+	time.Sleep(300 * time.Millisecond)
+	if j := c.job(second); j.State != "PENDING" || j.Reason != "Dependency" {
+		t.Fatalf("dependent job: %s (%s), want PENDING (Dependency)", j.State, j.Reason)
+	}
+	c.waitState(second, "COMPLETED", 15*time.Second)
+	if got := c.readOut("order.txt"); got != "first\nsecond" {
+		t.Errorf("order %q", got)
+	}
+	bad := c.submit(c.wrap("exit 1"))
+	never := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Dependency = "afterok:" + idStr(bad) }))
+	c.eventually(10*time.Second, "DependencyNeverSatisfied", func() bool {
+		j, _ := c.jobByID(never)
+		return j.Reason == "DependencyNeverSatisfied"
+	})
+}
+
+func TestRequeueRecordsRuns(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap(`if [ "$SLURM_RESTART_COUNT" = "" ] || [ "$SLURM_RESTART_COUNT" = 0 ]; then sleep 30; fi; echo done`))
+	c.waitState(id, "RUNNING", 5*time.Second)
+	c.control(api.OpRequeue, idStr(id))
+	j := c.job(id)
+	if j.State != "PENDING" || j.RestartCount != 1 {
+		t.Fatalf("after requeue: %s restarts %d", j.State, j.RestartCount)
+	}
+	c.waitState(id, "COMPLETED", 15*time.Second)
+	runs := c.runs(id)
+	if len(runs) != 2 || runs[0].State != "REQUEUED" || runs[1].State != "COMPLETED" {
+		t.Fatalf("runs %+v, want REQUEUED then COMPLETED", runs)
+	}
+}
+
+func TestSuspendResume(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("sleep 30"))
+	c.waitState(id, "RUNNING", 5*time.Second)
+	c.control(api.OpSuspend, idStr(id))
+	if j := c.job(id); j.State != "SUSPENDED" {
+		t.Fatalf("state %s after suspend", j.State)
+	}
+	c.control(api.OpResume, idStr(id))
+	if j := c.job(id); j.State != "RUNNING" {
+		t.Fatalf("state %s after resume", j.State)
+	}
+	c.control(api.OpCancel, idStr(id))
+	c.waitState(id, "CANCELLED", 5*time.Second)
+}
+
+// TestRestartRecovers stops the controller while jobs pend and run,
+// starts a new one on the same store: every job is back with its state,
+// the running ones are kept (not started twice) and finish.
+func TestRestartRecovers(t *testing.T) {
+	forEachStore(t, func(t *testing.T, b backend) {
+		c := newCluster(t, b.open(t), clusterOpts{nodes: 2})
+		var running, pending []uint32
+		for i := 0; i < 4; i++ {
+			running = append(running, c.submit(c.wrap("echo start >> runs-$SLURM_JOB_ID; sleep 2")))
+		}
+		for i := 0; i < 6; i++ {
+			pending = append(pending, c.submit(c.wrap("echo start >> runs-$SLURM_JOB_ID")))
+		}
+		held := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
+		for _, id := range running {
+			c.waitState(id, "RUNNING", 5*time.Second)
+		}
+		c.ctl.Close()
+		c.startController()
+		for _, id := range running {
+			if j, ok := c.jobByID(id); !ok || j.State != "RUNNING" && j.State != "COMPLETED" {
+				t.Fatalf("running job %d after restart: %+v", id, j)
+			}
+		}
+		if j, ok := c.jobByID(held); !ok || j.Reason != "JobHeldUser" {
+			t.Fatalf("held job after restart: %+v", j)
+		}
+		for _, id := range append(running, pending...) {
+			c.waitState(id, "COMPLETED", 20*time.Second)
+			if got := c.readOut("runs-" + idStr(id)); got != "start" {
+				t.Errorf("job %d ran %q, want exactly once", id, got)
+			}
+		}
+		next := c.submit(c.wrap("true"))
+		if next != held+1 {
+			t.Errorf("job id after restart %d, want %d", next, held+1)
+		}
+	})
+}

@@ -1,0 +1,356 @@
+package ctld
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/conf"
+	"github.com/sluice-hpc/sluice/internal/noded"
+)
+
+// TestMain lets the test binary act as the node agents' job shim, as the
+// sluice binary does with `sluice noded-shim`.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == noded.ShimCommandName {
+		os.Exit(noded.ShimMain(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// backend opens a fresh controller store.
+type backend struct {
+	name string
+	open func(t *testing.T) Store
+}
+
+// forEachStore runs f against SQLite and, when SLUICE_TEST_PG_DSN names a
+// reachable server, PostgreSQL (SLUICE_REQUIRE_PG=1 makes its absence a
+// failure).
+func forEachStore(t *testing.T, f func(t *testing.T, b backend)) {
+	for _, b := range []backend{{"sqlite", openTestSQLite}, {"postgres", openTestPostgres}} {
+		t.Run(b.name, func(t *testing.T) { f(t, b) })
+	}
+}
+
+func openTestSQLite(t *testing.T) Store {
+	t.Helper()
+	s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "ctld.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// pgSchemaDSN creates a schema of the test's own and returns a DSN whose
+// search_path points at it (dropped at cleanup).
+func pgSchemaDSN(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("SLUICE_TEST_PG_DSN")
+	unavailable := func(format string, a ...any) {
+		t.Helper()
+		if os.Getenv("SLUICE_REQUIRE_PG") == "1" {
+			t.Fatalf("PostgreSQL required (SLUICE_REQUIRE_PG=1): "+format, a...)
+		}
+		t.Skipf("PostgreSQL not available: "+format, a...)
+	}
+	if dsn == "" {
+		unavailable("SLUICE_TEST_PG_DSN is not set (run scripts/pg-up.sh)")
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		unavailable("%v", err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		unavailable("%v", err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "ctld_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if db, err := sql.Open("pgx", dsn); err == nil {
+			db.Exec("DROP SCHEMA " + schema + " CASCADE")
+			db.Close()
+		}
+	})
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("SLUICE_TEST_PG_DSN: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func openTestPostgres(t *testing.T) Store {
+	t.Helper()
+	s, err := OpenPostgres(context.Background(), pgSchemaDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// testConf is a small cluster: n nodes of 2 CPUs, one partition, quick
+// kill and failure detection.
+func testConf(t *testing.T, dir string, nodes int, extra string) *conf.Config {
+	t.Helper()
+	text := fmt.Sprintf(`ClusterName=test
+SlurmctldHost=localhost
+StateSaveLocation=%s
+SlurmUser=root
+SelectTypeParameters=CR_CPU
+KillWait=1
+SlurmdTimeout=2
+ReturnToService=1
+MinJobAge=300
+PriorityWeightAge=1000
+PriorityWeightJobSize=100
+NodeName=n[1-%d] CPUs=2 RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes=n[1-%d] Default=YES MaxTime=INFINITE State=UP
+%s`, dir, nodes, nodes, extra)
+	cfg, _, err := conf.Parse(filepath.Join(dir, "slurm.conf"), []byte(text))
+	if err != nil {
+		t.Fatalf("conf: %v", err)
+	}
+	return cfg
+}
+
+// cluster is a controller with real agents running real processes.
+type cluster struct {
+	t      *testing.T
+	dir    string
+	cfg    *conf.Config
+	store  Store
+	ctl    *Controller
+	agents map[string]*noded.Agent
+	client *api.Client
+	work   string
+}
+
+type clusterOpts struct {
+	nodes int
+	extra string
+}
+
+// newCluster starts a controller on store and one agent per node, and
+// waits until every node is up.
+func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
+	t.Helper()
+	if o.nodes == 0 {
+		o.nodes = 2
+	}
+	dir := t.TempDir()
+	c := &cluster{t: t, dir: dir, cfg: testConf(t, dir, o.nodes, o.extra), store: store,
+		agents: map[string]*noded.Agent{}, work: t.TempDir()}
+	c.startController()
+	for _, n := range c.cfg.Nodes {
+		c.startAgent(n.Name)
+	}
+	c.waitNodes("idle", o.nodes)
+	return c
+}
+
+func quietLogger() *slog.Logger {
+	if os.Getenv("SLUICE_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func shortSocket(t *testing.T) string {
+	d, err := os.MkdirTemp("", "ctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(d, 0o755)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return filepath.Join(d, "s.sock")
+}
+
+func (c *cluster) startController() {
+	t := c.t
+	ctl, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.dir, Store: c.store,
+		Socket: shortSocket(t), Listen: "127.0.0.1:0", Logger: quietLogger(), TickInterval: 50 * time.Millisecond,
+		SchedDelay: 5 * time.Millisecond, RequeueDelay: 500 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("controller: %v", err)
+	}
+	if err := ctl.Start(); err != nil {
+		t.Fatalf("controller start: %v", err)
+	}
+	t.Cleanup(func() { ctl.Close() })
+	c.ctl = ctl
+	c.client = api.NewUnixClient(ctl.Socket())
+	for name, a := range c.agents {
+		_ = a // agents keep the old URL: restart them against the new controller
+		a.Close()
+		c.startAgent(name)
+	}
+}
+
+func (c *cluster) startAgent(name string) {
+	t := c.t
+	a, err := noded.New(noded.Config{Name: name, ControllerURL: c.ctl.URL(), Spool: filepath.Join(c.dir, "spool", name),
+		Key: c.ctl.ClusterKey(), Listen: "127.0.0.1:0", CPUs: 2, MemoryMB: 1000, PollInterval: 30 * time.Millisecond,
+		HeartbeatInterval: 200 * time.Millisecond, CgroupBase: "none", Logger: quietLogger(),
+		GPUs: noded.GPUDiscovery{LookPath: func(string) (string, error) { return "", os.ErrNotExist }, Root: t.TempDir()}})
+	if err != nil {
+		t.Fatalf("agent %s: %v", name, err)
+	}
+	if err := a.Start(context.Background()); err != nil {
+		t.Fatalf("agent %s: %v", name, err)
+	}
+	c.agents[name] = a
+	t.Cleanup(func() { a.Close() })
+}
+
+// ctx returns a context bounded by a few seconds.
+func (c *cluster) ctx() context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	c.t.Cleanup(cancel)
+	return ctx
+}
+
+// waitNodes waits until n nodes have the compact state.
+func (c *cluster) waitNodes(state string, n int) {
+	c.t.Helper()
+	c.eventually(10*time.Second, fmt.Sprintf("%d nodes %s", n, state), func() bool {
+		res, err := c.client.Nodes(c.ctx())
+		if err != nil {
+			return false
+		}
+		k := 0
+		for _, node := range res.Nodes {
+			if node.StateShort == state {
+				k++
+			}
+		}
+		return k == n
+	})
+}
+
+func (c *cluster) eventually(d time.Duration, what string, f func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// wrap builds a --wrap job spec running cmd in the test's work directory.
+func (c *cluster) wrap(cmd string, mods ...func(*api.JobSpec)) api.JobSpec {
+	s := api.JobSpec{Name: "wrap", Wrap: cmd, Script: "#!/bin/sh\n" + cmd + "\n", WorkDir: c.work,
+		Environment: []string{"PATH=" + os.Getenv("PATH")}}
+	for _, m := range mods {
+		m(&s)
+	}
+	return s
+}
+
+// submit submits a job and returns its id.
+func (c *cluster) submit(s api.JobSpec) uint32 {
+	c.t.Helper()
+	res, err := c.client.Submit(c.ctx(), api.SubmitRequest{Spec: s})
+	if err != nil {
+		c.t.Fatalf("submit: %v", err)
+	}
+	return res.JobID
+}
+
+// job returns one job record (or every record of an array).
+func (c *cluster) job(id uint32) api.JobInfo {
+	c.t.Helper()
+	res, err := c.client.Jobs(c.ctx(), api.JobQuery{IDs: []string{strconv.FormatUint(uint64(id), 10)}, Detail: true})
+	if err != nil || len(res.Jobs) == 0 {
+		c.t.Fatalf("job %d: %v", id, err)
+	}
+	return res.Jobs[0]
+}
+
+// jobByID returns the record with exactly that id from the full list.
+func (c *cluster) jobByID(id uint32) (api.JobInfo, bool) {
+	res, err := c.client.Jobs(c.ctx(), api.JobQuery{})
+	if err != nil {
+		return api.JobInfo{}, false
+	}
+	for _, j := range res.Jobs {
+		if j.JobID == id {
+			return j, true
+		}
+	}
+	return api.JobInfo{}, false
+}
+
+// waitState waits until job id is in state.
+func (c *cluster) waitState(id uint32, state string, d time.Duration) api.JobInfo {
+	c.t.Helper()
+	var last api.JobInfo
+	c.eventually(d, fmt.Sprintf("job %d in %s", id, state), func() bool {
+		j, ok := c.jobByID(id)
+		last = j
+		return ok && j.State == state
+	})
+	return last
+}
+
+// runs returns the stored accounting rows of job id.
+func (c *cluster) runs(id uint32) []RunRow {
+	c.t.Helper()
+	all, err := c.store.Runs(context.Background())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	var out []RunRow
+	for _, r := range all {
+		if r.JobID == id {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (c *cluster) readOut(name string) string {
+	data, _ := os.ReadFile(filepath.Join(c.work, name))
+	return strings.TrimSpace(string(data))
+}
+
+func (c *cluster) control(op string, jobs ...string) api.JobControlResponse {
+	c.t.Helper()
+	res, err := c.client.Control(c.ctx(), api.JobControlRequest{Op: op, Jobs: jobs})
+	if err != nil {
+		c.t.Fatalf("%s %v: %v", op, jobs, err)
+	}
+	for _, r := range res.Results {
+		if r.Error != "" {
+			c.t.Fatalf("%s %s: %s", op, r.Job, r.Error)
+		}
+	}
+	return res
+}
+
+func idStr(id uint32) string { return strconv.FormatUint(uint64(id), 10) }
