@@ -1,0 +1,285 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// The end-to-end tests of sacct, sreport, sdiag, sprio, sshare, srun,
+// salloc and sacctmgr-through-the-controller run a real cluster: the
+// sluice binary built from this tree, `sluice up` (controller, SQLite
+// store, node agents running real processes) in a temporary state
+// directory, and the commands run in-process against it.
+
+var (
+	extBinOnce sync.Once
+	extBin     string
+	extBinErr  error
+)
+
+// sluiceBinary builds ./cmd/sluice once per test run.
+func sluiceBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end test (builds the binary, starts a cluster)")
+	}
+	extBinOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sluice-e2e-bin")
+		if err != nil {
+			extBinErr = err
+			return
+		}
+		extBin = filepath.Join(dir, "sluice")
+		out, err := exec.Command("go", "build", "-o", extBin, "../../cmd/sluice").CombinedOutput()
+		if err != nil {
+			extBinErr = &buildError{out: string(out), err: err}
+		}
+	})
+	if extBinErr != nil {
+		t.Fatal(extBinErr)
+	}
+	return extBin
+}
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
+
+// extCluster is a running `sluice up`.
+type extCluster struct {
+	t     *testing.T
+	bin   string
+	state string
+	conf  string
+	cmd   *exec.Cmd
+	log   *bytes.Buffer
+}
+
+// upCluster starts `sluice up --nodes N` in a fresh state directory and
+// waits for its socket; extra lines are appended to the generated
+// slurm.conf before the start.
+func upCluster(t *testing.T, nodes int, extra string) *extCluster {
+	t.Helper()
+	bin := sluiceBinary(t)
+	state := t.TempDir()
+	os.Chmod(state, 0o755)
+	c := &extCluster{t: t, bin: bin, state: state, conf: filepath.Join(state, "slurm.conf"), log: &bytes.Buffer{}}
+	{
+		text := GenerateConf(GenConf{State: state, Nodes: nodes, CPUs: 2 * nodes, MemoryMB: 4096 * int64(nodes),
+			Port: mustFreePort(t), User: "root"})
+		if err := os.WriteFile(c.conf, []byte(text+extra), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.cmd = exec.Command(bin, "up", "--state", state, "--nodes", strconv.Itoa(nodes))
+	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
+	c.cmd.Env = append(os.Environ(), "HOME="+state)
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.stop)
+	sock := filepath.Join(state, api.SocketFile)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(sock); err == nil {
+			cl := api.NewUnixClient(sock)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			nodesUp := 0
+			if res, err := cl.Nodes(ctx); err == nil {
+				for _, n := range res.Nodes {
+					if strings.HasPrefix(strings.ToLower(n.State), "idle") {
+						nodesUp++
+					}
+				}
+			}
+			cancel()
+			if nodesUp == nodes {
+				return c
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster did not come up:\n%s", c.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func mustFreePort(t *testing.T) int {
+	p, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// stop interrupts `sluice up` (the process this test started) and waits.
+func (c *extCluster) stop() {
+	if c.cmd.Process == nil {
+		return
+	}
+	c.cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() { c.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// env is the environment of a command run by uid against the cluster.
+func (c *extCluster) env(uid int, vars ...string) (*Env, *bytes.Buffer, *bytes.Buffer) {
+	out, errb := &bytes.Buffer{}, &bytes.Buffer{}
+	m := map[string]string{"SLURM_CONF": c.conf, "HOME": c.state}
+	for i := 0; i+1 < len(vars); i += 2 {
+		m[vars[i]] = vars[i+1]
+	}
+	return &Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errb, Getenv: func(k string) string { return m[k] },
+		UID: uid, GID: uid, Cwd: c.state}, out, errb
+}
+
+// run runs a registered command as root and returns status and output.
+func (c *extCluster) run(name string, args ...string) (int, string, string) {
+	return c.runEnv(nil, name, args...)
+}
+
+func (c *extCluster) runEnv(vars []string, name string, args ...string) (int, string, string) {
+	c.t.Helper()
+	cmd, ok := Lookup(name)
+	if !ok {
+		c.t.Fatalf("command %s not registered", name)
+	}
+	env, out, errb := c.env(0, vars...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rc := cmd.Run(ctx, env, args)
+	return rc, out.String(), errb.String()
+}
+
+// client is an API client as root (peer credentials).
+func (c *extCluster) client() *api.Client {
+	return api.NewUnixClient(filepath.Join(c.state, api.SocketFile))
+}
+
+// waitState waits until job id is in one of the states.
+func (c *extCluster) waitState(id string, states ...string) api.JobInfo {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := c.client().Jobs(ctx, api.JobQuery{IDs: []string{id}})
+		cancel()
+		if err == nil && len(res.Jobs) > 0 {
+			for _, s := range states {
+				if res.Jobs[0].State == s {
+					return res.Jobs[0]
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("job %s never reached %v (last: %+v, err %v)\n%s", id, states, res.Jobs, err, c.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// submit runs sbatch --parsable and returns the job id.
+func (c *extCluster) submit(args ...string) string {
+	c.t.Helper()
+	rc, out, errs := c.run("sbatch", append([]string{"--parsable"}, args...)...)
+	if rc != 0 {
+		c.t.Fatalf("sbatch %v: exit %d: %s", args, rc, errs)
+	}
+	return strings.TrimSpace(out)
+}
+
+// TestE2EAccounting runs jobs on a real cluster and checks what sacct,
+// sdiag, sprio and sshare report: a completed job, a failed one, a job
+// requeued while running (two records, the first REQUEUED), a pending
+// held job, and the scheduler counters.
+func TestE2EAccounting(t *testing.T) {
+	c := upCluster(t, 2, "")
+	ok := c.submit("-J", "ok", "--wrap", "true")
+	bad := c.submit("-J", "bad", "--wrap", "exit 3")
+	long := c.submit("-J", "long", "--wrap", "sleep 60")
+	held := c.submit("-J", "held", "-H", "--wrap", "true")
+	c.waitState(ok, "COMPLETED")
+	c.waitState(bad, "FAILED")
+	c.waitState(long, "RUNNING")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.client().Control(ctx, api.JobControlRequest{Op: api.OpRequeue, Jobs: []string{long}}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitState(long, "PENDING")
+
+	rc, out, errs := c.run("sacct", "-X", "-P", "--format=JobID,JobName,State,ExitCode")
+	if rc != 0 {
+		t.Fatalf("sacct: %d %s", rc, errs)
+	}
+	t.Logf("sacct -X -P:\n%s", out)
+	for _, want := range []string{
+		ok + "|ok|COMPLETED|0:0", bad + "|bad|FAILED|3:0", long + "|long|REQUEUED|", long + "|long|PENDING|0:0",
+		held + "|held|PENDING|0:0",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sacct output lacks %q", want)
+		}
+	}
+	rc, out, _ = c.run("sacct", "-j", long, "-n", "-b")
+	if rc != 0 || strings.Count(out, "\n") != 2 {
+		t.Errorf("sacct -j %s: want 2 records (one per run), got %d:\n%s", long, rc, out)
+	}
+
+	rc, out, errs = c.run("sdiag")
+	if rc != 0 {
+		t.Fatalf("sdiag: %d %s", rc, errs)
+	}
+	t.Logf("sdiag:\n%s", out)
+	for _, want := range []string{"Jobs submitted: 4", "Jobs completed: 1", "Jobs failed:    1", "Jobs pending:   2",
+		"Main schedule statistics (microseconds):", "Backfilling stats"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sdiag output lacks %q", want)
+		}
+	}
+	if rc, _, _ := c.run("sdiag", "-r"); rc != 0 {
+		t.Errorf("sdiag -r as root: exit %d", rc)
+	}
+	_, out, _ = c.run("sdiag")
+	if !strings.Contains(out, "Jobs submitted: 0") || !strings.Contains(out, "Total cycles: 0") {
+		t.Errorf("sdiag after -r: counters not reset:\n%s", out)
+	}
+
+	rc, out, errs = c.run("sprio", "-l")
+	if rc != 0 {
+		t.Fatalf("sprio -l: %d %s", rc, errs)
+	}
+	t.Logf("sprio -l:\n%s", out)
+	if !strings.Contains(out, "JOBID") || strings.Contains(out, " "+held+" ") {
+		t.Errorf("sprio -l: want a header and no held job:\n%s", out)
+	}
+	rc, out, _ = c.run("sprio", "-j", held)
+	if rc != 1 || !strings.Contains(out, "Unable to find jobs matching user/id(s) specified") {
+		t.Errorf("sprio -j held: exit %d:\n%s", rc, out)
+	}
+	rc, out, errs = c.run("sshare", "-a")
+	if rc != 0 || !strings.Contains(out, "Account") || !strings.Contains(out, "FairShare") {
+		t.Errorf("sshare -a: %d %s\n%s", rc, errs, out)
+	}
+	t.Logf("sshare -a:\n%s", out)
+}

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+func init() {
+	Register(Command{Name: "sdiag", Summary: "scheduler statistics (cycles, depth, backfill, job counters)", Link: true, Run: runSdiag})
+}
+
+const sdiagUsage = `Usage: sdiag [-r] [--json]
+Prints the controller's statistics: job counters and the main scheduler's
+and backfill's cycle times and depths since the last reset (midnight UTC
+or sdiag -r). -r resets them (operators and administrators only).
+`
+
+func runSdiag(ctx context.Context, env *Env, args []string) int {
+	fs := pflag.NewFlagSet("sdiag", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	reset := fs.BoolP("reset", "r", false, "")
+	asJSON := fs.Bool("json", false, "")
+	help := fs.BoolP("help", "h", false, "")
+	fs.BoolP("all", "a", false, "")
+	if err := fs.Parse(args); err != nil {
+		return Errorf(env, "sdiag", "%v", err)
+	}
+	if *help {
+		fmt.Fprint(env.Stdout, sdiagUsage)
+		return 0
+	}
+	cl, err := controllerClient(env)
+	if err != nil {
+		return clientError(env, "sdiag", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if *reset {
+		if err := cl.SdiagReset(ctx); err != nil {
+			return clientError(env, "sdiag", err)
+		}
+		fmt.Fprintln(env.Stdout, "Reset scheduling statistics")
+		return 0
+	}
+	st, err := cl.Sdiag(ctx)
+	if err != nil {
+		return clientError(env, "sdiag", err)
+	}
+	if *asJSON {
+		data, _ := json.MarshalIndent(st, "", "  ")
+		fmt.Fprintln(env.Stdout, string(data))
+		return 0
+	}
+	fmt.Fprint(env.Stdout, RenderSdiag(&st, time.Local, gettimeofdayLatency()))
+	return 0
+}
+
+// sdiagTime prints a time as sdiag does: "Sun Nov 22 21:40:00 2026 (1795470000)".
+func sdiagTime(t time.Time, loc *time.Location) string {
+	if t.IsZero() {
+		return "N/A"
+	}
+	return fmt.Sprintf("%s (%d)", t.In(loc).Format("Mon Jan 02 15:04:05 2006"), t.Unix())
+}
+
+func sdiagMean(total int64, n int) int64 {
+	if n == 0 {
+		return 0
+	}
+	return total / int64(n)
+}
+
+// RenderSdiag prints the statistics in sdiag's layout (sdiag.1). Sluice
+// has no RPC or agent threads of Slurm's kind: the thread count is the
+// controller's goroutines and the agent queue its pending agent calls.
+func RenderSdiag(s *api.SdiagResponse, loc *time.Location, latencyUS int64) string {
+	var b strings.Builder
+	stars := strings.Repeat("*", 55)
+	fmt.Fprintln(&b, stars)
+	fmt.Fprintf(&b, "sdiag output at %s\n", sdiagTime(s.Now, loc))
+	fmt.Fprintf(&b, "Data since      %s\n", sdiagTime(s.ResetTime, loc))
+	fmt.Fprintln(&b, stars)
+	fmt.Fprintf(&b, "Server thread count:  %d\n", s.ServerThreads)
+	fmt.Fprintf(&b, "Agent queue size:     %d\n", s.AgentQueue)
+	fmt.Fprintf(&b, "Agent count:          %d\n", s.AgentQueue)
+	fmt.Fprintf(&b, "Agent thread count:   %d\n", s.AgentQueue)
+	fmt.Fprintf(&b, "DBD Agent queue size: %d\n\n", 0)
+	fmt.Fprintf(&b, "Jobs submitted: %d\n", s.JobsSubmitted)
+	fmt.Fprintf(&b, "Jobs started:   %d\n", s.JobsStarted)
+	fmt.Fprintf(&b, "Jobs completed: %d\n", s.JobsCompleted)
+	fmt.Fprintf(&b, "Jobs canceled:  %d\n", s.JobsCanceled)
+	fmt.Fprintf(&b, "Jobs failed:    %d\n\n", s.JobsFailed)
+	fmt.Fprintf(&b, "Job states ts:  %s\n", sdiagTime(s.Now, loc))
+	fmt.Fprintf(&b, "Jobs pending:   %d\n", s.JobsPending)
+	fmt.Fprintf(&b, "Jobs running:   %d\n\n", s.JobsRunning)
+	fmt.Fprintln(&b, "Main schedule statistics (microseconds):")
+	fmt.Fprintf(&b, "\tLast cycle:   %d\n", s.LastCycleUS)
+	fmt.Fprintf(&b, "\tMax cycle:    %d\n", s.MaxCycleUS)
+	fmt.Fprintf(&b, "\tTotal cycles: %d\n", s.Cycles)
+	fmt.Fprintf(&b, "\tMean cycle:   %d\n", sdiagMean(s.TotalCycleUS, s.Cycles))
+	fmt.Fprintf(&b, "\tMean depth cycle:  %d\n", sdiagMean(s.TotalDepth, s.Cycles))
+	fmt.Fprintf(&b, "\tCycles per minute: %d\n", s.CyclesPerMin)
+	fmt.Fprintf(&b, "\tLast queue length: %d\n\n", s.LastQueueLen)
+	fmt.Fprintln(&b, "Backfilling stats")
+	fmt.Fprintf(&b, "\tTotal backfilled jobs (since last slurm start): %d\n", s.BfTotalJobs)
+	fmt.Fprintf(&b, "\tTotal backfilled jobs (since last stats cycle start): %d\n", s.BfJobsSinceReset)
+	fmt.Fprintf(&b, "\tTotal backfilled heterogeneous job components: %d\n", 0)
+	fmt.Fprintf(&b, "\tTotal cycles: %d\n", s.BfCycles)
+	fmt.Fprintf(&b, "\tLast cycle when: %s\n", sdiagTime(s.BfLastCycleWhen, loc))
+	fmt.Fprintf(&b, "\tLast cycle: %d\n", s.BfLastCycleUS)
+	fmt.Fprintf(&b, "\tMax cycle:  %d\n", s.BfMaxCycleUS)
+	fmt.Fprintf(&b, "\tMean cycle: %d\n", sdiagMean(s.BfTotalCycleUS, s.BfCycles))
+	fmt.Fprintf(&b, "\tLast depth cycle: %d\n", s.BfLastDepth)
+	fmt.Fprintf(&b, "\tLast depth cycle (try sched): %d\n", s.BfLastDepth)
+	fmt.Fprintf(&b, "\tDepth Mean: %d\n", sdiagMean(s.BfTotalDepth, s.BfCycles))
+	fmt.Fprintf(&b, "\tDepth Mean (try sched): %d\n", sdiagMean(s.BfTotalDepth, s.BfCycles))
+	fmt.Fprintf(&b, "\tLast queue length: %d\n", s.BfLastQueueLen)
+	fmt.Fprintf(&b, "\tQueue length mean: %d\n", sdiagMean(s.BfTotalQueueLen, s.BfCycles))
+	fmt.Fprintf(&b, "\tLast table size: %d\n", s.BfLastDepth)
+	fmt.Fprintf(&b, "\tMean table size: %d\n\n", sdiagMean(s.BfTotalDepth, s.BfCycles))
+	fmt.Fprintf(&b, "Latency for 1000 calls to gettimeofday(): %d microseconds\n", latencyUS)
+	return b.String()
+}
+
+// gettimeofdayLatency times 1000 clock reads, as sdiag reports.
+func gettimeofdayLatency() int64 {
+	t0 := time.Now()
+	for i := 0; i < 1000; i++ {
+		_ = time.Now()
+	}
+	return time.Since(t0).Microseconds()
+}
