@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -102,6 +103,9 @@ func runSim(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return Errorf(env, "sim", "%v", err)
 	}
+	// A replay allocates a lot of short-lived state: trade memory (well
+	// under the 1 GB budget) for fewer collections.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	wallStart := time.Now()
 	tr, err := readSimTrace(env, f)
 	if err != nil {

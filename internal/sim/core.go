@@ -44,6 +44,7 @@ type Core struct {
 	wakes    []int64
 	lastCalc time.Time
 	ends     int
+	stale    bool // fair-share and priorities need a refresh
 
 	capa                Capacity
 	allocCPU, allocGPU  int64
@@ -252,6 +253,9 @@ func (c *Core) purge(t time.Time) {
 // backfill passes, the main scheduler otherwise), applied to the state.
 func (c *Core) Schedule(now int64, backfill bool) Decisions {
 	t := c.at(now)
+	if c.stale {
+		c.refresh(t)
+	}
 	cfg := c.cfg
 	cfg.Backfill.Enabled = cfg.Backfill.Enabled && backfill
 	plan := sched.Schedule(c.st, t, cfg)
@@ -313,11 +317,9 @@ func (c *Core) started(id sched.JobID, backfill bool, t time.Time) (Started, boo
 	if j.Partition >= 0 {
 		part = c.st.Cluster.Partitions[j.Partition].Name
 	}
-	rj := &priority.RunningJob{Assoc: c.assocIndex(j, part), QOS: j.QOS, Start: t, Billing: float64(cpus),
-		Alloc: map[string]int64{"cpu": cpus}}
-	if gpus > 0 {
-		rj.Alloc["gres/gpu"] = gpus
-	}
+	// Per-TRES usage (GrpTRESRaw) is not tracked: fair-share needs only
+	// the billing usage, and the maps cost more than the rest of a pass.
+	rj := &priority.RunningJob{Assoc: c.assocIndex(j, part), QOS: j.QOS, Start: t, Billing: float64(cpus)}
 	if j.Partition >= 0 {
 		if w := c.conf.Partitions[j.Partition].BillingWeights; len(w) > 0 {
 			rj.Billing = c.billing(j, cpus, gpus)
@@ -370,21 +372,43 @@ func (c *Core) assocIndex(j *sched.Job, part string) int {
 	return priority.NoAssoc
 }
 
-// Recalc implements Policy: decay and charge usage, recompute fair-share,
-// refresh every pending job's priority, and report whether the pending
-// queue's priority order changed.
+// Recalc implements Policy: Slurm's decay pass every PriorityCalcPeriod
+// (decay usage, charge the running jobs for the period). Fair-share and
+// the pending jobs' priorities are recomputed right away only when that
+// can reorder a queue a pass will look at (two or more pending jobs and
+// not provably blocked); otherwise they are marked stale and recomputed
+// before the next pass, which decides the same.
 func (c *Core) Recalc(now int64) bool {
 	if c.pcfg.Type == priority.Basic {
 		return false
 	}
 	t := c.at(now)
-	jobs := c.ended
-	for _, id := range sortedJobIDs(c.running) {
-		jobs = append(jobs, *c.running[id])
+	if priority.ResetDue(c.pcfg.UsageResetPeriod, c.lastCalc, t, time.UTC) {
+		c.tree.ResetUsage()
 	}
-	c.tree.Pass(&c.pcfg, jobs, c.lastCalc, t, time.UTC)
+	if !c.lastCalc.IsZero() && t.After(c.lastCalc) {
+		c.tree.Decay(&c.pcfg, math.Floor(t.Sub(c.lastCalc).Seconds()))
+		for i := range c.ended {
+			c.tree.Charge(&c.pcfg, &c.ended[i], c.lastCalc, t)
+		}
+		for _, id := range sortedJobIDs(c.running) {
+			c.tree.Charge(&c.pcfg, c.running[id], c.lastCalc, t)
+		}
+	}
 	c.lastCalc = t
 	c.ended = c.ended[:0]
+	c.stale = true
+	if len(c.pending) < 2 || c.Blocked(now) {
+		return false
+	}
+	return c.refresh(t)
+}
+
+// refresh recomputes fair-share and every pending job's priority and
+// reports whether the queue order changed.
+func (c *Core) refresh(t time.Time) bool {
+	c.stale = false
+	c.tree.Recompute(&c.pcfg)
 	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
 	ids := sortedJobIDs(c.pending)
 	before := c.order(ids)
@@ -498,6 +522,9 @@ func requestGPUs(r *sched.Request) int64 {
 // now.
 func (c *Core) Inspect(now int64) Inspection {
 	t := c.at(now)
+	if c.stale {
+		c.refresh(t)
+	}
 	in := Inspection{T: now, Squeue: c.squeue(t)}
 	var jobs []*priority.Job
 	for _, id := range sortedJobIDs(c.pending) {

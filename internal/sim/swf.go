@@ -106,17 +106,9 @@ func (t *Trace) header(s string) {
 // swfJobLine parses one job line; cause is set for a valid line that is
 // left out of the simulation.
 func swfJobLine(s string, users map[int]UserEntry) (Job, string, error) {
-	f := strings.Fields(s)
-	if len(f) != swfFields {
-		return Job{}, "", fmt.Errorf("want %d fields, got %d", swfFields, len(f))
-	}
 	var v [swfFields]int64
-	for i, x := range f {
-		n, err := strconv.ParseFloat(x, 64)
-		if err != nil || n != n || n > 1e15 || n < -1e15 {
-			return Job{}, "", fmt.Errorf("field %d: not a number: %q", i+1, x)
-		}
-		v[i] = int64(n)
+	if err := swfNumbers(s, &v); err != nil {
+		return Job{}, "", err
 	}
 	if v[swfSubmit] < 0 {
 		return Job{}, "", fmt.Errorf("field 2: negative submit time %d", v[swfSubmit])
@@ -192,4 +184,66 @@ func ReadUserMap(r io.Reader) (map[int]UserEntry, error) {
 		err = fmt.Errorf("user map: %s", strings.Join(errs, "; "))
 	}
 	return m, err
+}
+
+// swfNumbers parses the 18 whitespace-separated numbers of a job line
+// without allocating (a fractional part, which some archives write for
+// average CPU time, is truncated).
+func swfNumbers(s string, v *[swfFields]int64) error {
+	n, i := 0, 0
+	for i < len(s) {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
+		start := i
+		for i < len(s) && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' {
+			i++
+		}
+		if n == swfFields {
+			return fmt.Errorf("want %d fields, got more", swfFields)
+		}
+		x, ok := swfNumber(s[start:i])
+		if !ok {
+			return fmt.Errorf("field %d: not a number: %q", n+1, s[start:i])
+		}
+		v[n] = x
+		n++
+	}
+	if n != swfFields {
+		return fmt.Errorf("want %d fields, got %d", swfFields, n)
+	}
+	return nil
+}
+
+func swfNumber(f string) (int64, bool) {
+	neg := false
+	if f != "" && (f[0] == '-' || f[0] == '+') {
+		neg, f = f[0] == '-', f[1:]
+	}
+	if f == "" {
+		return 0, false
+	}
+	var x int64
+	for k := 0; k < len(f); k++ {
+		c := f[k]
+		if c == '.' {
+			for _, d := range f[k+1:] {
+				if d < '0' || d > '9' {
+					return 0, false
+				}
+			}
+			break
+		}
+		if c < '0' || c > '9' || x > 1e14 {
+			return 0, false
+		}
+		x = x*10 + int64(c-'0')
+	}
+	if neg {
+		x = -x
+	}
+	return x, true
 }
