@@ -100,6 +100,24 @@ func (h *harness) submit(user, opts string) (*Job, error) {
 	return j, nil
 }
 
+// queue submits a job without running a cycle (several jobs then meet
+// the scheduler together).
+func (h *harness) queue(user, opts string) *Job {
+	h.t.Helper()
+	spec, run := h.parseOpts(opts)
+	spec.User = user
+	req, err := RequestFromSpec(&spec, h.now, time.UTC, &h.st.Config)
+	if err != nil {
+		h.t.Fatalf("submit %q: %v", opts, err)
+	}
+	j, err := h.st.Submit(req, Submitter{User: user}, h.now)
+	if err != nil {
+		h.t.Fatalf("submit %q as %s: %v", opts, user, err)
+	}
+	h.specs[j.ID] = run
+	return j
+}
+
 // mustSubmit is submit that fails the test on a rejection.
 func (h *harness) mustSubmit(user, opts string) *Job {
 	h.t.Helper()
