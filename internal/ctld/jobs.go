@@ -363,7 +363,7 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		if err := st.Hold(j.ID, admin && req.Op == api.OpHold); err != nil {
 			return errMsg(err)
 		}
-		j.Priority = 0
+		ls.setPriority(j, now)
 		ls.touch(j, req.Op, w.User)
 	case api.OpRelease:
 		if err := st.Release(j.ID, admin); err != nil {

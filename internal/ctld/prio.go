@@ -81,11 +81,11 @@ func (ls *loopState) recalcPriorities(now time.Time) {
 // setPriority computes one job's priority now (at submit, on update).
 func (ls *loopState) setPriority(j *sched.Job, now time.Time) {
 	p := &ls.prio
+	if j.DirectPriority {
+		return // kept while held too (shown as 0), restored on release
+	}
 	if j.Hold != sched.HoldNone {
 		j.Priority = 0
-		return
-	}
-	if j.DirectPriority {
 		return
 	}
 	if p.cfg.Type == priority.Basic {

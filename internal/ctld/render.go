@@ -86,6 +86,9 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 	if j.State.Base() == sched.JobPending {
 		info.Reason = string(j.Reason)
 	}
+	if j.Hold != sched.HoldNone {
+		info.Priority = 0 // a held job's priority is 0, as Slurm shows it
+	}
 	switch j.Hold {
 	case sched.HoldUser:
 		info.Hold = "user"
