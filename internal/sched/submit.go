@@ -188,6 +188,9 @@ func (st *State) isArrayID(id JobID) bool {
 // PartitionNodeLimit, AccountNotAllowed...), ANY rejects it unless one
 // requested partition fits, ALL unless every one does.
 func (st *State) checkPartitionLimits(j *Job, _ Submitter) error {
+	if !st.anyAcceptsSubmit(j) {
+		return reject(ErrPartConfig)
+	}
 	mode := st.Config.EnforcePartLimits
 	if mode == EnforcePartNo {
 		return nil
@@ -342,4 +345,18 @@ func (st *State) checkPrivileges(j *Job, who Submitter) error {
 		return reject(err)
 	}
 	return nil
+}
+
+// anyAcceptsSubmit reports whether one of the job's partitions takes new
+// jobs: UP and DOWN partitions do (a DOWN partition's jobs pend with
+// PartitionDown), DRAIN and INACTIVE ones refuse them, Slurm's
+// "Requested partition configuration not available now".
+func (st *State) anyAcceptsSubmit(j *Job) bool {
+	for _, part := range j.Partitions {
+		switch st.Cluster.Partitions[part].State {
+		case PartitionUp, PartitionDown:
+			return true
+		}
+	}
+	return false
 }

@@ -169,3 +169,21 @@ func TestOperatorOnlyOptions(t *testing.T) {
 		t.Fatalf("--priority by an operator: %v %+v", err, j)
 	}
 }
+
+// TestPartitionStatesAtSubmit: DOWN takes jobs (they pend), DRAIN and
+// INACTIVE refuse them.
+func TestPartitionStatesAtSubmit(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 4, `PartitionName=down Nodes=node1 State=DOWN
+PartitionName=drain Nodes=node1 State=DRAIN
+PartitionName=off Nodes=node1 State=INACTIVE`))
+	j := h.mustSubmit("u", "-p down --time=10")
+	h.expectState(j.ID, JobPending, ReasonPartitionDown)
+	for _, p := range []string{"drain", "off"} {
+		if _, err := h.submit("u", "-p "+p+" --time=10"); !errors.Is(err, ErrPartConfig) ||
+			err.Error() != "Requested partition configuration not available now" {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	k := h.mustSubmit("u", "-p drain,batch --time=10")
+	h.expectState(k.ID, JobRunning, "")
+}
