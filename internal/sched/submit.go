@@ -32,7 +32,7 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	j := &Job{User: who.User, UID: who.UID, GID: who.GID, Group: who.Group, Req: req, Partition: -1,
 		assoc: -1, qos: -1, SubmitTime: now, State: JobPending, Reason: ReasonNone}
 	steps := []func(*Job, Submitter) error{st.checkPrivileges, st.resolvePartitions, st.resolveAccount, st.resolveQOS,
-		st.checkArray, st.checkDependency, st.checkPartitionLimits, st.checkFits, st.checkSubmitLimits,
+		st.checkMemoryLimits, st.checkArray, st.checkDependency, st.checkPartitionLimits, st.checkFits, st.checkSubmitLimits,
 		st.checkLicenses, st.checkReservation} // license.go, resv_state.go
 	for _, step := range steps {
 		if err := step(j, who); err != nil {
@@ -359,4 +359,32 @@ func (st *State) anyAcceptsSubmit(j *Job) bool {
 		}
 	}
 	return false
+}
+
+// checkMemoryLimits applies MaxMemPerNode and MaxMemPerCPU (the first
+// requested partition's, else the cluster's): a --mem above MaxMemPerNode
+// is refused ("Memory required by task is not available"); a
+// --mem-per-cpu above MaxMemPerCPU raises the job's CPUs per task until
+// the memory per CPU fits, as Slurm does.
+func (st *State) checkMemoryLimits(j *Job, _ Submitter) error {
+	pt := &st.Cluster.Partitions[j.Partitions[0]]
+	maxNode, maxCPU := pt.MaxMemPerNode, pt.MaxMemPerCPU
+	if maxNode == 0 {
+		maxNode = st.Config.MaxMemPerNode
+	}
+	if maxCPU == 0 {
+		maxCPU = st.Config.MaxMemPerCPU
+	}
+	r := &j.Req
+	if maxNode > 0 && r.MemPerNode > maxNode {
+		return reject(ErrMemory)
+	}
+	if maxCPU > 0 && r.MemPerCPU > maxCPU {
+		cpt := int64(max(r.CPUsPerTask, 1))
+		total := r.MemPerCPU * cpt
+		newCPT := (total + maxCPU - 1) / maxCPU
+		r.CPUsPerTask = int32(newCPT)
+		r.MemPerCPU = (total + newCPT - 1) / newCPT
+	}
+	return nil
 }

@@ -187,3 +187,21 @@ PartitionName=off Nodes=node1 State=INACTIVE`))
 	k := h.mustSubmit("u", "-p drain,batch --time=10")
 	h.expectState(k.ID, JobRunning, "")
 }
+
+// TestMaxMemLimits: --mem over MaxMemPerNode is refused; --mem-per-cpu
+// over MaxMemPerCPU raises the CPUs per task instead.
+func TestMaxMemLimits(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 8, "PartitionName=m Nodes=node1 MaxMemPerNode=4000 MaxMemPerCPU=1000"))
+	if _, err := h.submit("u", "-p m --mem=5000 --time=10"); !errors.Is(err, ErrMemory) ||
+		err.Error() != "Memory required by task is not available" {
+		t.Fatalf("--mem over MaxMemPerNode: %v", err)
+	}
+	j := h.mustSubmit("u", "-p m -n 2 --mem-per-cpu=2500 --time=10")
+	if j.Req.CPUsPerTask != 3 || j.Req.MemPerCPU != 834 {
+		t.Fatalf("cpus-per-task %d mem-per-cpu %d, want 3 and 834", j.Req.CPUsPerTask, j.Req.MemPerCPU)
+	}
+	h.expectState(j.ID, JobRunning, "")
+	if j.Alloc.CPUs[0] != 6 {
+		t.Fatalf("allocated %d CPUs", j.Alloc.CPUs[0])
+	}
+}
