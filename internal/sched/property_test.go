@@ -149,9 +149,6 @@ func fixRapidDefaults() {
 	if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() == "0" {
 		_ = f.Value.Set("20261122")
 	}
-	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == "100" {
-		_ = f.Value.Set("150")
-	}
 }
 
 // propCluster draws a slurm.conf: 2-6 nodes of 2-8 CPUs, some with GPUs;
@@ -248,7 +245,7 @@ func checkCycle(rt *rapid.T, h *harness, share map[string]int32) {
 	plan := h.schedule()
 	checkNoDelay(rt, h, &plan)
 	checkNodes(rt, h, share)
-	checkLimits(rt, h)
+	checkLimits(rt, h, 3, 12)
 	before := map[JobID]time.Time{}
 	for _, p := range plan.Pending {
 		if !p.ExpectedStart.IsZero() {
@@ -336,8 +333,8 @@ func checkNodes(rt *rapid.T, h *harness, share map[string]int32) {
 	}
 }
 
-// checkLimits: QOS normal has MaxJobsPerUser=3 and GrpTRES=cpu=12.
-func checkLimits(rt *rapid.T, h *harness) {
+// checkLimits checks the QOS MaxJobsPerUser and GrpTRES cpu limits.
+func checkLimits(rt *rapid.T, h *harness, maxJobs int, grpCPU int64) {
 	perUser := map[string]int{}
 	var cpus int64
 	for _, j := range h.st.Jobs() {
@@ -350,11 +347,54 @@ func checkLimits(rt *rapid.T, h *harness) {
 		}
 	}
 	for u, n := range perUser {
-		if n > 3 {
-			rt.Fatalf("user %s runs %d jobs, MaxJobsPerUser=3", u, n)
+		if n > maxJobs {
+			rt.Fatalf("user %s runs %d jobs, MaxJobsPerUser=%d", u, n, maxJobs)
 		}
 	}
-	if cpus > 12 {
-		rt.Fatalf("running jobs hold %d CPUs, GrpTRES=cpu=12", cpus)
+	if cpus > grpCPU {
+		rt.Fatalf("running jobs hold %d CPUs, GrpTRES=cpu=%d", cpus, grpCPU)
 	}
+}
+
+// propPreemptions counts the preemptions the property saw (logged, so a
+// run shows the property is not vacuous).
+var propPreemptions int
+
+// TestPropertyPreemptionKeepsNodesWithinLimits: the same invariants
+// (no oversubscription, limits hold) with preempt/partition_prio in
+// every mode: a tier-2 partition over some of the nodes preempts jobs of
+// the tier-1 partition with CANCEL, REQUEUE or SUSPEND (gang), and
+// suspended jobs keep their memory and GRES.
+func TestPropertyPreemptionKeepsNodesWithinLimits(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		conf, share := propCluster(rt)
+		mode := rapid.SampledFrom([]string{"CANCEL", "REQUEUE", "SUSPEND,GANG"}).Draw(rt, "mode")
+		conf = strings.Replace(conf, "AccountingStorageEnforce=associations,limits\n",
+			"AccountingStorageEnforce=associations,limits\nPreemptType=preempt/partition_prio\nPreemptMode="+mode+"\n", 1)
+		conf = strings.Replace(conf, "OverSubscribe=FORCE:2 MaxTime=04:00:00", "PriorityTier=2 MaxTime=04:00:00", 1)
+		for n := range share {
+			share[n] = 1 // no oversubscription: the high partition preempts instead
+		}
+		h := newHarness(rt, conf)
+		h.sacctmgr(strings.Replace(propAcct, "MaxJobsPerUser=3 GrpTRES=cpu=12", "MaxJobsPerUser=6 GrpTRES=cpu=40", 1))
+		jobs := rapid.IntRange(3, 12).Draw(rt, "jobs")
+		for i := 0; i < jobs; i++ {
+			user := fmt.Sprintf("u%d", rapid.IntRange(1, 3).Draw(rt, fmt.Sprintf("user%d", i)))
+			_, _ = h.submit(user, propJob(rt, i))
+			propPreemptions += len(h.lastPlan.Preemptions)
+			checkNodes(rt, h, share)
+			checkLimits(rt, h, 6, 40)
+			for k := rapid.IntRange(0, 3).Draw(rt, fmt.Sprintf("gap%d", i)); k > 0; k-- {
+				h.advance(10 * time.Minute)
+				checkNodes(rt, h, share)
+				checkLimits(rt, h, 6, 40)
+			}
+		}
+		for k := 0; k < 20; k++ {
+			h.advance(10 * time.Minute)
+			checkNodes(rt, h, share)
+			checkLimits(rt, h, 6, 40)
+		}
+	})
+	t.Logf("%d preemptions decided on submission over all runs", propPreemptions)
 }
