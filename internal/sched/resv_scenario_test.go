@@ -453,3 +453,33 @@ func TestReservationQueueOrder(t *testing.T) {
 		t.Fatal("the preemptor rule comes before the reservation rule")
 	}
 }
+
+// TestReservationScriptAndUtilization: a script of scontrol lines (the
+// simulator's reservations) is applied, jobs run in the reservation and
+// sreport's reservation utilization splits its CPU time into allocated
+// and idle.
+func TestReservationScriptAndUtilization(t *testing.T) {
+	h := newHarness(t, resvConf)
+	lines, err := resv.ParseScript(`# lab hours
+scontrol create reservation ReservationName=lab StartTime=now Duration=2:00:00 Nodes=node[1-2] Users=alice
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.st.ApplyReservationScript(lines, h.now, time.UTC); err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := resv.ParseScript("create reservation ReservationName=x StartTime=now Duration=10 Nodes=node1 Users=bob\n")
+	if err := h.st.ApplyReservationScript(bad, h.now, time.UTC); err == nil || err.Error() != "line 1: "+resv.ErrOverlap.Error() {
+		t.Fatalf("overlapping script line: %v", err)
+	}
+	j := h.mustSubmitRL("alice", "-N 1 --exclusive --time=1:00:00 --reservation=lab --run=30:00")
+	h.advance(3 * time.Hour)
+	jj := h.job(j.ID)
+	runs := []resv.JobRun{{Reservation: h.st.JobReservation(jj), Start: jj.StartTime, End: jj.EndTime, CPUs: 4}}
+	rows := resv.Utilization(h.st.ReservationRecords(t0, t0.Add(24*time.Hour)), runs, t0, t0.Add(24*time.Hour))
+	if len(rows) != 1 || rows[0].Allocated != 4*1800 || rows[0].Idle != 8*7200-4*1800 {
+		t.Fatalf("utilization %+v", rows)
+	}
+	t.Logf("\n%s", resv.FormatUtilization(rows, t0, t0.Add(24*time.Hour), false, nil))
+}

@@ -385,3 +385,41 @@ func (st *State) checkReservation(j *Job, _ Submitter) error {
 	}
 	return nil
 }
+
+// ApplyReservationScript applies the commands of a reservation script
+// (resv.ParseScript) at now, as the simulator does with its policy's
+// reservations file; it stops at the first rejected command, naming its
+// line (the commands before it stay applied).
+func (st *State) ApplyReservationScript(lines []resv.ScriptLine, now time.Time, loc *time.Location) error {
+	for _, l := range lines {
+		var err error
+		switch l.Cmd.Verb {
+		case resv.VerbCreate:
+			_, err = st.CreateReservation(l.Cmd, now, loc)
+		case resv.VerbUpdate:
+			err = st.UpdateReservation(l.Cmd, now, loc)
+		case resv.VerbDelete:
+			err = st.DeleteReservation(l.Cmd.Name, now)
+		}
+		if err != nil {
+			return fmt.Errorf("line %d: %w", l.Line, err)
+		}
+	}
+	return nil
+}
+
+// ReservationRecords returns the accounting records (one per occurrence)
+// of every reservation meeting [from, to), with the CPUs of its nodes:
+// the input of resv.Utilization for sreport reservation utilization and
+// the simulator's reserved-capacity report.
+func (st *State) ReservationRecords(from, to time.Time) []resv.Record {
+	var out []resv.Record
+	for _, e := range st.resvs.list {
+		var cpus int64
+		for _, ni := range e.nodes.Indices(nil) {
+			cpus += int64(st.Cluster.Nodes[ni].CPUs)
+		}
+		out = append(out, resv.Records(e.R, st.Cluster.Name, cpus, from, to)...)
+	}
+	return out
+}
