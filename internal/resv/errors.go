@@ -47,3 +47,22 @@ var (
 type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
+
+// ClientMessage is what scontrol prints for a failed reservation command:
+// scontrol's own usage messages as they are, the controller's errors
+// after "Error creating the reservation: " (updating, deleting). The
+// command exits 1.
+func ClientMessage(v Verb, err error) string {
+	if ue, ok := err.(*UsageError); ok {
+		return ue.Msg
+	}
+	switch v {
+	case VerbCreate:
+		return "Error creating the reservation: " + err.Error()
+	case VerbUpdate:
+		return "Error updating the reservation: " + err.Error()
+	case VerbDelete:
+		return "Error deleting the reservation: " + err.Error()
+	}
+	return err.Error()
+}

@@ -255,3 +255,21 @@ func FuzzParseCommand(f *testing.F) {
 		_ = r.Occurrences(now, now.Add(48*time.Hour), 5)
 	})
 }
+
+func TestClientMessage(t *testing.T) {
+	cases := []struct {
+		v    Verb
+		err  error
+		want string
+	}{
+		{VerbCreate, ErrOverlap, "Error creating the reservation: Reservation request overlaps with existing reservation"},
+		{VerbUpdate, ErrInvalid, "Error updating the reservation: Requested reservation is invalid"},
+		{VerbDelete, ErrBusy, "Error deleting the reservation: Reservation is in use"},
+		{VerbCreate, &UsageError{"StartTime must be specified.  No reservation created."}, "StartTime must be specified.  No reservation created."},
+	}
+	for _, c := range cases {
+		if got := ClientMessage(c.v, c.err); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+	}
+}

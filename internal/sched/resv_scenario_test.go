@@ -483,3 +483,22 @@ scontrol create reservation ReservationName=lab StartTime=now Duration=2:00:00 N
 	}
 	t.Logf("\n%s", resv.FormatUtilization(rows, t0, t0.Add(24*time.Hour), false, nil))
 }
+
+func TestReservedNodes(t *testing.T) {
+	h := newHarness(t, resvConf)
+	h.mustScontrol("create reservation ReservationName=m StartTime=now Duration=60 Nodes=node1 Users=root Flags=MAINT")
+	h.mustScontrol("create reservation ReservationName=u StartTime=now Duration=60 Nodes=node2 Users=alice")
+	h.mustScontrol("create reservation ReservationName=f StartTime=now+2hours Duration=60 Nodes=node3 Users=alice")
+	r, m := h.st.ReservedNodes(h.now)
+	if got := h.st.Cluster.NodeNames(r.Indices(nil)); strings.Join(got, ",") != "node1,node2" {
+		t.Fatalf("reserved %v", got)
+	}
+	if got := h.st.Cluster.NodeNames(m.Indices(nil)); strings.Join(got, ",") != "node1" {
+		t.Fatalf("maint %v", got)
+	}
+	out := resv.SinfoT(h.st.Reservations(), h.now, nil)
+	if !strings.Contains(out, "f              INACTIVE 2026-01-05T11:00:00") {
+		t.Fatalf("sinfo -T:\n%s", out)
+	}
+	t.Logf("sinfo -T:\n%s", out)
+}

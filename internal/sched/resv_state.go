@@ -423,3 +423,21 @@ func (st *State) ReservationRecords(from, to time.Time) []resv.Record {
 	}
 	return out
 }
+
+// ReservedNodes returns the nodes in a reservation active at now, and
+// among them those in a MAINT one: sinfo shows such idle nodes as
+// RESERVED (resv) and MAINT (maint).
+func (st *State) ReservedNodes(now time.Time) (reserved, maint NodeSet) {
+	n := len(st.Cluster.Nodes)
+	reserved, maint = NewNodeSet(n), NewNodeSet(n)
+	for _, e := range st.resvs.list {
+		if !e.R.Active(now) {
+			continue
+		}
+		reserved.Or(e.nodes)
+		if e.maint() {
+			maint.Or(e.nodes)
+		}
+	}
+	return reserved, maint
+}
