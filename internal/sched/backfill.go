@@ -254,6 +254,17 @@ func (b *backfill) plan(rec *QueueRec) {
 			}
 		}
 	}
+	if tmin := j.Req.TimeMin; tmin > 0 && tmin < limit && !noReserve {
+		// --time-min: start now with the largest limit that delays no
+		// reservation, or plan with the minimum (SEMANTICS §4.3)
+		d = int64(PlanDuration(tmin, p))
+		if b.mayStart() && b.startNowMin(rec, sh, d, limit) && c.done[rec.slot] {
+			return
+		}
+		if cur = sh.cursor(d); *cur >= bfNever {
+			return
+		}
+	}
 	t, nodes, ok := b.search(sh, *cur, d, *cur == 0)
 	if !ok {
 		*cur = bfNever
@@ -311,6 +322,19 @@ func (b *backfill) noReserve(j *Job) bool {
 // startNow starts rec now if it fits in the free resources on nodes none
 // of whose reservations begins before the job's planned end.
 func (b *backfill) startNow(rec *QueueRec, sh *bfShape, d int64, limit time.Duration) bool {
+	al, ok := b.fitNow(rec, sh, d)
+	if !ok {
+		return false
+	}
+	b.c.StartJob(rec, al, limit, true, nil)
+	b.starts++
+	b.m.occupy(al.Nodes, 0, b.m.alignUp(d))
+	return true
+}
+
+// fitNow selects nodes for rec in the free resources among the nodes
+// whose reservations all begin at or after d from now.
+func (b *backfill) fitNow(rec *QueueRec, sh *bfShape, d int64) (Alloc, bool) {
 	c := b.c
 	mask := b.mask
 	mask.CopyFrom(sh.capable)
@@ -318,16 +342,32 @@ func (b *backfill) startNow(rec *QueueRec, sh *bfShape, d int64, limit time.Dura
 		mask.And(c.Avail.Free)
 	}
 	if mask.Empty() {
-		return false
+		return Alloc{}, false
 	}
 	b.m.dropReserved(mask, d)
-	al, ok := c.Fit(rec, c.Avail, mask)
+	return c.Fit(rec, c.Avail, mask)
+}
+
+// startNowMin starts a job with --time-min now if it fits for its
+// minimum, with the largest time limit (whole minutes, at most its
+// --time) that ends before the first reservation on its nodes, as
+// Slurm's backfill does.
+func (b *backfill) startNowMin(rec *QueueRec, sh *bfShape, dmin int64, limit time.Duration) bool {
+	al, ok := b.fitNow(rec, sh, dmin)
 	if !ok {
 		return false
 	}
-	c.StartJob(rec, al, limit, true, nil)
+	l := limitOffset(limit)
+	for _, n := range al.Nodes {
+		l = min(l, b.m.resvFirst[n])
+	}
+	lim := limit
+	if l < limitOffset(limit) {
+		lim = max(time.Duration(l).Truncate(time.Minute), time.Duration(dmin))
+	}
+	b.c.StartJob(rec, al, lim, true, nil)
 	b.starts++
-	b.m.occupy(al.Nodes, 0, b.m.alignUp(d))
+	b.m.occupy(al.Nodes, 0, b.m.alignUp(limitOffset(lim)))
 	return true
 }
 

@@ -207,3 +207,23 @@ sacctmgr -i modify account a set qos+=normal,standby
 	h.expectState(sb.ID, JobPending, ReasonResources)
 	h.expectState(low.ID, JobRunning, "")
 }
+
+// TestBackfillTimeMin: a job with --time-min that cannot run for its
+// whole --time before a reservation starts now with the largest limit
+// that ends before it (at least its --time-min).
+func TestBackfillTimeMin(t *testing.T) {
+	h := newHarness(t, cpuConf(2, 4, ""))
+	run := h.mustSubmit("u", "-N 1 --exclusive --time=1:00:00")
+	big := h.submitWithPriority("u", "-N 2 --exclusive --time=1:00:00", 100)
+	x := h.submitWithPriority("u", "-N 1 --exclusive --time=3:00:00 --time-min=30", 1)
+	y := h.submitWithPriority("u", "-N 1 --exclusive --time=3:00:00 --time-min=90", 1)
+	h.schedule()
+	h.expectState(run.ID, JobRunning, "")
+	h.expectState(big.ID, JobPending, ReasonResources)
+	h.expectState(x.ID, JobRunning, "")
+	if x.TimeLimit != time.Hour {
+		t.Fatalf("time-min job started with limit %v, want 1h (the reservation's start)", x.TimeLimit)
+	}
+	h.expectState(y.ID, JobPending, ReasonPriority)
+	t.Logf("job %d started with limit %v (--time=3:00:00 --time-min=30)", x.ID, x.TimeLimit)
+}
