@@ -150,7 +150,8 @@ func (c *Cycle) LimitReason(rec *QueueRec) Reason {
 	}
 	requestTRES(c.Cluster, c.Config, p, j, rec.Part, c.limReq, c.limPerNode)
 	lc := limitCheck{p: p, use: &c.use.usage, qos: c.jobQOSList(j, rec.Part), assoc: j.assocFor(p, c.Cluster, rec.Part),
-		user: j.User, account: j.Account, req: c.limReq, perNode: c.limPerNode, wall: c.TimeLimit(j, rec.Part), tasks: 1}
+		user: j.User, account: j.Account, req: c.limReq, perNode: c.limPerNode, wall: c.TimeLimit(j, rec.Part), tasks: 1,
+		safe: c.Config.Enforce&EnforceSafe != 0}
 	return lc.runnable()
 }
 

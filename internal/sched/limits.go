@@ -28,6 +28,8 @@ const (
 	lkMinTRESPJ
 	lkMaxTRESMinsPJ
 	lkGrpTRESRunMins
+	lkGrpTRESMins
+	lkGrpWall
 	lkMaxTRESRunMinsPU
 	lkMaxTRESRunMinsPA
 	nLimitKinds
@@ -127,6 +129,12 @@ var (
 	reasonsAssocGrpTRESRunMins = [nFamilies]Reason{"AssocGrpCPURunMinutesLimit", "AssocGrpMemRunMinutes",
 		"AssocGrpNodeRunMinutes", "AssocGrpGRESRunMinutes", "AssocGrpLicenseRunMinutes", "AssocGrpBBRunMinutes",
 		"AssocGrpEnergyRunMinutes", "AssocGrpBillingRunMinutes", "AssocGrpUnknownRunMinutes"}
+	reasonsQOSGrpTRESMins = [nFamilies]Reason{"QOSGrpCPUMinutesLimit", "QOSGrpMemoryMinutes", "QOSGrpNodeMinutes",
+		"QOSGrpGRESMinutes", "QOSGrpLicenseMinutes", "QOSGrpBBMinutes", "QOSGrpEnergyMinutes", "QOSGrpBillingMinutes",
+		"QOSGrpUnknownMinutes"}
+	reasonsAssocGrpTRESMins = [nFamilies]Reason{"AssocGrpCPUMinutesLimit", "AssocGrpMemMinutes", "AssocGrpNodeMinutes",
+		"AssocGrpGRESMinutes", "AssocGrpLicenseMinutes", "AssocGrpBBMinutes", "AssocGrpEnergyMinutes",
+		"AssocGrpBillingMinutes", "AssocGrpUnknownMinutes"}
 	reasonsQOSMinTRES = [nFamilies]Reason{"QOSMinCpuNotSatisfied", "QOSMinMemory", "QOSMinNode", "QOSMinGRES",
 		"QOSMinLicense", "QOSMinBB", "QOSMinEnergy", "QOSMinBilling", "QOSMinUnknown"}
 	reasonsQOSMaxTRESMinsPJ = [nFamilies]Reason{"QOSMaxCpuMinutesPerJobLimit", "QOSMaxMemoryMinutesPerJob",
@@ -148,6 +156,7 @@ type limitCheck struct {
 	perNode []int64 // the most of each TRES on one node
 	wall    time.Duration
 	tasks   int64 // jobs the check adds (array tasks at submit)
+	safe    bool  // AccountingStorageEnforce=safe
 }
 
 var zeroCounter = counter{}
@@ -225,6 +234,9 @@ func (lc *limitCheck) qosCounts(q int32, cl *claims) Reason {
 	if qp.MaxWall >= 0 && cl.claim(lkMaxWall, 0) && lc.wall > qp.MaxWall {
 		return ReasonQOSMaxWallDurationPerJobLimit
 	}
+	if qp.GrpWall >= 0 && cl.claim(lkGrpWall, 0) && lc.qosCounter(q).usedWall >= int64(qp.GrpWall/time.Minute) {
+		return ReasonQOSGrpWallLimit
+	}
 	return ""
 }
 
@@ -239,13 +251,13 @@ func (lc *limitCheck) assocCounts(cl *claims) Reason {
 	if ua.MaxWall >= 0 && !cl.has(lkMaxWall, 0) && lc.wall > ua.MaxWall {
 		return ReasonAssocMaxWallDurationPerJobLimit
 	}
-	if cl.has(lkGrpJobs, 0) {
-		return ""
-	}
 	for a := lc.assoc; a >= 0; a = lc.p.Assocs[a].Parent {
 		ap := &lc.p.Assocs[a]
-		if ap.GrpJobs >= 0 && lc.assocCounter(a).runJobs+1 > ap.GrpJobs {
+		if ap.GrpJobs >= 0 && !cl.has(lkGrpJobs, 0) && lc.assocCounter(a).runJobs+1 > ap.GrpJobs {
 			return ReasonAssocGrpJobsLimit
+		}
+		if ap.GrpWall >= 0 && !cl.has(lkGrpWall, 0) && lc.assocCounter(a).usedWall >= int64(ap.GrpWall/time.Minute) {
+			return ReasonAssocGrpWallLimit
 		}
 	}
 	return ""
@@ -254,6 +266,11 @@ func (lc *limitCheck) assocCounts(cl *claims) Reason {
 func (lc *limitCheck) qosTRES(q int32, cl *claims) Reason {
 	qp := &lc.p.QOS[q]
 	qc := lc.qosCounter(q)
+	for _, l := range qp.GrpTRESMins {
+		if cl.claim(lkGrpTRESMins, l.TRES) && lc.minsOver(qc, l) {
+			return reasonsQOSGrpTRESMins[tresFamily(lc.p.TRES[l.TRES])]
+		}
+	}
 	for _, l := range qp.GrpTRES {
 		if cl.claim(lkGrpTRES, l.TRES) && runTRES(qc, l.TRES)+lc.req[l.TRES] > l.Value {
 			return reasonsQOSGrpTRES[tresFamily(lc.p.TRES[l.TRES])]
@@ -315,6 +332,20 @@ func (lc *limitCheck) qosRunMins(qp *QOSPolicy, qc, uc, ac *counter, cl *claims)
 	return ""
 }
 
+// minsOver reports whether the historical usage has reached limit l; with
+// AccountingStorageEnforce=safe the job's whole request (tres × time
+// limit) must also fit, as Slurm's "safe" enforcement does.
+func (lc *limitCheck) minsOver(ct *counter, l TRESLimit) bool {
+	var used int64
+	if int(l.TRES) < len(ct.usedMins) {
+		used = ct.usedMins[l.TRES]
+	}
+	if lc.safe {
+		return satAddMins(used, tresMinutes(lc.req[l.TRES], lc.wall)) > l.Value
+	}
+	return used >= l.Value
+}
+
 // runMinsOver reports whether the counter's run minutes plus the job's
 // request exceed limit l.
 func (lc *limitCheck) runMinsOver(ct *counter, l TRESLimit) bool {
@@ -350,6 +381,11 @@ func (lc *limitCheck) assocTRES(cl *claims) Reason {
 		for _, l := range lc.p.Assocs[a].GrpTRES {
 			if !cl.has(lkGrpTRES, l.TRES) && runTRES(ac, l.TRES)+lc.req[l.TRES] > l.Value {
 				return reasonsAssocGrpTRES[tresFamily(lc.p.TRES[l.TRES])]
+			}
+		}
+		for _, l := range lc.p.Assocs[a].GrpTRESMins {
+			if !cl.has(lkGrpTRESMins, l.TRES) && lc.minsOver(ac, l) {
+				return reasonsAssocGrpTRESMins[tresFamily(lc.p.TRES[l.TRES])]
 			}
 		}
 		for _, l := range lc.p.Assocs[a].GrpTRESRunMins {

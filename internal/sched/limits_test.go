@@ -145,3 +145,47 @@ sacctmgr -i add user u DefaultAccount=acme`)
 	h.advance(50 * time.Minute) // first has 200 cpu-minutes left: 200 + 400 <= 600
 	h.expectState(second.ID, JobRunning, "")
 }
+
+// fakeUsage is a UsageSource with fixed numbers.
+type fakeUsage struct {
+	assoc map[string]map[string]float64 // by account
+	wall  map[string]float64            // by account
+}
+
+func (f fakeUsage) AssocUsage(account, user, _ string) (map[string]float64, float64, bool) {
+	if user != "" {
+		return nil, 0, false
+	}
+	return f.assoc[account], f.wall[account], true
+}
+
+func (f fakeUsage) QOSUsage(string) (map[string]float64, float64, bool) { return nil, 0, false }
+
+// TestGrpTRESMinsAndGrpWall: an account whose decayed usage reached its
+// GrpTRESMins or GrpWall runs nothing more; with safe enforcement a job
+// also waits when its whole request would cross the limit.
+func TestGrpTRESMinsAndGrpWall(t *testing.T) {
+	for _, c := range []struct {
+		enforce, acct string
+		used          float64
+		wall          float64
+		want          Reason
+	}{
+		{"limits", "GrpTRESMins=cpu=1000", 999, 0, ""},
+		{"limits", "GrpTRESMins=cpu=1000", 1000, 0, "AssocGrpCPUMinutesLimit"},
+		{"safe", "GrpTRESMins=cpu=1000", 700, 0, "AssocGrpCPUMinutesLimit"}, // 700 + 4 cpu x 100 min > 1000
+		{"safe", "GrpTRESMins=cpu=1100", 700, 0, ""},
+		{"limits", "GrpWall=60", 0, 60, "AssocGrpWallLimit"},
+		{"limits", "GrpWall=60", 0, 59, ""},
+	} {
+		h := noBackfill(newHarness(t, cpuConf(1, 4, "AccountingStorageEnforce="+c.enforce)))
+		h.sacctmgr("sacctmgr -i add account acme " + c.acct + "\nsacctmgr -i add user u DefaultAccount=acme")
+		h.st.Usage = fakeUsage{assoc: map[string]map[string]float64{"acme": {"cpu": c.used}}, wall: map[string]float64{"acme": c.wall}}
+		j := h.mustSubmit("u", "-n 4 --time=100")
+		if c.want == "" {
+			h.expectState(j.ID, JobRunning, "")
+		} else {
+			h.expectState(j.ID, JobPending, c.want)
+		}
+	}
+}

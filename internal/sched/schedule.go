@@ -83,6 +83,7 @@ func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 	c.passNodes = c.Avail.Usable.Clone()
 	c.use = newCycleUsage(&st.usage)
 	c.use.addRunMins(c)
+	c.use.addHistory(c)
 	for _, j := range st.jobList {
 		if j.Array != nil && j.Array.TaskID >= 0 && isActive(j) {
 			c.arrayRun[j.Array.JobID]++

@@ -20,6 +20,9 @@ type State struct {
 	Policy *Policy
 	// NextJobID is the id the next submitted job gets.
 	NextJobID JobID
+	// Usage, when set, is the decayed usage that GrpTRESMins and GrpWall
+	// are checked against (TreeUsage over the priority plugin's tree).
+	Usage UsageSource
 
 	jobs    map[JobID]*Job
 	jobList []*Job // every job, ascending id

@@ -17,6 +17,11 @@ type counter struct {
 	// their time limits (Slurm's TRESRunMins); only a cycle's copy of the
 	// counters fills them, since they depend on now.
 	runMins []int64
+	// usedMins (TRES-minutes) and usedWall (minutes) are the decayed
+	// historical usage for GrpTRESMins and GrpWall, loaded per cycle from
+	// State.Usage.
+	usedMins []int64
+	usedWall int64
 }
 
 // addMins adds tres × minutes to the run-minutes counter.
