@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -250,5 +251,125 @@ func TestParseSimTime(t *testing.T) {
 	}
 	if _, err := parseSimTime("2026-01-01", 0); err == nil {
 		t.Error("a date on a trace without a start time must be an error")
+	}
+}
+
+// gpuStreams writes a JSONL trace of two saturating streams of equal jobs
+// (2 nodes x 8 A100s, 4 h, limit 5 h) on gpu-cluster's a100-training
+// partition: alice (ml-research) every 46 min and bob (ml-platform) every
+// 60 min, together about 1.15 times the partition's capacity, each more
+// than its fair share, so both always have work waiting and the scheduler
+// decides the split.
+func gpuStreams(t *testing.T, days int) string {
+	t.Helper()
+	var b strings.Builder
+	id := 0
+	for _, s := range []struct {
+		user, account string
+		every         int
+	}{{"alice", "ml-research", 46 * 60}, {"bob", "ml-platform", 60 * 60}} {
+		for at := 0; at < days*86400; at += s.every {
+			id++
+			fmt.Fprintf(&b, `{"id":%d,"submit":%d,"runtime":14400,"user":%q,"account":%q,"qos":"standard","partitions":["a100-training"],"min_nodes":2,"max_nodes":2,"ntasks":2,"gres":"gpu:8","time_limit_s":18000}`+"\n", id, at, s.user, s.account)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "streams.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+type simDoc struct {
+	Policies []struct {
+		Name    string `json:"name"`
+		Metrics struct {
+			Shares []struct {
+				Account    string  `json:"account"`
+				NormShares float64 `json:"norm_shares"`
+				Delivered  float64 `json:"delivered"`
+			} `json:"shares"`
+			Started  int `json:"started"`
+			Rejected int `json:"rejected"`
+		} `json:"metrics"`
+	} `json:"policies"`
+}
+
+func readSimDoc(t *testing.T, path string) simDoc {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d simDoc
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// delivered returns the account's delivered share and the sum of the
+// two streams' shares.
+func delivered(d simDoc, policy int, account string) float64 {
+	for _, s := range d.Policies[policy].Metrics.Shares {
+		if s.Account == account {
+			return s.Delivered
+		}
+	}
+	return -1
+}
+
+// TestSimS1SharesAreRelativeWeights is SCENARIOS.md S1 through sluice sim:
+// ml-research (Share=40) and ml-platform (Share=30) both saturate the
+// a100 partition for 70 days (10 x PriorityDecayHalfLife=7-0); ml-research
+// must receive 40/70 = 57% of the GPU time, within 3 points.
+func TestSimS1SharesAreRelativeWeights(t *testing.T) {
+	if testing.Short() {
+		t.Skip("70 simulated days")
+	}
+	trace := gpuStreams(t, 70)
+	out := filepath.Join(t.TempDir(), "s1.json")
+	simRun(t, "--trace", trace, "--conf", "../../examples/gpu-cluster/slurm.conf", "--accounts", "../../examples/gpu-cluster/accounts.sacctmgr", "--json", out, "-q")
+	d := readSimDoc(t, out)
+	r, p := delivered(d, 0, "ml-research"), delivered(d, 0, "ml-platform")
+	share := r / (r + p)
+	t.Logf("ml-research %.1f%%, ml-platform %.1f%% of the GPU time: ml-research gets %.1f%% of the two (target 57.1%%); %d jobs started, %d rejected",
+		100*r, 100*p, 100*share, d.Policies[0].Metrics.Started, d.Policies[0].Metrics.Rejected)
+	if share < 40.0/70-0.03 || share > 40.0/70+0.03 {
+		t.Errorf("ml-research received %.1f%% of the two accounts' GPU time, want 57.1%% +- 3", 100*share)
+	}
+}
+
+// TestSimRaisingAShareRaisesDeliveredShare compares two accounting
+// policies on the same trace: raising ml-platform's Share from 30 to 60
+// must raise its delivered share.
+func TestSimRaisingAShareRaisesDeliveredShare(t *testing.T) {
+	trace := gpuStreams(t, 21)
+	base, err := os.ReadFile("../../examples/gpu-cluster/accounts.sacctmgr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	raised := filepath.Join(dir, "raised.sacctmgr")
+	text := strings.Replace(string(base), "add account ml-platform Share=30", "add account ml-platform Share=60", 1)
+	if text == string(base) {
+		t.Fatal("fixture changed: no 'add account ml-platform Share=30' line")
+	}
+	os.WriteFile(raised, []byte(text), 0o644)
+	out, report := filepath.Join(dir, "cmp.json"), filepath.Join(dir, "cmp.html")
+	conf := "../../examples/gpu-cluster/slurm.conf"
+	simRun(t, "--trace", trace, "--conf", conf, "--conf", conf, "--accounts", "../../examples/gpu-cluster/accounts.sacctmgr", "--accounts", raised,
+		"--json", out, "--report", report, "-q")
+	d := readSimDoc(t, out)
+	before, after := delivered(d, 0, "ml-platform"), delivered(d, 1, "ml-platform")
+	t.Logf("ml-platform delivered share: %.1f%% with Share=30, %.1f%% with Share=60", 100*before, 100*after)
+	if after <= before+0.02 {
+		t.Errorf("raising ml-platform's share from 30 to 60 moved its delivered share from %.3f to %.3f; want a clear rise", before, after)
+	}
+	html, _ := os.ReadFile(report)
+	for _, want := range []string{"Delivered vs target share", "ml-platform", "<svg"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report lacks %q", want)
+		}
 	}
 }
