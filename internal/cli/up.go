@@ -239,7 +239,7 @@ func startLocalAgents(ctx context.Context, cfg *conf.Config, c *ctld.Controller,
 	for _, n := range cfg.Nodes {
 		a, err := noded.New(noded.Config{Name: n.Name, ControllerURL: c.URL(), Spool: filepath.Join(spool, n.Name),
 			Key: c.ClusterKey(), Listen: "127.0.0.1:0", CPUs: n.CPUs, MemoryMB: n.RealMemory, Version: Version,
-			HeartbeatInterval: 5 * time.Second, Logger: log})
+			HeartbeatInterval: 5 * time.Second, PollInterval: 100 * time.Millisecond, Logger: log})
 		if err == nil {
 			err = a.Start(ctx)
 		}
