@@ -119,10 +119,34 @@ func (r *Reservation) Window(now time.Time) Window {
 	if !r.Recurring() || now.Before(w.End) {
 		return w
 	}
+	w = r.skipAhead(w, now)
 	for i := 0; i < 10000 && !now.Before(w.End); i++ {
 		w = r.next(w)
 	}
 	return w
+}
+
+// skipAhead moves w forward by whole periods (whole weeks for WEEKDAY and
+// WEEKEND, whose pattern repeats weekly) while it stays before now, so
+// that an old recurring reservation costs no more than a new one.
+func (r *Reservation) skipAhead(w Window, now time.Time) Window {
+	gap := now.Sub(w.End)
+	if gap <= 0 {
+		return w
+	}
+	d := w.End.Sub(w.Start)
+	switch {
+	case r.Flags&FlagHourly != 0:
+		k := int64(gap / time.Hour)
+		s := w.Start.Add(time.Duration(k) * time.Hour)
+		return Window{s, s.Add(d)}
+	case r.Flags&FlagDaily != 0:
+		s := w.Start.AddDate(0, 0, int(gap/(24*time.Hour)))
+		return Window{s, s.Add(d)}
+	default:
+		s := w.Start.AddDate(0, 0, 7*int(gap/(7*24*time.Hour)))
+		return Window{s, s.Add(d)}
+	}
 }
 
 // next returns the occurrence after w.

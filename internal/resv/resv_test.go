@@ -273,3 +273,20 @@ func TestClientMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestRecurrenceOldReservation: a recurring reservation created long ago
+// finds its current window directly (no walk over every occurrence).
+func TestRecurrenceOldReservation(t *testing.T) {
+	for _, f := range []Flags{FlagHourly, FlagDaily, FlagWeekly, FlagWeekday, FlagWeekend} {
+		r := &Reservation{Start: now, Duration: 30 * time.Minute, Flags: f}
+		at := now.Add(3*365*24*time.Hour + 10*time.Minute)
+		w := r.Window(at)
+		if !w.End.After(at) || w.Start.Sub(at) > 7*24*time.Hour || w.Start.Minute() != 0 {
+			t.Errorf("%s: window %v at %v", f, w, at)
+		}
+		if wd := w.Start.Weekday(); f == FlagWeekday && (wd == time.Saturday || wd == time.Sunday) ||
+			f == FlagWeekend && wd != time.Saturday && wd != time.Sunday {
+			t.Errorf("%s: window on %s", f, wd)
+		}
+	}
+}

@@ -38,7 +38,12 @@ func (c *Cycle) resvc() *resvCycle {
 	rx := &resvCycle{entries: c.State.resvs.list}
 	rx.win = make([]resv.Window, len(rx.entries))
 	for i, e := range rx.entries {
-		rx.win[i] = e.R.Window(c.Now)
+		if w := e.R.Window(c.Now); w.End.After(c.Now) {
+			rx.win[i] = w
+		} else {
+			// an ended reservation not yet purged holds nothing
+			rx.win[i] = resv.Window{Start: c.Now.Add(Infinite / 2), End: c.Now.Add(Infinite / 2)}
+		}
 	}
 	c.rx = rx
 	return rx

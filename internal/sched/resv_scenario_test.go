@@ -502,3 +502,23 @@ func TestReservedNodes(t *testing.T) {
 	}
 	t.Logf("sinfo -T:\n%s", out)
 }
+
+// TestEndedReservationFreesNodes: once a one-off reservation has ended,
+// its nodes are free for everyone even before it is purged; purging holds
+// the jobs still waiting for it (ReservationDeleted).
+func TestEndedReservationFreesNodes(t *testing.T) {
+	h := newHarness(t, resvConf)
+	h.mustScontrol("create reservation ReservationName=gone StartTime=now Duration=30 Nodes=node[1-4] Users=alice")
+	h.mustScontrol("create reservation ReservationName=later StartTime=now+2hours Duration=30 Nodes=node4 Users=alice")
+	j := h.mustSubmitRL("bob", "-N 1 --time=10")
+	h.expectState(j.ID, JobPending, ReasonResources)
+	w := h.mustSubmitRL("alice", "-N 1 --time=10 --begin=now+1hour --reservation=gone")
+	h.advance(31 * time.Minute)
+	h.expectState(j.ID, JobRunning, "")
+	h.expectState(w.ID, JobPending, ReasonReservationInvalid)
+	if purged := h.st.PurgeReservations(h.now); len(purged) != 1 || purged[0].Name != "gone" {
+		t.Fatalf("purged %v", purged)
+	}
+	h.schedule()
+	h.expectState(w.ID, JobPending, ReasonReservationDeleted)
+}
