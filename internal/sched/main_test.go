@@ -215,3 +215,15 @@ func TestRequeueKeepsIDAndWaits(t *testing.T) {
 		t.Fatal("requeued job changed id")
 	}
 }
+
+// TestRequiredNodesBlockOnlyThoseNodes: a job waiting for specific busy
+// nodes does not take the rest of its partition from lower-priority jobs.
+func TestRequiredNodesBlockOnlyThoseNodes(t *testing.T) {
+	h := noBackfill(newHarness(t, cpuConf(2, 4, "")))
+	h.mustSubmit("u", "-n 4 -w node1 --time=10")
+	pinned := h.submitWithPriority("u", "-n 4 -w node1 --time=10", 1000)
+	other := h.submitWithPriority("u", "-n 4 --time=10", 10)
+	h.schedule()
+	h.expectState(pinned.ID, JobPending, ReasonResources)
+	h.expectState(other.ID, JobRunning, "")
+}

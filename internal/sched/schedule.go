@@ -162,6 +162,14 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 		return false // a reservation's job blocks only its reservation; MAINT reason
 	}
 	c.setReason(rec, ReasonResources)
+	if len(j.Req.NodeList) > 0 {
+		// A job that needs specific nodes blocks only those nodes, not
+		// its whole partition (job_scheduler.c).
+		if jm := c.JobMask(j); jm != nil {
+			c.passNodes.AndNot(jm)
+		}
+		return false
+	}
 	c.failPartition(rec)
 	return false
 }
