@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -153,4 +154,17 @@ func addLicenseTRES(p *Policy, j *Job, out []int64) {
 			out[i] += l.Count
 		}
 	}
+}
+
+// FormatLicenseReq prints a job's licenses as scontrol show job does
+// (`Licenses=matlab:2,ansys:1`), "(null)" when none.
+func FormatLicenseReq(ls []LicenseReq) string {
+	if len(ls) == 0 {
+		return "(null)"
+	}
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = l.Name + ":" + strconv.FormatInt(l.Count, 10)
+	}
+	return strings.Join(parts, ",")
 }
