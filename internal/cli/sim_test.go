@@ -373,3 +373,54 @@ func TestSimRaisingAShareRaisesDeliveredShare(t *testing.T) {
 		}
 	}
 }
+
+// TestSimUBMediumCluster replays the UB medium-cluster workload (5,000
+// jobs with its slurm.conf, sacctmgr.script and five QOS) end to end and
+// checks the report shows waits per QOS and per account. It needs
+// ../shared/traces and takes minutes: set SLUICE_LONG=1.
+func TestSimUBMediumCluster(t *testing.T) {
+	if os.Getenv("SLUICE_LONG") == "" {
+		t.Skip("set SLUICE_LONG=1 to replay the UB medium cluster (minutes)")
+	}
+	dir := "../../../shared/traces/ubccr-medium-cluster/"
+	if d := os.Getenv("SLUICE_TRACES"); d != "" {
+		dir = d + "/ubccr-medium-cluster/"
+	}
+	if _, err := os.Stat(dir + "workload_5k.events"); err != nil {
+		t.Skip("UB trace not found")
+	}
+	tmp := t.TempDir()
+	out, report := filepath.Join(tmp, "ub.json"), filepath.Join(tmp, "ub.html")
+	simRun(t, "--trace", dir+"workload_5k.events", "--conf", dir+"slurm.conf", "--accounts", dir+"sacctmgr.script", "--json", out, "--report", report, "-q")
+	b, _ := os.ReadFile(out)
+	var doc struct {
+		Policies []struct {
+			Metrics struct {
+				Started   int                           `json:"started"`
+				ByQOS     map[string]map[string]float64 `json:"by_qos"`
+				ByAccount map[string]map[string]float64 `json:"by_account"`
+			} `json:"metrics"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := doc.Policies[0].Metrics
+	for _, q := range []string{"general-compute", "priority", "supporters", "priority-supporters", "debug"} {
+		s, ok := m.ByQOS[q]
+		if !ok || s["started"] == 0 {
+			t.Errorf("QOS %s: no started jobs in by_qos", q)
+			continue
+		}
+		t.Logf("QOS %-20s %5.0f jobs, mean wait %8.0f s, p95 %8.0f s", q, s["jobs"], s["wait_mean"], s["wait_p95"])
+	}
+	if m.Started != 5000 || len(m.ByAccount) < 20 {
+		t.Errorf("started %d of 5000, %d accounts", m.Started, len(m.ByAccount))
+	}
+	html, _ := os.ReadFile(report)
+	for _, want := range []string{"Wait time per QOS", "Wait time per account", "priority-supporters", "account001"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

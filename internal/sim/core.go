@@ -273,6 +273,10 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 			// at once (see docs/differences.md).
 			_ = c.st.Preempted(p.Job, p.Mode, t)
 		}
+		if j := c.st.Job(p.Job); j != nil && j.State.Base() == sched.JobSuspended {
+			// Gang suspension is replayed as a requeue (docs/differences.md).
+			_ = c.st.Requeue(p.Job, false, t)
+		}
 		if j := c.st.Job(p.Job); j != nil && j.State.Base() == sched.JobPending {
 			c.pending[j.ID] = j
 			j.Priority = c.priority(j, t)

@@ -1,0 +1,34 @@
+package sim_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sluice-hpc/sluice/internal/sim"
+)
+
+// BenchmarkSimSDSC replays the first 10k, 30k and all SDSC-SP2 jobs with
+// multifactor priority and backfill (examples/traces/sp2-128-backfill.conf)
+// through the real core, to check that the cost grows linearly with the
+// trace. Needs ../shared/traces (or SLUICE_TRACES); run with
+//
+//	go test -run XXX -bench SimSDSC -benchtime 1x ./internal/sim
+func BenchmarkSimSDSC(b *testing.B) {
+	tr, err := sim.ReadFile(sharedTraces(b)+"/SDSC-SP2-1998-4.2-cln.swf.gz", sim.ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	all := tr.Jobs
+	for _, n := range []int{10000, 30000, len(all)} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			t := *tr
+			t.Jobs = all[:n]
+			for i := 0; i < b.N; i++ {
+				if _, err := sim.Simulate(sim.Setup{Conf: "../../examples/traces/sp2-128-backfill.conf"}, sim.Options{Trace: &t}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+		})
+	}
+}
