@@ -33,8 +33,8 @@ func runGang(c *Cycle) {
 	}
 	var susp []*Job
 	for _, j := range c.State.jobList {
-		if j.State.Base() == JobSuspended {
-			susp = append(susp, j)
+		if j.State.Base() == JobSuspended && j.GangSuspended {
+			susp = append(susp, j) // not jobs an operator suspended
 		}
 	}
 	slices.SortStableFunc(susp, func(a, b *Job) int {
@@ -44,7 +44,7 @@ func runGang(c *Cycle) {
 		return cmp.Compare(a.ID, b.ID)
 	})
 	for _, j := range susp {
-		if cpusFree(c.Avail, &j.Alloc) && c.Cluster.Nodes != nil && allUsable(c.Avail, &j.Alloc) {
+		if cpusFree(c.Avail, &j.Alloc) && allUsable(c.Avail, &j.Alloc) {
 			c.Resume(j)
 		}
 	}
@@ -107,8 +107,8 @@ func timeslicePartition(st *State, part int32, plan *Plan) {
 	var jobs []*Job
 	used := make(map[int32]int32)
 	for _, j := range st.jobList {
-		if !isActive(j) || j.Partition < 0 {
-			continue
+		if !isActive(j) || j.Partition < 0 || j.State.Base() == JobSuspended && !j.GangSuspended {
+			continue // an operator's suspend is not the gang scheduler's to undo
 		}
 		if j.Partition == part {
 			jobs = append(jobs, j)

@@ -55,7 +55,11 @@ func (st *State) Preempted(id JobID, mode PreemptMode, now time.Time) error {
 	}
 	switch mode.Action() {
 	case PreemptSuspend:
-		return st.Suspend(id, now)
+		if err := st.Suspend(id, now); err != nil {
+			return err
+		}
+		j.GangSuspended = true // the gang step resumes it (gang.go)
+		return nil
 	case PreemptRequeue:
 		if j.Req.Requeue {
 			return st.requeue(j, now, JobPreempted, false)
@@ -321,6 +325,7 @@ func (st *State) Resume(id JobID, now time.Time) error {
 	}
 	j.State = JobRunning
 	j.SuspendTime = now
+	j.GangSuspended = false
 	return nil
 }
 

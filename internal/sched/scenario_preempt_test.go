@@ -303,3 +303,21 @@ sacctmgr -i modify account a set qos+=low,top
 		t.Fatalf("a job over its Grp limit preempted: %+v", h.lastPlan.Preemptions)
 	}
 }
+
+// TestOperatorSuspendIsNotResumedByGang: a job suspended with `scontrol
+// suspend` stays suspended although its CPUs are free; a preempted one
+// resumes.
+func TestOperatorSuspendIsNotResumedByGang(t *testing.T) {
+	h := newHarness(t, partitionPrioConf)
+	j := h.mustSubmit("u", "-p debug -n 1 --time=01:00:00")
+	if err := h.st.Suspend(j.ID, h.now); err != nil {
+		t.Fatal(err)
+	}
+	h.advance(10 * time.Minute)
+	h.expectState(j.ID, JobSuspended, "")
+	if err := h.st.Resume(j.ID, h.now); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	h.expectState(j.ID, JobRunning, "")
+}

@@ -520,6 +520,10 @@ type Job struct {
 	// is the total time spent suspended (the time limit is extended by it).
 	SuspendTime time.Time
 	Suspended   time.Duration
+	// GangSuspended marks a job suspended by preemption or a gang time
+	// slice (it resumes on its own when its CPUs are free again), as
+	// opposed to `scontrol suspend`, which only `scontrol resume` undoes.
+	GangSuspended bool
 	// PreemptTime is when the job was chosen for preemption (grace time
 	// runs from it); zero otherwise.
 	PreemptTime time.Time
