@@ -266,6 +266,12 @@ func (h *harness) parseOpts(opts string) (api.JobSpec, time.Duration) {
 			s.GPUs = v
 		case "--gpus-per-node":
 			s.GPUsPerNode = v
+		case "--gpus-per-task":
+			s.GPUsPerTask = v
+		case "--cpus-per-gpu":
+			s.CPUsPerGPU, err = strconv.Atoi(v)
+		case "--mem-per-gpu":
+			s.MemPerGPUMB, err = memMB(v)
 		case "-N", "--nodes":
 			lo, hi, _ := strings.Cut(v, "-")
 			s.MinNodes, err = strconv.Atoi(lo)

@@ -39,6 +39,8 @@ func requestTRES(cl *Cluster, cfg *Config, p *Policy, j *Job, part int32, out, p
 	}
 	if j.Req.GPUs > 0 {
 		addGres(p, out, perNode, "gpu", j.Req.GPUsType, j.Req.GPUs, s.gpusPerNode)
+	} else if s.gpusPerNode > 0 { // --gpus-per-task
+		addGres(p, out, perNode, "gpu", s.gpusType, s.gpusPerNode*nodes, s.gpusPerNode)
 	}
 	addLicenseTRES(p, j, out) // license/NAME (license.go)
 }

@@ -122,5 +122,7 @@ func (st *State) tresMap(j *Job, part int32, s *shape, m map[string]int64) {
 	}
 	if j.Req.GPUs > 0 {
 		addGresTRES(m, GresKind{Name: "gpu", Type: j.Req.GPUsType}, j.Req.GPUs)
+	} else if s.gpusPerNode > 0 { // --gpus-per-task
+		addGresTRES(m, GresKind{Name: "gpu", Type: s.gpusType}, s.gpusPerNode*nodes)
 	}
 }

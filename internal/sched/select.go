@@ -61,7 +61,26 @@ func jobShape(cfg *Config, j *Job, p *Partition) shape {
 		s.gpusPerNode = (r.GPUs + int64(s.minNodes) - 1) / int64(s.minNodes)
 		s.gpusType = r.GPUsType
 	}
+	if r.GPUsPerTask > 0 {
+		// Tasks per node times GPUs per task: the fixed tasks per node, or
+		// all tasks on one node for a one-node job.
+		tpn := s.tasksPerNode
+		if tpn == 0 {
+			tpn = (s.tasks + s.minNodes - 1) / s.minNodes
+			s.maxNodes = s.minNodes
+		}
+		s.gpusPerNode = max(s.gpusPerNode, int64(tpn)*r.GPUsPerTask)
+		s.gpusType = r.GPUsType
+	}
 	s.memPerCPU, s.memPerNode = jobMemory(cfg, r, p)
+	if gpn := s.gpusOnNode(); gpn > 0 {
+		if r.CPUsPerGPU > 0 {
+			s.minCPUsPerNode = max(s.minCPUsPerNode, int32(gpn)*r.CPUsPerGPU)
+		}
+		if r.MemPerGPU > 0 && !r.MemPerNodeSet && r.MemPerNode == 0 && r.MemPerCPU == 0 {
+			s.memPerCPU, s.memPerNode = 0, gpn*r.MemPerGPU
+		}
+	}
 	switch p.OverSubscribe.Mode {
 	case OverSubscribeExclusive:
 		s.exclusive = true
@@ -73,6 +92,18 @@ func jobShape(cfg *Config, j *Job, p *Partition) shape {
 		}
 	}
 	return s
+}
+
+// gpusOnNode returns the GPUs the job holds on each node (--gpus-per-node,
+// --gres=gpu, --gpus spread, --gpus-per-task).
+func (s *shape) gpusOnNode() int64 {
+	n := s.gpusPerNode
+	for _, g := range s.gres {
+		if g.Name == "gpu" {
+			n += g.Count
+		}
+	}
+	return n
 }
 
 // jobMemory resolves the memory request: (per CPU, per node); per node -1

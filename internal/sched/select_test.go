@@ -135,3 +135,20 @@ func TestMultiNodeNeedsRoomyNodes(t *testing.T) {
 		t.Fatalf("nodes %v", got)
 	}
 }
+
+// TestGPUOptions: --gpus-per-task, --cpus-per-gpu and --mem-per-gpu size
+// the per-node request from the GPUs.
+func TestGPUOptions(t *testing.T) {
+	h := newHarness(t, gpuConf)
+	j := h.queue("u", "-n 2 --gpus-per-task=2 --cpus-per-gpu=3 --mem-per-gpu=1000 --time=10")
+	h.schedule()
+	h.expectState(j.ID, JobRunning, "")
+	var gpus int64
+	for _, g := range j.Alloc.Gres {
+		gpus += g.Count
+	}
+	if len(j.Alloc.Nodes) != 1 || gpus != 4 || j.Alloc.CPUs[0] != 12 || j.Alloc.Mem[0] != 4000 {
+		t.Fatalf("nodes %v gpus %d cpus %v mem %v, want 1 node, 4 GPUs, 12 CPUs, 4000 MB",
+			h.nodes(j.ID), gpus, j.Alloc.CPUs, j.Alloc.Mem)
+	}
+}

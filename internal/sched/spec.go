@@ -52,6 +52,17 @@ func RequestFromSpec(s *api.JobSpec, now time.Time, loc *time.Location, cfg *Con
 		}
 		r.GPUs, r.GPUsType = g.Count, g.Type
 	}
+	if s.GPUsPerTask != "" {
+		g, err := parseGPUs(s.GPUsPerTask)
+		if err != nil {
+			return r, err
+		}
+		r.GPUsPerTask = g.Count
+		if g.Type != "" {
+			r.GPUsType = g.Type
+		}
+	}
+	r.CPUsPerGPU, r.MemPerGPU = int32(s.CPUsPerGPU), s.MemPerGPUMB
 	if s.Begin != "" {
 		if r.BeginTime, err = duration.ParseTime(s.Begin, now, loc); err != nil {
 			return r, fmt.Errorf("--begin %q: %w", s.Begin, ErrInvalidTimeLimit)

@@ -386,6 +386,11 @@ type Request struct {
 	// GPUs and GPUsType are --gpus/-G (a total for the job).
 	GPUs     int64
 	GPUsType string
+	// GPUsPerTask is --gpus-per-task (type in GPUsType when given there).
+	GPUsPerTask int64
+	// CPUsPerGPU is --cpus-per-gpu; MemPerGPU is --mem-per-gpu (MB).
+	CPUsPerGPU int32
+	MemPerGPU  int64
 	// TimeLimit and TimeMin are --time and --time-min (0 = not given,
 	// Infinite = UNLIMITED).
 	TimeLimit time.Duration
