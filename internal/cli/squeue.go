@@ -597,6 +597,9 @@ type fmtItem struct {
 	fit bool
 }
 
+// maxFieldWidth caps a field width (a typo must not allocate gigabytes).
+const maxFieldWidth = 1024
+
 // parseFormat splits a Slurm %-format string.
 func parseFormat(s string) ([]fmtItem, error) {
 	var out []fmtItem
@@ -634,6 +637,7 @@ func parseFormat(s string) ([]fmtItem, error) {
 		}
 		if i > start {
 			it.width, _ = strconv.Atoi(s[start:i])
+			it.width = min(it.width, maxFieldWidth)
 		}
 		if i >= len(s) {
 			return nil, fmt.Errorf("invalid format %q: missing field type", s)

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"os"
+	"strconv"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// ctlGolden compares out with testdata/<cmd>/<name>.golden; regenerate
+// with SLUICE_UPDATE_GOLDEN=1.
+func ctlGolden(t *testing.T, cmd, name, out string) {
+	t.Helper()
+	path := filepath.Join("testdata", cmd, name+".golden")
+	if os.Getenv("SLUICE_UPDATE_GOLDEN") != "" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (regenerate with SLUICE_UPDATE_GOLDEN=1)", err)
+	}
+	if string(want) != out {
+		t.Errorf("%s differs\n--- got\n%s--- want\n%s", path, out, want)
+	}
+}
+
+// fixtureNow is the controller clock of the fixtures (local time, so the
+// rendered wall clock does not depend on TZ).
+var fixtureNow = time.Date(2026, 1, 2, 10, 0, 0, 0, time.Local)
+
+func fixtureAgo(d time.Duration) time.Time { return fixtureNow.Add(-d) }
+
+// queueFixture is a small queue: running, pending for resources, held,
+// an array with a throttle, a finished job and a ReqNodeNotAvail one.
+func queueFixture() api.JobsResponse {
+	base := func(id uint32, name, user, part, state, short string) api.JobInfo {
+		return api.JobInfo{JobID: id, JobIDStr: fixtureID(id), ArrayTaskID: -1, Name: name, User: user, UID: 1000 + id%7,
+			Group: "users", GID: 100, Account: "research", QOS: "normal", Partition: part, State: state,
+			StateShort: short, SubmitTime: fixtureAgo(3 * time.Hour), TimeLimitSec: 7200, NumNodes: 1, NumCPUs: 1,
+			NumTasks: 1, CPUsPerTask: 1, ExitCode: "0:0", WorkDir: "/home/" + user}
+	}
+	run := base(101, "train", "alice", "debug", "RUNNING", "R")
+	run.StartTime, run.NodeList, run.NumNodes, run.NumCPUs, run.Priority = fixtureAgo(time.Hour+2*time.Minute+3*time.Second), "n[1-2]", 2, 8, 9000
+	big := base(102, "big", "bob", "debug", "PENDING", "PD")
+	big.Reason, big.Priority, big.ExpectedStart, big.SchedNodes, big.NumCPUs = "Resources", 500, fixtureNow.Add(time.Hour), "n3", 4
+	held := base(103, "held", "alice", "gpu", "PENDING", "PD")
+	held.Reason, held.Hold, held.TimeLimitSec = "JobHeldUser", "user", api.TimeInfinite
+	arr := base(104, "sweep", "carol", "debug", "PENDING", "PD")
+	arr.JobIDStr, arr.ArrayJobID, arr.ArrayTasks, arr.Reason, arr.Priority = "104_[3-5%2]", 104, "3-5%2", "JobArrayTaskLimit", 700
+	task := base(108, "sweep", "carol", "debug", "RUNNING", "R")
+	task.JobIDStr, task.ArrayJobID, task.ArrayTaskID, task.NodeList = "104_1", 104, 1, "n4"
+	task.StartTime, task.TimeLimitSec, task.Priority = fixtureAgo(5*time.Minute), 1800, 700
+	done := base(105, "done", "alice", "debug", "COMPLETED", "CD")
+	done.StartTime, done.EndTime, done.NodeList = fixtureAgo(2*time.Hour), fixtureAgo(90*time.Minute), "n3"
+	nodeWait := base(106, "pinned", "dave", "gpu", "PENDING", "PD")
+	nodeWait.Reason, nodeWait.StateDesc, nodeWait.QOS, nodeWait.Account, nodeWait.Priority = "ReqNodeNotAvail",
+		"ReqNodeNotAvail, UnavailableNodes:n6", "high", "physics", 800
+	return api.JobsResponse{Now: fixtureNow, Jobs: []api.JobInfo{run, big, held, arr, done, nodeWait, task}}
+}
+
+func TestSqueueGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"default", nil},
+		{"long", []string{"-l"}},
+		{"noheader", []string{"-h"}},
+		{"format", []string{"-o", "%.7i %.9P %.8j %.8u %.2t %.10M %.6D %R"}},
+		{"format-more", []string{"-o", "%i|%A|%F|%K|%a|%q|%T|%l|%L|%C|%r|%Q|%p|%y|%S|%V|%E"}},
+		{"Format", []string{"-O", "JobID,Name:12,State:.10,TimeLimit,ReasonList"}},
+		{"user", []string{"-u", "alice"}},
+		{"states-all", []string{"-t", "all"}},
+		{"states-pd", []string{"-t", "PD"}},
+		{"partition", []string{"-p", "gpu"}},
+		{"account-qos", []string{"-A", "physics", "-q", "high"}},
+		{"jobs-array", []string{"-j", "104"}},
+		{"jobs-task", []string{"-j", "104_4"}},
+		{"expand-array", []string{"-r"}},
+		{"start", []string{"--start"}},
+		{"sort", []string{"--sort", "-p,i"}},
+		{"nodelist", []string{"-w", "n2"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := parseSqueue(c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := RenderSqueue(queueFixture(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctlGolden(t, "squeue", c.name, out)
+		})
+	}
+}
+
+func TestSqueueErrors(t *testing.T) {
+	for _, args := range [][]string{{"-O", "NoSuchField"}, {"-o", "%.10"}} {
+		o, err := parseSqueue(args)
+		if err == nil {
+			_, err = RenderSqueue(queueFixture(), o)
+		}
+		if err == nil {
+			t.Errorf("squeue %v: no error", args)
+		}
+	}
+	if _, err := parseSqueue([]string{"--bogus"}); err == nil {
+		t.Error("unknown option accepted")
+	}
+}
+
+func TestFormatParser(t *testing.T) {
+	items, err := parseFormat("%.18i %-8j%%x %5P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range items {
+		if it.field == 0 {
+			got = append(got, "lit:"+it.lit)
+			continue
+		}
+		got = append(got, string(it.field)+":"+fixtureID(uint32(it.width))+map[bool]string{true: "R", false: "L"}[it.right])
+	}
+	want := "i:18R|lit: |j:8L|lit:%x |P:5L"
+	if strings.Join(got, "|") != want {
+		t.Errorf("items %v, want %s", got, want)
+	}
+}
+
+func fixtureID(id uint32) string { return strconv.FormatUint(uint64(id), 10) }
+
+// FuzzSqueueFormat checks that no format string makes squeue panic.
+func FuzzSqueueFormat(f *testing.F) {
+	for _, s := range []string{squeueDefault, squeueLong, squeueStart, "%", "%.", "%#", "%5", "%%%i", "%.100000i"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		o := &squeueOpts{format: s}
+		RenderSqueue(queueFixture(), o)
+	})
+}
