@@ -130,7 +130,25 @@ func (c *Cycle) buildArrayIndex() {
 
 // depStatus evaluates j's dependency list at c.Now.
 func (c *Cycle) depStatus(j *Job) depResult {
-	return evalDeps(j, c.Now, func(id JobID) []*Job { return c.depTargets(id) }, c.State.singletonBusy)
+	return evalDeps(j, c.Now, func(id JobID) []*Job { return c.depTargets(id) }, c.singletonBusy)
+}
+
+// singletonBusy is State.singletonBusy with the running (user, name)
+// pairs indexed once per cycle, so many singleton jobs cost one pass.
+func (c *Cycle) singletonBusy(j *Job) bool {
+	if c.activeNames == nil {
+		c.activeNames = map[string]int{}
+		for _, o := range c.State.jobList {
+			if isActive(o) {
+				c.activeNames[singletonKey(o)]++
+			}
+		}
+	}
+	n := c.activeNames[singletonKey(j)]
+	if isActive(j) {
+		n--
+	}
+	return n > 0
 }
 
 func (c *Cycle) depTargets(id JobID) []*Job {

@@ -52,8 +52,10 @@ type Cycle struct {
 	limPerNode []int64
 	arrays     map[JobID][]*Job // array members by array job id
 	singletons map[string]bool  // user/name of singleton jobs started this cycle
-	passNodes  NodeSet          // nodes the main pass still offers
-	rx         *resvCycle       // reservations and licenses (resv_cycle.go)
+	// activeNames counts running jobs by user/name (singleton), built lazily.
+	activeNames map[string]int
+	passNodes   NodeSet    // nodes the main pass still offers
+	rx          *resvCycle // reservations and licenses (resv_cycle.go)
 }
 
 // Schedule runs one scheduling cycle at now: gate, order, main scheduler,
