@@ -27,12 +27,20 @@ func ParseArray(spec string, maxArraySize int32) (NodeSet, int, int32, error) {
 	if body == "" || maxArraySize <= 0 {
 		return bad()
 	}
-	tasks := NewNodeSet(int(maxArraySize))
-	for _, item := range strings.Split(body, ",") {
-		lo, hi, step, ok := parseArrayRange(item)
+	items := strings.Split(body, ",")
+	top := int64(-1)
+	for _, item := range items {
+		_, hi, _, ok := parseArrayRange(item)
 		if !ok || hi >= int64(maxArraySize) {
 			return bad()
 		}
+		top = max(top, hi)
+	}
+	// The set is sized by the largest id, not MaxArraySize (which may be
+	// millions), so a small array stays small.
+	tasks := NewNodeSet(int(top) + 1)
+	for _, item := range items {
+		lo, hi, step, _ := parseArrayRange(item)
 		for t := lo; t <= hi; t += step {
 			tasks.Set(int(t))
 		}

@@ -160,3 +160,12 @@ func TestParseDependency(t *testing.T) {
 		}
 	}
 }
+
+// TestArraySetIsSmall: a small array keeps a small task set even with a
+// huge MaxArraySize.
+func TestArraySetIsSmall(t *testing.T) {
+	tasks, n, _, err := ParseArray("0-9", 4000001)
+	if err != nil || n != 10 || len(tasks) != 1 {
+		t.Fatalf("words %d n %d err %v", len(tasks), n, err)
+	}
+}
