@@ -83,3 +83,16 @@ func (s NodeState) Short() string {
 	}
 	return out
 }
+
+// DisplayReason is what squeue prints in parentheses for a pending job
+// (%R, %r): the state description when one is set (for example
+// "ReqNodeNotAvail, UnavailableNodes:node[1-2]"), else the reason.
+func (j *Job) DisplayReason() string {
+	if j.StateDesc != "" {
+		return j.StateDesc
+	}
+	if j.Reason == "" {
+		return string(ReasonNone)
+	}
+	return string(j.Reason)
+}
