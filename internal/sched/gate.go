@@ -102,13 +102,18 @@ func (c *Cycle) partGate(j *Job, part int32) Reason {
 	if r := partitionLimitReason(c.State.Policy, c.Cluster, j, part); r != "" {
 		return r
 	}
-	m := c.scratch
-	m.CopyFrom(pt.Nodes)
-	m.And(c.Avail.Usable)
-	if jm := c.JobMask(j); jm != nil {
+	jm := c.JobMask(j)
+	var empty bool
+	if jm == nil {
+		empty = !c.partHasUsable(part)
+	} else {
+		m := c.scratch
+		m.CopyFrom(pt.Nodes)
+		m.And(c.Avail.Usable)
 		m.And(jm)
+		empty = m.Empty()
 	}
-	if m.Empty() {
+	if empty {
 		if len(j.Req.NodeList) > 0 {
 			return ReasonReqNodeNotAvail
 		}
@@ -264,4 +269,19 @@ func (c *Cycle) unavailableDesc(j *Job) string {
 		}
 	}
 	return "ReqNodeNotAvail, UnavailableNodes:" + hostlist.Compress(down)
+}
+
+// partHasUsable reports (cached per cycle) whether partition part has a
+// node that can take work.
+func (c *Cycle) partHasUsable(part int32) bool {
+	if c.partUsable == nil {
+		c.partUsable = make([]int8, len(c.Cluster.Partitions))
+	}
+	if c.partUsable[part] == 0 {
+		c.partUsable[part] = -1
+		if c.Cluster.Partitions[part].Nodes.Intersects(c.Avail.Usable) {
+			c.partUsable[part] = 1
+		}
+	}
+	return c.partUsable[part] > 0
 }

@@ -54,8 +54,10 @@ type Cycle struct {
 	singletons map[string]bool  // user/name of singleton jobs started this cycle
 	// activeNames counts running jobs by user/name (singleton), built lazily.
 	activeNames map[string]int
-	passNodes   NodeSet    // nodes the main pass still offers
-	rx          *resvCycle // reservations and licenses (resv_cycle.go)
+	// partUsable caches whether a partition has a usable node (1 yes, -1 no).
+	partUsable []int8
+	passNodes  NodeSet    // nodes the main pass still offers
+	rx         *resvCycle // reservations and licenses (resv_cycle.go)
 }
 
 // Schedule runs one scheduling cycle at now: gate, order, main scheduler,
