@@ -108,7 +108,7 @@ func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Tim
 	}
 	ls.setPriority(j, now)
 	plan := sched.Schedule(ls.st, now, ls.cfg)
-	res := api.SubmitResponse{TestPartition: ls.partitionName(j)}
+	res := api.SubmitResponse{JobID: uint32(j.ID), TestPartition: ls.partitionName(j)}
 	for _, s := range plan.Starts {
 		if s.Job == j.ID {
 			res.TestStart, res.TestNodes = now, compressNodes(ls.st.Cluster, s.Alloc.Nodes)

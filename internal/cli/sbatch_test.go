@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-hpc/sluice/internal/acct"
+	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/conf"
+	"github.com/sluice-hpc/sluice/internal/ctld"
+)
+
+// testEnv returns an Env with buffers, run as root in a temp directory.
+func testEnv() (*Env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" },
+		Cwd: os.TempDir()}, &out, &errb
+}
+
+// ctlHarness is an in-process controller without agents (jobs stay
+// pending or are planned): enough for the commands' messages and exit
+// codes. Commands reach it through SLUICE_SOCKET.
+type ctlHarness struct {
+	t    *testing.T
+	sock string
+	dir  string
+}
+
+// qosDemo is the accounting of the S3-style limit tests: QOS "limited"
+// allows one submitted job per user and denies beyond its limits.
+const qosDemo = `add qos limited MaxSubmitJobsPerUser=1 Flags=DenyOnLimit
+add account research
+add user alice account=research
+modify user alice set qos=normal,limited
+add user root account=research
+modify user root set qos=normal,limited`
+
+func newCtlHarness(t *testing.T, sacctmgr string) *ctlHarness {
+	t.Helper()
+	dir := t.TempDir()
+	text := fmt.Sprintf(`ClusterName=clitest
+SlurmctldHost=localhost
+StateSaveLocation=%s
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=associations,limits,qos
+NodeName=c[1-2] CPUs=4 RealMemory=4000 State=IDLE
+PartitionName=debug Nodes=c[1-2] Default=YES MaxTime=1:00:00 State=UP
+PartitionName=long Nodes=c[1-2] MaxTime=INFINITE State=UP
+`, dir)
+	cfg, _, err := conf.Parse(filepath.Join(dir, "slurm.conf"), []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := acct.NewMemStore()
+	ctx := context.Background()
+	env := acct.RunEnv{ExecEnv: acct.ExecEnv{Actor: acct.Actor{Name: "root"}, DefaultCluster: "clitest", ReadFile: os.ReadFile}}
+	if _, _, err := acct.Run(ctx, store, []string{"-i", "add", "cluster", "clitest"}, env); err != nil {
+		t.Fatalf("sacctmgr add cluster: %v", err)
+	}
+	for _, line := range strings.Split(sacctmgr, "\n") {
+		if line = strings.TrimSpace(line); line == "" {
+			continue
+		}
+		if _, _, err := acct.Run(ctx, store, append([]string{"-i"}, strings.Fields(line)...), env); err != nil {
+			t.Fatalf("sacctmgr %s: %v", line, err)
+		}
+	}
+	sd, _ := os.MkdirTemp("", "clictl")
+	t.Cleanup(func() { os.RemoveAll(sd) })
+	sock := filepath.Join(sd, "s.sock")
+	c, err := ctld.New(ctx, ctld.Options{Conf: cfg, StateDir: dir, Accounting: store, Socket: sock, Listen: "127.0.0.1:0",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	// Register the nodes (agents that cannot be reached: jobs that start
+	// fail to launch, which these tests do not look at).
+	for _, n := range cfg.Nodes {
+		cc := api.NewControllerClient(c.URL(), c.ClusterKey(), n.Name, nil)
+		if _, err := cc.Register(ctx, api.RegisterRequest{Node: api.NodeInfo{Name: n.Name, Addr: "http://127.0.0.1:1",
+			Resources: api.NodeResources{CPUs: n.CPUs, RealMemoryMB: n.RealMemory}}}); err != nil {
+			t.Fatalf("register %s: %v", n.Name, err)
+		}
+	}
+	return &ctlHarness{t: t, sock: sock, dir: dir}
+}
+
+// run runs a command against the harness as root and returns exit code,
+// stdout and stderr.
+func (h *ctlHarness) run(run func(context.Context, *Env, []string) int, args ...string) (int, string, string) {
+	env, out, errb := testEnv()
+	env.Cwd = h.dir
+	env.Getenv = func(k string) string {
+		if k == "SLUICE_SOCKET" {
+			return h.sock
+		}
+		return ""
+	}
+	code := run(context.Background(), env, args)
+	return code, out.String(), errb.String()
+}
+
+func TestSbatchMessages(t *testing.T) {
+	h := newCtlHarness(t, qosDemo)
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"submitted", []string{"--wrap", "true"}, 0, "Submitted batch job 1\n", ""},
+		{"parsable", []string{"--parsable", "-J", "p", "--wrap", "true"}, 0, "2\n", ""},
+		{"held", []string{"-H", "--wrap", "true"}, 0, "Submitted batch job 3\n", ""},
+		{"bad-partition", []string{"-p", "nope", "--wrap", "true"}, 1, "",
+			"sbatch: error: Batch job submission failed: Invalid partition name specified\n"},
+		{"bad-qos", []string{"-q", "nope", "--wrap", "true"}, 1, "",
+			"sbatch: error: Batch job submission failed: Invalid qos specification\n"},
+		{"too-big", []string{"-n", "64", "--wrap", "true"}, 1, "",
+			"sbatch: error: Batch job submission failed: Requested node configuration is not available\n"},
+		{"bad-array", []string{"--array", "5-1", "--wrap", "true"}, 1, "",
+			"sbatch: error: Batch job submission failed: Invalid job array specification\n"},
+		{"bad-dependency", []string{"-d", "afterok:999", "--wrap", "true"}, 1, "",
+			"sbatch: error: Batch job submission failed: Job dependency problem\n"},
+		{"limit-first-ok", []string{"-q", "limited", "--wrap", "true"}, 0, "Submitted batch job 4\n", ""},
+		{"limit-reason-line", []string{"-q", "limited", "--wrap", "true"}, 1, "",
+			"sbatch: error: QOSMaxSubmitJobPerUserLimit\nsbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)\n"},
+		{"no-script", []string{"-J", "x"}, 1, "", "sbatch: error: script is not specified and stdin is a terminal\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			run := runSbatch
+			if c.name == "no-script" {
+				run = func(ctx context.Context, env *Env, args []string) int { env.IsTerminal = true; return runSbatch(ctx, env, args) }
+			}
+			code, out, errs := h.run(run, c.args...)
+			if code != c.code || out != c.stdout || errs != c.stderr {
+				t.Errorf("sbatch %v:\n exit %d, want %d\n stdout %q, want %q\n stderr %q, want %q", c.args, code, c.code, out, c.stdout, errs, c.stderr)
+			}
+		})
+	}
+}
+
+func TestSbatchScriptAndTestOnly(t *testing.T) {
+	h := newCtlHarness(t, qosDemo)
+	script := filepath.Join(h.dir, "job.sh")
+	os.WriteFile(script, []byte("#!/bin/sh\n#SBATCH -J fromscript\n#SBATCH -t 10\necho hi\n"), 0o644)
+	if code, out, errs := h.run(runSbatch, "-t", "5", script); code != 0 || out != "Submitted batch job 1\n" {
+		t.Fatalf("sbatch script: %d %q %q", code, out, errs)
+	}
+	code, out, _ := h.run(runScontrol, "show", "job", "1")
+	if code != 0 || !strings.Contains(out, "JobName=fromscript") || !strings.Contains(out, "TimeLimit=00:05:00") ||
+		!strings.Contains(out, "Command="+script+"\n") {
+		t.Errorf("scontrol show job 1 (command line wins over #SBATCH):\n%s", out)
+	}
+	code, out, errs := h.run(runSbatch, "--test-only", "--wrap", "true")
+	if code != 0 || out != "" || !strings.HasPrefix(errs, "sbatch: Job 2 to start at ") ||
+		!strings.Contains(errs, "using 1 processors on nodes c") || !strings.HasSuffix(errs, "in partition debug\n") {
+		t.Errorf("--test-only: %d %q %q", code, out, errs)
+	}
+	if code, out, _ := h.run(runSbatch, "--wrap", "true"); code != 0 || out != "Submitted batch job 2\n" {
+		t.Errorf("after --test-only the next id is %q, want 2", out)
+	}
+	env, _, errb := testEnv()
+	env.UID = 1000
+	if code := runSbatch(context.Background(), env, []string{"--uid", "0", "--wrap", "true"}); code != 1 ||
+		errb.String() != "sbatch: error: --uid only permitted by root user\n" {
+		t.Errorf("--uid as a user: %d %q", code, errb.String())
+	}
+}
+
+func TestScancelAndScontrolAgainstController(t *testing.T) {
+	h := newCtlHarness(t, qosDemo)
+	for i := 0; i < 3; i++ {
+		h.run(runSbatch, "-H", "--wrap", "true")
+	}
+	steps := []struct {
+		name   string
+		run    func(context.Context, *Env, []string) int
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"scancel-none", runScancel, nil, 1, "", "scancel: error: No job identification provided\n"},
+		{"scancel-unknown", runScancel, []string{"99"}, 1, "", "scancel: error: Kill job error on job id 99: Invalid job id specified\n"},
+		{"scancel-one", runScancel, []string{"1"}, 0, "", ""},
+		{"scancel-again", runScancel, []string{"1"}, 1, "", "scancel: error: Kill job error on job id 1: Job/step already completing or completed\n"},
+		{"scancel-bad-state", runScancel, []string{"-t", "COMPLETED"}, 1, "", "scancel: error: Invalid job state specified: COMPLETED\n"},
+		{"release", runScontrol, []string{"release", "2"}, 0, "", ""},
+		{"uhold", runScontrol, []string{"uhold", "2"}, 0, "", ""},
+		{"update-limit", runScontrol, []string{"update", "JobId=2", "TimeLimit=30", "Nice=5"}, 0, "", ""},
+		{"update-bad", runScontrol, []string{"update", "JobId=2", "Partition=nope"}, 1, "", "scontrol: error: Invalid partition name specified\n"},
+		{"update-unknown-job", runScontrol, []string{"update", "JobId=77", "Nice=1"}, 1, "", "scontrol: error: Invalid job id specified\n"},
+		{"suspend-pending", runScontrol, []string{"suspend", "2"}, 1, "", "scontrol: error: Requested operation not supported on this job state for job 2\n"},
+		{"drain-no-reason", runScontrol, []string{"update", "NodeName=c1", "State=DRAIN"}, 1, "",
+			"scontrol: error: You must specify a reason when DOWNING or DRAINING a node. Request denied\n"},
+		{"drain", runScontrol, []string{"update", "NodeName=c1", "State=DRAIN", "Reason=disk"}, 0, "", ""},
+		{"show-unknown", runScontrol, []string{"show", "job", "77"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n"},
+		{"scancel-user", runScancel, []string{"-u", "root"}, 0, "", ""},
+	}
+	for _, s := range steps {
+		code, out, errs := h.run(s.run, s.args...)
+		if code != s.code || out != s.stdout || errs != s.stderr {
+			t.Errorf("%s %v:\n exit %d, want %d\n stdout %q, want %q\n stderr %q, want %q", s.name, s.args, code, s.code, out, s.stdout, errs, s.stderr)
+		}
+	}
+	_, out, _ := h.run(runSinfo, "-R")
+	if !strings.Contains(out, "disk") || !strings.Contains(out, "root") {
+		t.Errorf("sinfo -R after drain:\n%s", out)
+	}
+	_, out, _ = h.run(runSqueue, "-t", "all", "-h", "-o", "%i %T %r")
+	if out != "1 CANCELLED None\n2 CANCELLED None\n3 CANCELLED None\n" {
+		t.Errorf("squeue after scancel -u root:\n%s", out)
+	}
+	code, out, _ := h.run(runScontrol, "token", "lifespan=60")
+	if code != 0 || !strings.HasPrefix(out, "SLURM_JWT=") || strings.Count(out, ".") != 2 {
+		t.Errorf("scontrol token: %d %q", code, out)
+	}
+}
