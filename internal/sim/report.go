@@ -273,7 +273,14 @@ func axes(b *strings.Builder, t0, t1, ymax float64, unit string, startUnix int64
 	for i := 0; i <= 5; i++ {
 		x := x0 + float64(i)/5*(x1-x0)
 		t := t0 + float64(i)/5*(t1-t0)
-		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"middle\">%s</text>\n", x, y0+16, esc(timeLabel(int64(t), t1-t0, startUnix)))
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case 5:
+			anchor = "end"
+		}
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"%s\">%s</text>\n", x, y0+16, anchor, esc(timeLabel(int64(t), t1-t0, startUnix)))
 	}
 	fmt.Fprintf(b, "<text x=\"12\" y=\"%g\" transform=\"rotate(-90 12 %g)\" text-anchor=\"middle\">%s</text>\n", (y0+y1)/2, (y0+y1)/2, esc(unit))
 }
@@ -340,7 +347,11 @@ func writeWaitBoxes(b *strings.Builder, title string, runs []Run, get func(*Metr
 	xOf := func(v float64) float64 { return left + math.Log10(1+v)/lmax*(chartW-left-padR) }
 	for d := 0; d <= int(lmax); d++ {
 		x := left + float64(d)/lmax*(chartW-left-padR)
-		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"10\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, x, h-20, x, h-6, esc(fmtDur(math.Pow(10, float64(d))-1)))
+		label := fmtDur(math.Pow(10, float64(d)))
+		if d == 0 {
+			label = "0 s"
+		}
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"10\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, x, h-20, x, h-6, esc(label))
 	}
 	y := 14.0
 	for _, name := range names {
