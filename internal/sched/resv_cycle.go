@@ -109,6 +109,7 @@ func (c *Cycle) resvRecords(q []QueueRec, rec QueueRec) []QueueRec {
 	j := rec.Job
 	pn := c.Cluster.Partitions[rec.Part].Nodes
 	if names := resvNames(j.Req.Reservation); len(names) > 0 {
+		n := len(q)
 		for _, name := range names {
 			for i, e := range rx.entries {
 				if e.R.Name == name && e.usableBy(j, c.Now) && (!e.confined() || e.nodes.Intersects(pn)) {
@@ -117,6 +118,10 @@ func (c *Cycle) resvRecords(q []QueueRec, rec QueueRec) []QueueRec {
 					q = append(q, r)
 				}
 			}
+		}
+		if p := &c.pend[rec.slot]; len(q) == n && p.Reason == "" {
+			// no reservation of the job has nodes in this partition
+			p.Reason, p.Partition = ReasonReservation, rec.Part
 		}
 		return q
 	}
