@@ -114,7 +114,7 @@ func openTestPostgres(t *testing.T) Store {
 
 // testConf is a small cluster: n nodes of 2 CPUs, one partition, quick
 // kill and failure detection.
-func testConf(t *testing.T, dir string, nodes int, extra string) *conf.Config {
+func testConf(t testing.TB, dir string, nodes int, extra string) *conf.Config {
 	t.Helper()
 	text := fmt.Sprintf(`ClusterName=test
 SlurmctldHost=localhost
@@ -179,7 +179,7 @@ func quietLogger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
 
-func shortSocket(t *testing.T) string {
+func shortSocket(t testing.TB) string {
 	d, err := os.MkdirTemp("", "ctl")
 	if err != nil {
 		t.Fatal(err)
