@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"strings"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/resv"
@@ -69,8 +70,14 @@ func (e *resvEntry) usableBy(j *Job, now time.Time) bool {
 // not use (Reservation).
 func (c *Cycle) resvJobGate(j *Job) Reason {
 	st := c.State
-	if j.Hold != HoldNone && len(st.resvs.deleted) > 0 {
-		if name, ok := st.resvs.deleted[j.ID]; ok {
+	if j.Hold != HoldNone {
+		name, ok := st.resvs.deleted[j.ID]
+		if !ok {
+			// recovered state: the description the hold was stored with
+			name, ok = strings.CutPrefix(j.StateDesc, "Reservation ")
+			name, ok = strings.CutSuffix(name, " was deleted")
+		}
+		if ok {
 			c.pend[len(c.pend)-1].StateDesc = "Reservation " + name + " was deleted"
 			return ReasonReservationDeleted
 		}

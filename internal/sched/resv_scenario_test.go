@@ -522,3 +522,17 @@ func TestEndedReservationFreesNodes(t *testing.T) {
 	h.schedule()
 	h.expectState(w.ID, JobPending, ReasonReservationDeleted)
 }
+
+// TestReservationDeletedHoldSurvivesRestart: a job held because its
+// reservation was deleted keeps reason ReservationDeleted in a state
+// rebuilt from the stored job (hold and state description).
+func TestReservationDeletedHoldSurvivesRestart(t *testing.T) {
+	h := newHarness(t, resvConf)
+	h.mustScontrol("create reservation ReservationName=x StartTime=now+1hour Duration=60 Nodes=node1 Users=alice")
+	j := h.mustSubmitRL("alice", "-N 1 --time=10 --reservation=x")
+	h.mustScontrol("delete ReservationName=x")
+	h.expectState(j.ID, JobPending, ReasonReservationDeleted)
+	delete(h.st.resvs.deleted, j.ID) // what a restarted controller does not have
+	h.schedule()
+	h.expectState(j.ID, JobPending, ReasonReservationDeleted)
+}
