@@ -1,7 +1,9 @@
 package sched
 
 import (
+	"errors"
 	"testing"
+	"time"
 )
 
 func FuzzParseArray(f *testing.F) {
@@ -55,5 +57,37 @@ func FuzzParseGres(f *testing.F) {
 				t.Fatalf("%q: %+v", s, g)
 			}
 		}
+	})
+}
+
+// FuzzSubmit: any request is either rejected with one of Slurm's errors or
+// accepted as a pending job that a scheduling cycle can handle; nothing
+// panics and a rejection leaves no job behind.
+func FuzzSubmit(f *testing.F) {
+	f.Add(int32(1), int32(0), int32(1), int32(1), int32(0), int64(0), int64(0), int64(0), int64(60), "gpu:1", "0-3%2", "")
+	f.Add(int32(-1), int32(-3), int32(0), int32(-2), int32(5), int64(-1), int64(7), int64(-4), int64(-1), "gpu:a:b:c", "9-1", "afterok:1")
+	f.Fuzz(func(t *testing.T, minN, maxN, ntasks, cpt, tpn int32, mem, mpc, gpus, minutes int64, gres, array, dep string) {
+		h := newHarness(t, gpuConf)
+		r := Request{MinNodes: minN, MaxNodes: maxN, NTasks: ntasks, CPUsPerTask: cpt, NTasksPerNode: tpn % 64,
+			MemPerNode: mem, MemPerCPU: mpc, GPUs: gpus % 1000, TimeLimit: time.Duration(minutes%100000) * time.Minute,
+			Array: array, Dependency: dep}
+		var err error
+		if r.Gres, err = ParseGres(gres); err != nil {
+			return
+		}
+		before := len(h.st.Jobs())
+		j, err := h.st.Submit(r, Submitter{User: "u"}, h.now)
+		if err != nil {
+			var se *SubmitError
+			if !errors.As(err, &se) || len(h.st.Jobs()) != before {
+				t.Fatalf("rejection %v (%T) left %d jobs", err, err, len(h.st.Jobs()))
+			}
+			return
+		}
+		if j.State != JobPending {
+			t.Fatalf("accepted job in state %s", j.State)
+		}
+		h.schedule()
+		h.advance(time.Hour)
 	})
 }

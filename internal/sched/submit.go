@@ -31,7 +31,7 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	}
 	j := &Job{User: who.User, UID: who.UID, GID: who.GID, Group: who.Group, Req: req, Partition: -1,
 		assoc: -1, qos: -1, SubmitTime: now, State: JobPending, Reason: ReasonNone}
-	steps := []func(*Job, Submitter) error{st.checkPrivileges, st.resolvePartitions, st.resolveAccount, st.resolveQOS,
+	steps := []func(*Job, Submitter) error{st.checkRequest, st.checkPrivileges, st.resolvePartitions, st.resolveAccount, st.resolveQOS,
 		st.checkMemoryLimits, st.checkArray, st.checkDependency, st.checkPartitionLimits, st.checkFits, st.checkSubmitLimits,
 		st.checkLicenses, st.checkReservation} // license.go, resv_state.go
 	for _, step := range steps {
@@ -385,6 +385,37 @@ func (st *State) checkMemoryLimits(j *Job, _ Submitter) error {
 		newCPT := (total + maxCPU - 1) / maxCPU
 		r.CPUsPerTask = int32(newCPT)
 		r.MemPerCPU = (total + newCPT - 1) / newCPT
+	}
+	return nil
+}
+
+// checkRequest rejects malformed numbers and unknown node names with
+// Slurm's messages before anything else looks at the request.
+func (st *State) checkRequest(j *Job, _ Submitter) error {
+	r := &j.Req
+	switch {
+	case r.TimeLimit < 0 || r.TimeMin < 0 || r.TimeLimit > 0 && r.TimeMin > r.TimeLimit:
+		return reject(ErrInvalidTimeLimit)
+	case r.MinNodes < 0 || r.MaxNodes < 0 || r.MaxNodes > 0 && r.MaxNodes < r.MinNodes:
+		return reject(ErrNodeCount)
+	case r.NTasks < 0 || r.CPUsPerTask < 0 || r.NTasksPerNode < 0 || r.MinCPUsPerNode < 0 || r.CPUsPerGPU < 0:
+		return reject(ErrTooManyCPUs)
+	case r.MemPerNode < 0 || r.MemPerCPU < 0 || r.MemPerGPU < 0:
+		return reject(ErrMemory)
+	case r.GPUs < 0 || r.GPUsPerTask < 0:
+		return reject(ErrInvalidGres)
+	}
+	for _, g := range r.Gres {
+		if g.Count < 0 || g.Name == "" {
+			return reject(ErrInvalidGres)
+		}
+	}
+	for _, names := range [][]string{r.NodeList, r.Exclude} {
+		for _, n := range names {
+			if st.Cluster.NodeIndex(n) < 0 {
+				return reject(ErrInvalidNodeName)
+			}
+		}
 	}
 	return nil
 }
