@@ -424,3 +424,21 @@ func TestSimUBMediumCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestSimInspect asks what squeue, sprio -l and sshare -al would have
+// printed two days into the SDSC trace under the backfill policy.
+func TestSimInspect(t *testing.T) {
+	out := simRun(t, "--trace", examples+"sdsc-sp2-5k.swf.gz", "--conf", examples+"sp2-128-backfill.conf", "--to", "10d", "--inspect", "8d")
+	for _, want := range []string{
+		"== sp2-128-backfill at t=691200 s ==",
+		"JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)",
+		" R ", "batch",
+		"$ sprio -l", "PRIORITY", "FAIRSHARE",
+		"$ sshare -al", "RawShares", "LevelFS", "group",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inspect output lacks %q:\n%s", want, out)
+			break
+		}
+	}
+}

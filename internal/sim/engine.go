@@ -208,6 +208,9 @@ func NewEngine(cfg EngineConfig, p Policy, jobs []Job) *Engine {
 	return e
 }
 
+// Jobs returns the number of trace jobs inside the From/To window.
+func (e *Engine) Jobs() int { return len(e.trace) }
+
 // ErrDuplicateID is returned by Run when two trace jobs share an id.
 var ErrDuplicateID = errors.New("duplicate job id in trace")
 

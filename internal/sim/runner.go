@@ -55,6 +55,9 @@ func Simulate(setup Setup, opt Options) (Run, error) {
 	cfg.From, cfg.To, cfg.Inspect, cfg.Progress = opt.From, opt.To, opt.Inspect, opt.Progress
 	cfg.OnInspect = func(now int64) { run.Inspections = append(run.Inspections, core.Inspect(now)) }
 	eng := NewEngine(cfg, core, opt.Trace.Jobs)
+	if eng.Jobs() == 0 {
+		return Run{}, fmt.Errorf("%w submitted in the --from/--to window", ErrNoJobs)
+	}
 	results, samples, err := eng.Run()
 	if err != nil {
 		return Run{}, err
