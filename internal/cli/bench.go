@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -99,13 +100,22 @@ type benchSchedResult struct {
 // threads) per cycle.
 func runBenchSched(_ context.Context, env *Env, args []string) int {
 	fs := flag.NewFlagSet("bench sched", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs.SetOutput(io.Discard)
 	nodes := fs.Int("nodes", 5000, "number of nodes (80% CPU, 20% GPU)")
 	jobs := fs.Int("jobs", 50000, "number of pending jobs")
 	seed := fs.Uint64("seed", 1, "generator seed")
 	cycles := fs.Int("cycles", 5, "timed cycles (after one warm-up cycle)")
 	if err := fs.Parse(args); err != nil {
-		return 1
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(env.Stdout)
+			fmt.Fprintln(env.Stdout, "usage: sluice bench sched [--nodes N] [--jobs N] [--seed N] [--cycles N]")
+			fs.PrintDefaults()
+			return 0
+		}
+		return Errorf(env, "bench", "%v", err)
+	}
+	if fs.NArg() > 0 {
+		return Errorf(env, "bench", "unexpected argument %q", fs.Arg(0))
 	}
 	if *cycles < 1 {
 		return Errorf(env, "bench", "--cycles must be at least 1")

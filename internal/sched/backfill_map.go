@@ -41,10 +41,17 @@ type bfMap struct {
 	// not wholly free (running jobs, starts, reservations): the same
 	// information as the slots, by node, so that a few candidate nodes can
 	// be checked for a whole span by binary search.
-	busy [][]ival
+	busy      [][]ival
+	wordMasks []wordMask // occupy's scratch
 	// slab is where slot sets are carved from, 256 at a time, so that a
 	// map of thousands of slots is a handful of allocations.
 	slab []uint64
+}
+
+// wordMask is the nodes of one word of a node set.
+type wordMask struct {
+	w    int
+	mask uint64
 }
 
 // ival is a half-open interval of offsets.
@@ -216,12 +223,23 @@ func (m *bfMap) occupy(nodes []int32, s, e int64) {
 	for _, n := range nodes {
 		m.addBusy(n, s, min(e, bfNever))
 	}
+	// group the nodes by word: a job's nodes are usually neighbours, so a
+	// slot costs one AND-NOT per word, not one per node
+	wm := m.wordMasks[:0]
+	for _, n := range nodes {
+		w, bit := int(n)>>6, uint64(1)<<(uint(n)&63)
+		if l := len(wm); l > 0 && wm[l-1].w == w {
+			wm[l-1].mask |= bit
+		} else {
+			wm = append(wm, wordMask{w, bit})
+		}
+	}
+	m.wordMasks = wm
 	for x := i; x < k; x++ {
 		f, sum := m.slots[x].free, m.slots[x].sum
-		for _, n := range nodes {
-			f.Clear(int(n))
-			if w := int(n) >> 6; f[w] == 0 {
-				sum[w>>6] &^= 1 << (uint(w) & 63)
+		for _, e := range wm {
+			if f[e.w] &^= e.mask; f[e.w] == 0 {
+				sum[e.w>>6] &^= 1 << (uint(e.w) & 63)
 			}
 		}
 	}
