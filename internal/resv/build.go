@@ -175,6 +175,9 @@ func (r *Reservation) settleTimes(base *Reservation, now time.Time, startSet, en
 		if startSet || base == nil {
 			r.FloatOffset = max(r.Start.Sub(now), 0)
 		}
+		if endSet && !durSet {
+			r.FloatEnd = end
+		}
 	}
 	return nil
 }

@@ -63,8 +63,11 @@ type Reservation struct {
 	// PurgeComp is the idle time after which a PURGE_COMP reservation is
 	// purged (Slurm's default is 5 minutes).
 	PurgeComp time.Duration
-	// FloatOffset is, for TIME_FLOAT, how far ahead of now the start stays.
+	// FloatOffset is, for TIME_FLOAT, how far ahead of now the start stays;
+	// FloatEnd, when set (EndTime= given), is the fixed end the floating
+	// start moves towards (the reservation expires once it is reached).
 	FloatOffset time.Duration
+	FloatEnd    time.Time
 	// Comment is Comment=.
 	Comment string
 }
@@ -113,6 +116,9 @@ func (r *Reservation) Recurring() bool { return r.Flags&Repeating != 0 }
 func (r *Reservation) Window(now time.Time) Window {
 	if r.Flags&FlagTimeFloat != 0 {
 		s := now.Add(r.FloatOffset)
+		if !r.FloatEnd.IsZero() {
+			return Window{s, later(s, r.FloatEnd)}
+		}
 		return Window{s, s.Add(r.span())}
 	}
 	w := Window{r.Start, r.Start.Add(r.span())}
@@ -199,7 +205,10 @@ func (r *Reservation) Active(now time.Time) bool { return r.Window(now).Contains
 // Expired reports whether a one-off reservation has ended: Slurm purges
 // it then. Recurring and floating reservations never expire.
 func (r *Reservation) Expired(now time.Time) bool {
-	if r.Recurring() || r.Flags&FlagTimeFloat != 0 {
+	if r.Flags&FlagTimeFloat != 0 {
+		return !r.FloatEnd.IsZero() && !now.Add(r.FloatOffset).Before(r.FloatEnd)
+	}
+	if r.Recurring() {
 		return false
 	}
 	return !now.Before(r.Window(now).End)

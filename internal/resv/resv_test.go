@@ -290,3 +290,19 @@ func TestRecurrenceOldReservation(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeFloatEndTime: a TIME_FLOAT reservation with an EndTime floats
+// its start towards that end and expires when it is reached.
+func TestTimeFloatEndTime(t *testing.T) {
+	r, err := build(t, "create res StartTime=now+60minutes EndTime=now+5hours Users=op Nodes=tux8 Flags=TIME_FLOAT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.Window(now.Add(2 * time.Hour))
+	if !w.Start.Equal(now.Add(3*time.Hour)) || !w.End.Equal(now.Add(5*time.Hour)) {
+		t.Fatalf("window %v", w)
+	}
+	if r.Expired(now.Add(3*time.Hour)) || !r.Expired(now.Add(4*time.Hour)) {
+		t.Fatal("expiry")
+	}
+}
