@@ -9,8 +9,24 @@ import "fmt"
 // has one in its default account. Exec refuses any command that would
 // break them, so a store never holds an inconsistent tree.
 func (s *State) Check() error {
-	seen := map[assocKey]int64{}
-	for _, id := range s.SortedAssocIDs() {
+	if s.check(false) == nil {
+		return nil
+	}
+	return s.check(true) // again in id order, to report the first problem
+}
+
+// check runs the checks, visiting associations in id order when sorted
+// (deterministic messages) or in map order (fast, for the common case).
+func (s *State) check(sorted bool) error {
+	seen := make(map[assocKey]int64, len(s.Assocs))
+	ids := make([]int64, 0, len(s.Assocs))
+	for id := range s.Assocs {
+		ids = append(ids, id)
+	}
+	if sorted {
+		ids = s.SortedAssocIDs()
+	}
+	for _, id := range ids {
 		a := s.Assocs[id]
 		if err := s.checkAssoc(a); err != nil {
 			return fmt.Errorf("association %d (%s): %w", id, assocName(a), err)

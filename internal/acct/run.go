@@ -200,20 +200,29 @@ func ScriptArgs(line string) ([]string, error) {
 // ApplyScript runs every modifying command of a sacctmgr script against
 // st in memory (show and dump lines are skipped). The simulator uses it
 // to build its accounting policy from a trace's sacctmgr.script. The
-// first failing line stops it; its error names the line.
+// first failing line stops it with an error naming the line, and st is
+// then left as it was.
 func ApplyScript(st *State, script string, env ExecEnv) error {
+	work := st.Clone()
+	env.bulk = true
 	for i, line := range strings.Split(script, "\n") {
 		words, err := ScriptArgs(line)
 		if err == nil && len(words) > 0 {
-			err = applyWords(st, words, env)
+			err = applyWords(work, words, env)
 		}
 		if err != nil {
 			return fmt.Errorf("line %d: %w", i+1, err)
 		}
 	}
+	if err := work.Check(); err != nil {
+		return fmt.Errorf("script leaves an inconsistent accounting tree: %w", err)
+	}
+	*st = *work
 	return nil
 }
 
+// applyWords runs one modifying command in place; on error the state may
+// be half changed (ApplyScript then discards its copy).
 func applyWords(st *State, words []string, env ExecEnv) error {
 	_, rest, err := ParseOptions(words)
 	if err != nil {
@@ -226,10 +235,6 @@ func applyWords(st *State, words []string, env ExecEnv) error {
 	if cmd.Verb == VerbShow || cmd.Verb == VerbDump {
 		return nil
 	}
-	work := st.Clone()
-	if _, err := Exec(work, cmd, env); err != nil {
-		return err
-	}
-	*st = *work
-	return nil
+	_, err = Exec(st, cmd, env)
+	return err
 }

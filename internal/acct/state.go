@@ -47,6 +47,11 @@ type State struct {
 	// deleted ids are never reused.
 	LastAssocID int64
 	LastQOSID   int64
+
+	// index maps association keys to ids; built on first lookup and kept
+	// by AddAssoc (keys never change). Entries of deleted associations
+	// are detected on use.
+	index map[assocKey]int64
 }
 
 // NewState returns an empty database as Slurm starts with: the root
@@ -82,6 +87,25 @@ func (s *State) AddAssoc(a *Association) {
 	s.LastAssocID++
 	a.ID = s.LastAssocID
 	s.Assocs[a.ID] = a
+	if s.index != nil {
+		s.index[assocKey{a.Cluster, a.Account, a.User, a.Partition}] = a.ID
+	}
+}
+
+// FindAssoc returns the association with that cluster, account, user
+// ("" for the account's own) and partition, or nil.
+func (s *State) FindAssoc(cluster, account, user, partition string) *Association {
+	k := assocKey{cluster, account, user, partition}
+	if s.index == nil || len(s.index) < len(s.Assocs) {
+		s.index = make(map[assocKey]int64, len(s.Assocs))
+		for id, a := range s.Assocs {
+			s.index[assocKey{a.Cluster, a.Account, a.User, a.Partition}] = id
+		}
+	}
+	if a := s.Assocs[s.index[k]]; a != nil && a.Cluster == cluster && a.Account == account && a.User == user && a.Partition == partition {
+		return a
+	}
+	return nil
 }
 
 // EnsureTRES registers a TRES name (e.g. "gres/gpu:h100") if it is new,

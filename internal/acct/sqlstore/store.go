@@ -408,3 +408,23 @@ func (s *Store) SaveUsage(ctx context.Context, us []acct.Usage) error {
 	}
 	return nil
 }
+
+// Version returns the state's version counter, which every committed
+// Update increases: a long-running reader (the controller) polls it to
+// notice changes made by other processes (sacctmgr) and reload.
+func (s *Store) Version(ctx context.Context) (int64, error) {
+	v, err := s.version(ctx, s.rdb)
+	if err != nil {
+		return 0, fmt.Errorf("accounting state version: %w", err)
+	}
+	return v, nil
+}
+
+// DB exposes the database for tables other packages keep beside the
+// accounting tree (job records): they add their own numbered migration
+// files here and use Rebind for portable placeholders.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Rebind rewrites ? placeholders for the store's database ($1, $2, ...
+// on PostgreSQL).
+func (s *Store) Rebind(q string) string { return s.rebind(q) }

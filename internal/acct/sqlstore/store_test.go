@@ -244,3 +244,21 @@ func TestFailedCommandWritesNothing(t *testing.T) {
 		}
 	})
 }
+
+func TestVersionAdvancesOnCommitOnly(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		v0, err := s.Version(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ss := newSession(t, s, "c1")
+		ss.run("add account a")
+		v1, _ := s.Version(ctx)
+		ss.try("add user x Account=nosuch")
+		v2, _ := s.Version(ctx)
+		if v1 != v0+1 || v2 != v1 {
+			t.Errorf("versions %d %d %d, want +1 after a change and none after a failure", v0, v1, v2)
+		}
+	})
+}
