@@ -321,3 +321,36 @@ func TestOperatorSuspendIsNotResumedByGang(t *testing.T) {
 	h.schedule()
 	h.expectState(j.ID, JobRunning, "")
 }
+
+// TestPreemptRequeueFallsBackToCancelAndWithin: under REQUEUE a job that
+// may not be requeued (--no-requeue) is cancelled instead (final state
+// PREEMPTED); with WITHIN a job may preempt a lower-priority job of its
+// own QOS, never an equal-priority one.
+func TestPreemptRequeueFallsBackToCancelAndWithin(t *testing.T) {
+	h := newHarness(t, `ClusterName=w
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=associations,limits,qos
+PreemptType=preempt/qos
+PreemptMode=REQUEUE,WITHIN
+NodeName=n1 CPUs=4 RealMemory=8000
+PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`)
+	h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add user u DefaultAccount=a
+`)
+	low := h.submitWithPriority("u", "-n 4 --time=1:00:00 --no-requeue", 10)
+	h.schedule()
+	h.expectState(low.ID, JobRunning, "")
+	same := h.submitWithPriority("u", "-n 4 --time=1:00:00", 10)
+	h.schedule()
+	h.expectState(same.ID, JobPending, ReasonResources)
+	h.expectState(low.ID, JobRunning, "")
+	high := h.submitWithPriority("u", "-n 4 --time=1:00:00", 20)
+	h.schedule()
+	h.expectState(high.ID, JobRunning, "")
+	h.expectState(low.ID, JobPreempted, "")
+	if len(low.Runs) != 0 {
+		t.Fatalf("a job that may not be requeued must end, not requeue: runs %+v", low.Runs)
+	}
+}
