@@ -354,3 +354,50 @@ sacctmgr -i add user u DefaultAccount=a
 		t.Fatalf("a job that may not be requeued must end, not requeue: runs %+v", low.Runs)
 	}
 }
+
+// TestPreemptModeResolution: the mode comes from the victim's QOS
+// (preempt/qos) or the victim's partition (preempt/partition_prio), else
+// the cluster's PreemptMode; OFF protects the job.
+func TestPreemptModeResolution(t *testing.T) {
+	for _, tc := range []struct {
+		name, typ, global, qosMode, partMode string
+		want                                 PreemptMode // 0: not preempted
+	}{
+		{"qos: cluster REQUEUE", "preempt/qos", "REQUEUE", "", "", PreemptRequeue},
+		{"qos: victim QOS CANCEL overrides", "preempt/qos", "REQUEUE", "PreemptMode=cancel", "", PreemptCancel},
+		{"qos: victim QOS OFF", "preempt/qos", "REQUEUE", "PreemptMode=off", "", 0},
+		{"partition: cluster CANCEL", "preempt/partition_prio", "CANCEL", "", "", PreemptCancel},
+		{"partition: victim partition REQUEUE", "preempt/partition_prio", "CANCEL", "", "PreemptMode=REQUEUE", PreemptRequeue},
+		{"partition: victim partition OFF", "preempt/partition_prio", "CANCEL", "", "PreemptMode=OFF", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, `ClusterName=m
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=associations,limits,qos
+PreemptType=`+tc.typ+`
+PreemptMode=`+tc.global+`
+NodeName=n1 CPUs=4 RealMemory=8000
+PartitionName=low Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE State=UP `+tc.partMode+`
+PartitionName=high Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP
+`)
+			h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add qos lowq ` + tc.qosMode + `
+sacctmgr -i add qos highq Priority=10 Preempt=lowq
+sacctmgr -i add user u DefaultAccount=a
+sacctmgr -i modify account a set qos+=lowq,highq
+`)
+			v := h.mustSubmit("u", "-p low --qos=lowq -n 4 --time=1:00:00")
+			p := h.mustSubmit("u", "-p high --qos=highq -n 4 --time=1:00:00")
+			var got PreemptMode
+			for _, pr := range h.lastPlan.Preemptions {
+				if pr.Job == v.ID {
+					got = pr.Mode
+				}
+			}
+			if got != tc.want {
+				t.Fatalf("victim preempted with mode %v, want %v (preemptor %s)", got, tc.want, p.State)
+			}
+		})
+	}
+}
