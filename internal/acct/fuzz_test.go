@@ -49,3 +49,26 @@ func FuzzCommand(f *testing.F) {
 		NewPolicy(after).Associations()
 	})
 }
+
+// FuzzLoadFile feeds arbitrary flat files to `load`: no panic, and a
+// failed load leaves the store unchanged.
+func FuzzLoadFile(f *testing.F) {
+	f.Add("QOS - q:Priority=5:Preempt=normal\nCluster - c2:Fairshare=1:QOS='normal,q'\nParent - root\nAccount - a:Description='A b':Fairshare=parent\nParent - a\nUser - u:DefaultAccount=a:AdminLevel=Operator:MaxTRES='gres/gpu:a100=2'\n")
+	f.Add("Cluster - c1\n")
+	f.Add("Parent - x\nUser - :\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		s := physics(t)
+		s.env.ReadFile = func(string) ([]byte, error) { return []byte(text), nil }
+		before := s.state()
+		_, _, err := Run(context.Background(), s.store, []string{"load", "f.cfg"}, s.env)
+		after := s.state()
+		if err != nil && !reflect.DeepEqual(before, after) {
+			t.Fatalf("failed load (%v) changed the store", err)
+		}
+		if err == nil {
+			if cerr := after.Check(); cerr != nil {
+				t.Fatal(cerr)
+			}
+		}
+	})
+}
