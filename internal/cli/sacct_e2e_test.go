@@ -283,3 +283,46 @@ func TestE2EAccounting(t *testing.T) {
 	}
 	t.Logf("sshare -a:\n%s", out)
 }
+
+// TestE2ESrunSalloc runs srun as a job (output streamed, exit code
+// returned), salloc with a command that runs two srun steps inside the
+// allocation (SLURM_JOB_ID set, steps numbered 0 and 1), and checks
+// sacct's records of all of them.
+func TestE2ESrunSalloc(t *testing.T) {
+	c := upCluster(t, 2, "")
+	rc, out, errs := c.run("srun", "-J", "hello", "sh", "-c", "echo hello from $SLURM_JOB_ID; echo to-stderr >&2")
+	if rc != 0 || !strings.Contains(out, "hello from ") || !strings.Contains(out, "to-stderr") {
+		t.Fatalf("srun: exit %d, out %q, err %q", rc, out, errs)
+	}
+	rc, _, errs = c.run("srun", "sh", "-c", "exit 3")
+	if rc != 3 || !strings.Contains(errs, "Exited with exit code 3") {
+		t.Errorf("srun exit 3: got %d, %q", rc, errs)
+	}
+	inner := c.bin + " srun -n 2 -l sh -c 'echo step $SLURM_STEP_ID task $SLURM_PROCID'; " + c.bin + " srun true"
+	rc, out, errs = c.run("salloc", "-N", "1", "-J", "alloc", "sh", "-c", inner)
+	if rc != 0 {
+		t.Fatalf("salloc: exit %d: %s\n%s", rc, errs, out)
+	}
+	for _, want := range []string{"0: step 0 task 0", "1: step 0 task 1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("salloc output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"salloc: Pending job allocation", "salloc: Granted job allocation", "salloc: Relinquishing job allocation"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("salloc stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	_, out, _ = c.run("sacct", "-P", "-n", "--format=JobID,JobName,State,ExitCode")
+	t.Logf("sacct:\n%s", out)
+	for _, want := range []string{"|hello|COMPLETED|0:0", "|sh|FAILED|3:0", "|alloc|COMPLETED|0:0", ".0|sh|COMPLETED|0:0", ".1|true|COMPLETED|0:0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sacct lacks %q", want)
+		}
+	}
+	// A step needs a running job the caller owns.
+	rc, _, errs = c.runEnv([]string{"SLURM_JOB_ID", "999"}, "srun", "true")
+	if rc == 0 || !strings.Contains(errs, "Unable to create step for job 999") {
+		t.Errorf("srun in a missing job: exit %d %q", rc, errs)
+	}
+}
