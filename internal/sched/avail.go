@@ -30,6 +30,32 @@ type Avail struct {
 	// exactTop is set when no node has more CPUs than the last bucket's
 	// value, so that bucket too holds nodes of equal free CPUs.
 	exactTop bool
+	// owner is the user whose jobs hold each node ("" for none, ownerMixed
+	// for several users), for ExclusiveUser partitions; nil when not
+	// tracked (then ExclusiveUser is not enforced on this view).
+	owner []string
+}
+
+// ownerMixed marks a node held by jobs of several users.
+const ownerMixed = "\x00mixed"
+
+// setOwner records that user's job now holds node i (after Take).
+func (a *Avail) setOwner(i int32, user string) {
+	if a.owner == nil {
+		return
+	}
+	switch a.owner[i] {
+	case "", user:
+		a.owner[i] = user
+	default:
+		a.owner[i] = ownerMixed
+	}
+}
+
+// ownedByOther reports whether node i holds jobs of a user other than
+// user (ExclusiveUser partitions give a node to one user at a time).
+func (a *Avail) ownedByOther(i int32, user string) bool {
+	return a.owner != nil && a.Jobs[i] > 0 && a.owner[i] != "" && a.owner[i] != user
 }
 
 // maxBucket caps the free-CPU buckets: nodes with more free CPUs share the
@@ -104,7 +130,8 @@ func NewAvail(c *Cluster) *Avail {
 func (a *Avail) Clone() *Avail {
 	return &Avail{CPUs: append([]int32(nil), a.CPUs...), Mem: append([]int64(nil), a.Mem...),
 		Jobs: append([]int32(nil), a.Jobs...), Gres: append([]int64(nil), a.Gres...), Kinds: a.Kinds,
-		Excl: append([]bool(nil), a.Excl...), Usable: a.Usable.Clone(), Free: a.Free.Clone()}
+		Excl: append([]bool(nil), a.Excl...), Usable: a.Usable.Clone(), Free: a.Free.Clone(),
+		owner: append([]string(nil), a.owner...)}
 }
 
 // CopyFrom overwrites a with o (same cluster), without allocating (a's
@@ -115,6 +142,9 @@ func (a *Avail) CopyFrom(o *Avail) {
 			a.rebucket(i)
 		}
 	}()
+	if a.owner != nil && o.owner != nil {
+		copy(a.owner, o.owner)
+	}
 	copy(a.CPUs, o.CPUs)
 	copy(a.Mem, o.Mem)
 	copy(a.Jobs, o.Jobs)
@@ -137,6 +167,9 @@ func (a *Avail) apply(al *Alloc, sign int) {
 		a.Jobs[ni] -= int32(sign)
 		if al.Exclusive {
 			a.Excl[ni] = sign < 0
+		}
+		if a.owner != nil && a.Jobs[ni] <= 0 {
+			a.owner[ni] = ""
 		}
 		a.updateFree(int(ni))
 	}

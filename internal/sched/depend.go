@@ -26,12 +26,12 @@ func ParseDependency(s string) ([]Dependency, bool, error) {
 	if s == "" {
 		return nil, false, nil
 	}
-	any := strings.Contains(s, "?")
-	if any && strings.Contains(s, ",") {
+	orList := strings.Contains(s, "?")
+	if orList && strings.Contains(s, ",") {
 		return nil, false, fmt.Errorf("dependency %q: mixes ',' and '?': %w", s, ErrDependency)
 	}
 	sep := ","
-	if any {
+	if orList {
 		sep = "?"
 	}
 	var out []Dependency
@@ -42,7 +42,7 @@ func ParseDependency(s string) ([]Dependency, bool, error) {
 		}
 		out = append(out, deps...)
 	}
-	return out, any, nil
+	return out, orList, nil
 }
 
 var depKinds = map[string]DepKind{"after": DepAfter, "afterany": DepAfterAny, "afterok": DepAfterOK,
@@ -91,7 +91,7 @@ func parseDepItem(item string) ([]Dependency, error) {
 }
 
 // FormatDependency prints a dependency list as squeue %E does.
-func FormatDependency(deps []Dependency, any bool) string {
+func FormatDependency(deps []Dependency, orList bool) string {
 	names := map[DepKind]string{}
 	for k, v := range depKinds {
 		names[v] = k
@@ -111,7 +111,7 @@ func FormatDependency(deps []Dependency, any bool) string {
 		}
 		parts[i] = names[d.Kind] + ":" + id
 	}
-	if any {
+	if orList {
 		return strings.Join(parts, "?")
 	}
 	return strings.Join(parts, ",")

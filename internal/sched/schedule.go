@@ -84,6 +84,7 @@ func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 		sel: newSelector(cl, cfg), arrayRun: map[JobID]int32{}, jobMasks: map[JobID]NodeSet{},
 		partFail: make([]bool, len(cl.Partitions)), scratch: NewNodeSet(len(cl.Nodes))}
 	c.Avail = NewAvail(cl)
+	c.trackOwners()
 	c.passNodes = c.Avail.Usable.Clone()
 	c.use = newCycleUsage(&st.usage)
 	c.use.addRunMins(c)
@@ -230,6 +231,9 @@ func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill 
 		c.done[rec.slot] = true
 	}
 	c.Avail.Take(&al)
+	for _, ni := range al.Nodes {
+		c.Avail.setOwner(ni, j.User)
+	}
 	c.use.start(c, j, rec.Part, &al)
 	if hasSingleton(j) {
 		if c.singletons == nil {
@@ -372,3 +376,23 @@ func hasSingleton(j *Job) bool {
 }
 
 func singletonKey(j *Job) string { return j.User + "\x00" + j.Req.Name }
+
+// trackOwners records which user holds each node when some partition is
+// ExclusiveUser=YES (only then does selection need it).
+func (c *Cycle) trackOwners() {
+	needed := false
+	for i := range c.Cluster.Partitions {
+		needed = needed || c.Cluster.Partitions[i].ExclusiveUser
+	}
+	if !needed {
+		return
+	}
+	c.Avail.owner = make([]string, len(c.Cluster.Nodes))
+	for _, j := range c.State.jobList {
+		if isActive(j) {
+			for _, ni := range j.Alloc.Nodes {
+				c.Avail.setOwner(ni, j.User)
+			}
+		}
+	}
+}

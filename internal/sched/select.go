@@ -22,7 +22,8 @@ type shape struct {
 	gpusPerNode        int64 // from --gpus spread over minNodes
 	gpusType           string
 	exclusive          bool
-	share              int32 // OverSubscribe multiplier on CPUs (1 = none)
+	share              int32  // OverSubscribe multiplier on CPUs (1 = none)
+	exclUser           string // the job's user in an ExclusiveUser partition
 }
 
 // jobShape normalises j's request for partition p the way Slurm derives
@@ -80,6 +81,9 @@ func jobShape(cfg *Config, j *Job, p *Partition) shape {
 		if r.MemPerGPU > 0 && !r.MemPerNodeSet && r.MemPerNode == 0 && r.MemPerCPU == 0 {
 			s.memPerCPU, s.memPerNode = 0, gpn*r.MemPerGPU
 		}
+	}
+	if p.ExclusiveUser {
+		s.exclUser = j.User
 	}
 	switch p.OverSubscribe.Mode {
 	case OverSubscribeExclusive:
@@ -205,7 +209,7 @@ func newSelector(c *Cluster, cfg *Config) *selector {
 // leave free with its minimum share; 0 tasks when it cannot take the job.
 func (sel *selector) nodeTasks(s *shape, av *Avail, i int32, want int32) (int32, int64, int32) {
 	n := &sel.c.Nodes[i]
-	if s.exclusive && (av.Jobs[i] > 0) || av.Excl[i] {
+	if s.exclusive && (av.Jobs[i] > 0) || av.Excl[i] || s.exclUser != "" && av.ownedByOther(i, s.exclUser) {
 		return 0, 0, 0
 	}
 	leftG, ok := sel.gresFits(s, av, i)

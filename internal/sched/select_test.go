@@ -152,3 +152,25 @@ func TestGPUOptions(t *testing.T) {
 			h.nodes(j.ID), gpus, j.Alloc.CPUs, j.Alloc.Mem)
 	}
 }
+
+// TestExclusiveUser: in an ExclusiveUser partition a node runs jobs of
+// one user at a time; the same user may share it.
+func TestExclusiveUser(t *testing.T) {
+	h := newHarness(t, `ClusterName=x
+SlurmctldHost=h
+SelectTypeParameters=CR_CPU
+NodeName=n[1-2] CPUs=4 RealMemory=1000
+PartitionName=p Nodes=ALL Default=YES ExclusiveUser=YES
+`)
+	a := h.mustSubmit("alice", "-n 1 --time=10")
+	a2 := h.mustSubmit("alice", "-n 1 --time=10")
+	b := h.mustSubmit("bob", "-n 1 --time=10")
+	c := h.mustSubmit("carol", "-n 1 --time=10")
+	if !slices.Equal(h.nodes(a.ID), h.nodes(a2.ID)) {
+		t.Fatalf("alice's jobs on %v and %v", h.nodes(a.ID), h.nodes(a2.ID))
+	}
+	if slices.Equal(h.nodes(a.ID), h.nodes(b.ID)) {
+		t.Fatalf("bob shares alice's node %v", h.nodes(b.ID))
+	}
+	h.expectState(c.ID, JobPending, ReasonResources)
+}
