@@ -52,13 +52,7 @@ type backfill struct {
 	perPart []int
 	window  int64
 	starts  int
-	// planOnly turns starts off (tests compare plans with and without).
-	planOnly bool
 }
-
-// bfPlanOnly, when set by a test, makes backfill plan without starting
-// any job.
-var bfPlanOnly bool
 
 // runBackfill is the BackfillHook.
 func runBackfill(c *Cycle) {
@@ -92,7 +86,7 @@ func newBackfill(c *Cycle) *backfill {
 		win = 24 * time.Hour
 	}
 	b := &backfill{c: c, empty: c.sel.emptyAvail(), shapes: map[bfShapeKey]*bfShape{},
-		acc: NewNodeSet(n), accSum: make([]uint64, (len(NewNodeSet(n))+63)/64), mask: NewNodeSet(n), window: int64(win), planOnly: bfPlanOnly,
+		acc: NewNodeSet(n), accSum: make([]uint64, (len(NewNodeSet(n))+63)/64), mask: NewNodeSet(n), window: int64(win),
 		perPart: make([]int, len(c.Cluster.Partitions))}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
@@ -286,9 +280,6 @@ func satAdd(a, b int64) int64 {
 
 // mayStart applies bf_max_job_start.
 func (b *backfill) mayStart() bool {
-	if b.planOnly {
-		return false
-	}
 	m := b.c.Config.Backfill.MaxJobStart
 	return m <= 0 || b.starts < m
 }
