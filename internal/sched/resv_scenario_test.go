@@ -536,3 +536,59 @@ func TestReservationDeletedHoldSurvivesRestart(t *testing.T) {
 	h.schedule()
 	h.expectState(j.ID, JobPending, ReasonReservationDeleted)
 }
+
+// TestQOSRequiresReservation: a QOS with Flags=RequiresReservation
+// rejects jobs without a reservation (Slurm's "Invalid qos
+// specification") and accepts them in one.
+func TestQOSRequiresReservation(t *testing.T) {
+	h := newHarness(t, strings.Replace(resvConf, "Licenses=", "AccountingStorageEnforce=limits,qos\nLicenses=", 1))
+	h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add user alice DefaultAccount=a
+sacctmgr -i modify qos normal set Flags=RequiresReservation`)
+	h.mustScontrol("create reservation ReservationName=r StartTime=now Duration=60 Nodes=node1 Users=alice")
+	if _, err := h.submitRL("alice", "-N 1 --time=10"); err == nil || !strings.Contains(err.Error(), "Invalid qos specification") {
+		t.Fatalf("without reservation: %v", err)
+	}
+	j := h.mustSubmitRL("alice", "-N 1 --time=10 --reservation=r")
+	h.expectState(j.ID, JobRunning, "")
+}
+
+// TestUpdateReservationAccess: scontrol update Users+= lets a new user
+// in; Duration= moves the end; CoreCnt= reserves whole nodes covering the
+// cores.
+func TestUpdateReservationAccess(t *testing.T) {
+	h := newHarness(t, resvConf)
+	h.mustScontrol("create reservation ReservationName=r StartTime=now Duration=60 CoreCnt=6 Users=alice")
+	if got := h.st.Reservation("r").Nodes; strings.Join(got, ",") != "node1,node2" {
+		t.Fatalf("CoreCnt=6 on 4-core nodes chose %v", got)
+	}
+	if _, err := h.submitRL("bob", "-N 1 --reservation=r"); !errors.Is(err, resv.ErrAccess) {
+		t.Fatalf("bob before update: %v", err)
+	}
+	h.mustScontrol("update ReservationName=r Users+=bob Duration=2:00:00")
+	if r := h.st.Reservation("r"); !r.End.Equal(t0.Add(2*time.Hour)) || strings.Join(r.Users, ",") != "alice,bob" {
+		t.Fatalf("after update: end %v users %v", r.End, r.Users)
+	}
+	j := h.mustSubmitRL("bob", "-N 1 --time=3:00:00 --reservation=r")
+	h.expectState(j.ID, JobRunning, "")
+	if lim := h.job(j.ID).TimeLimit; lim != 2*time.Hour {
+		t.Fatalf("limit %v, want the 2 hours left in the reservation", lim)
+	}
+}
+
+// TestPurgeComp: a PURGE_COMP reservation is purged once active and idle
+// for its purge time.
+func TestPurgeComp(t *testing.T) {
+	h := newHarness(t, resvConf)
+	h.mustScontrol("create reservation ReservationName=p StartTime=now Duration=1:00:00 Nodes=node1 Users=alice Flags=PURGE_COMP=00:10:00")
+	j := h.mustSubmitRL("alice", "-N 1 --time=5 --reservation=p --run=5:00")
+	h.expectState(j.ID, JobRunning, "")
+	h.advance(8 * time.Minute)
+	if got := h.st.PurgeReservations(h.now); len(got) != 0 {
+		t.Fatalf("purged while a job ended 3 minutes ago: %v", got)
+	}
+	h.advance(10 * time.Minute)
+	if got := h.st.PurgeReservations(h.now); len(got) != 1 {
+		t.Fatalf("not purged after 10 idle minutes")
+	}
+}
