@@ -287,31 +287,29 @@ func (ls *loopState) checkNodes(now time.Time) {
 	}
 }
 
-// nodeDown sets node i DOWN and ends (or requeues) its jobs with NODE_FAIL.
+// nodeDown sets node i DOWN and ends (or requeues, the run recorded as
+// NODE_FAIL) its jobs: sched.NodeFail, then the agent is told to kill them
+// in case it is still alive.
 func (ls *loopState) nodeDown(i int32, reason, user string, now time.Time) {
 	n := &ls.st.Cluster.Nodes[i]
-	flags := n.State & (sched.NodeFlagDrain | sched.NodeFlagFail)
+	nodes := map[sched.JobID][]int32{}
+	for _, j := range ls.st.Jobs() {
+		if isActive(j) && hasNode(j.Alloc.Nodes, i) {
+			nodes[j.ID] = append([]int32(nil), j.Alloc.Nodes...)
+		}
+	}
+	hit, _ := ls.st.NodeFail(n.Name, reason, now)
 	if reason == reasonNotResponding {
-		flags |= sched.NodeFlagNoRespond
+		n.State |= sched.NodeFlagNoRespond
 		ls.nodes[i].registered = false
 	}
-	_ = ls.st.SetNodeState(n.Name, sched.NodeDown|flags, reason, now)
 	n.ReasonUser = user
 	ls.nodeDirty[i] = struct{}{}
-	for _, j := range ls.st.Jobs() {
-		if !isActive(j) || !hasNode(j.Alloc.Nodes, i) {
-			continue
+	for _, id := range hit {
+		if j := ls.st.Job(id); j != nil {
+			ls.touch(j, "node-fail", n.Name)
+			ls.terminateOn(j, nodes[id], api.StateNodeFail)
 		}
-		nodes := append([]int32(nil), j.Alloc.Nodes...)
-		if j.Req.Requeue {
-			if ls.st.Requeue(j.ID, false, now) == nil && len(j.Runs) > 0 {
-				j.Runs[len(j.Runs)-1].State = sched.JobNodeFail
-			}
-		} else {
-			_ = ls.st.End(j.ID, sched.JobNodeFail, 0, now)
-		}
-		ls.touch(j, "node-fail", n.Name)
-		ls.terminateOn(j, nodes, api.StateNodeFail)
 	}
 	ls.wantSched = true
 }

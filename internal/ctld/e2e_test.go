@@ -208,3 +208,58 @@ func TestRestartRecovers(t *testing.T) {
 		}
 	})
 }
+
+// TestSilentNodeGoesDown stops a node's agent: after SlurmdTimeout the node
+// is DOWN, its --no-requeue job ends NODE_FAIL and its requeueable job is
+// pending again with its first run recorded as NODE_FAIL. A restarted
+// agent brings the node back (ReturnToService=1).
+func TestSilentNodeGoesDown(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	no := false
+	keep := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Requeue = &no }))
+	again := c.submit(c.wrap("sleep 30"))
+	c.waitState(keep, "RUNNING", 5*time.Second)
+	c.waitState(again, "RUNNING", 5*time.Second)
+	c.agents["n1"].Close()
+	c.waitNodes("down*", 1)
+	c.waitState(keep, "NODE_FAIL", time.Second)
+	j := c.waitState(again, "PENDING", time.Second)
+	if j.RestartCount != 1 {
+		t.Errorf("requeued job restarts %d", j.RestartCount)
+	}
+	if r := c.runs(again); len(r) == 0 || r[0].State != "NODE_FAIL" {
+		t.Errorf("first run of the requeued job: %+v", r)
+	}
+	c.startAgent("n1")
+	// The restarted agent still runs both jobs: the controller kills them
+	// (neither runs any more) and the requeued one starts again later.
+	c.eventually(10*time.Second, "orphans killed", func() bool {
+		for _, s := range c.agents["n1"].Jobs() {
+			if s.JobID == keep {
+				return false
+			}
+		}
+		return true
+	})
+	c.waitState(again, "RUNNING", 10*time.Second)
+	c.control(api.OpCancel, idStr(again))
+	c.eventually(10*time.Second, "agent idle", func() bool { return len(c.agents["n1"].Jobs()) == 0 })
+}
+
+func TestCancelOneArrayTask(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Array = "0-3"; s.Hold = true }))
+	c.control(api.OpCancel, idStr(id)+"_2")
+	res, err := c.client.Jobs(c.ctx(), api.JobQuery{IDs: []string{idStr(id)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, j := range res.Jobs {
+		got[j.JobIDStr] = j.State
+	}
+	want := idStr(id) + "_2"
+	if got[want] != "CANCELLED" || got[idStr(id)+"_[0-1,3]"] != "PENDING" {
+		t.Errorf("records after scancel %s: %v", want, got)
+	}
+}

@@ -336,11 +336,14 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 			return ls.signal(j, req.Signal, req.BatchOnly)
 		}
 		if len(tasks) > 0 && j.Array.Tasks.Count() > len(tasks) {
+			arrayID := j.Array.JobID
 			for _, t := range tasks {
-				j.Array.Tasks.Clear(int(t))
+				if err := st.CancelArrayTask(arrayID, t, now); err != nil {
+					return errMsg(err)
+				}
 			}
-			st.SetPolicy(st.Policy) // recount the submitted tasks
-			ls.touch(j, "cancel-tasks", fmt.Sprint(tasks))
+			ls.touchArray(arrayID, "cancel-tasks", fmt.Sprint(tasks))
+			ls.wantSched = true
 			return nil
 		}
 		if j.State.Finished() {
@@ -392,6 +395,19 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		return &apiErr{status: http.StatusBadRequest, msg: "unknown operation " + req.Op}
 	}
 	return nil
+}
+
+// touchArray marks every record of an array changed (a task split off
+// gets a record of its own).
+func (ls *loopState) touchArray(arrayID sched.JobID, event, detail string) {
+	for _, o := range ls.st.Jobs() {
+		if o.Array != nil && o.Array.JobID == arrayID {
+			if ls.specs[o.ID] == nil {
+				ls.specs[o.ID] = ls.specs[arrayID]
+			}
+			ls.touch(o, event, detail)
+		}
+	}
 }
 
 // requeue puts a running or finished batch job back in the queue.
@@ -447,83 +463,108 @@ func errMsg(err error) error {
 
 // ---- scontrol update job ----
 
-// updateJob applies scontrol update JobId=... KEY=VALUE.
+// updateJob applies scontrol update JobId=... KEY=VALUE through the
+// core's Update (Slurm's update_job rules: running jobs only change their
+// time limit, raising it needs an operator, the result is validated as at
+// submission). SiteFactor is the controller's (priority input).
 func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 	js, _, err := ls.jobsByID(req.Job)
 	if err != nil {
 		return err
 	}
 	admin := ls.isAdmin(w)
+	var u sched.JobUpdate
+	site := (*int32)(nil)
+	for k, v := range req.Set {
+		if err := parseUpdate(&u, &site, strings.ToLower(k), v, admin); err != nil {
+			return err
+		}
+	}
+	now := ls.c.now()
 	for _, j := range js {
 		if !ls.mayModify(w, j) {
 			return denied()
 		}
-		for k, v := range req.Set {
-			if err := ls.updateField(j, admin, strings.ToLower(k), v); err != nil {
-				return err
-			}
+		if !admin && u.TimeLimit != nil && raisesLimit(j.TimeLimit, *u.TimeLimit) {
+			return denied() // only operators raise a time limit, pending or not
 		}
-		ls.st.SetPolicy(ls.st.Policy) // re-resolve association/QOS, recount limits
-		ls.setPriority(j, ls.c.now())
+		if err := ls.st.Update(j.ID, u, admin, now); err != nil {
+			return updateErr(err)
+		}
+		if site != nil {
+			ls.site[j.ID] = *site
+		}
+		if u.Name != nil && ls.specs[j.ID] != nil {
+			s := *ls.specs[j.ID]
+			s.Name = *u.Name
+			ls.specs[j.ID] = &s
+		}
+		ls.setPriority(j, now)
 		ls.touch(j, "update", fmt.Sprint(req.Set))
 	}
 	ls.wantSched = true
 	return nil
 }
 
+func raisesLimit(cur, want time.Duration) bool {
+	if cur == sched.Infinite || cur <= 0 {
+		return false
+	}
+	return want == sched.Infinite || want > cur
+}
+
 func badValue(k, v string) error {
 	return &apiErr{status: http.StatusBadRequest, msg: fmt.Sprintf("Invalid %s value: %s", k, v)}
 }
 
-func (ls *loopState) updateField(j *sched.Job, admin bool, key, v string) error {
-	pending := j.State.Base() == sched.JobPending
-	notPending := &apiErr{status: http.StatusConflict, msg: sched.ErrNotPending.Error()}
+// updateErr maps the core's refusals to API errors.
+func updateErr(err error) error {
+	switch {
+	case errors.Is(err, sched.ErrAccessDenied):
+		return denied()
+	case errors.Is(err, sched.ErrInvalidJobID):
+		return notFound()
+	case errors.Is(err, sched.ErrNotPending), errors.Is(err, sched.ErrTransitionState):
+		return &apiErr{status: http.StatusConflict, msg: errMsg(err).Error()}
+	}
+	var se *sched.SubmitError
+	if errors.As(err, &se) {
+		return &apiErr{status: http.StatusBadRequest, msg: se.Err.Error(), reason: string(se.Reason)}
+	}
+	return &apiErr{status: http.StatusBadRequest, msg: errMsg(err).Error()}
+}
+
+// parseUpdate reads one KEY=VALUE of scontrol update job.
+func parseUpdate(u *sched.JobUpdate, site **int32, key, v string, admin bool) error {
 	switch key {
 	case "partition":
-		if !pending {
-			return notPending
-		}
-		var idx []int32
-		for _, p := range strings.Split(v, ",") {
-			i := ls.st.Cluster.PartitionIndex(p)
-			if i < 0 {
-				return &apiErr{status: http.StatusBadRequest, msg: sched.ErrInvalidPartition.Error()}
-			}
-			idx = append(idx, i)
-		}
-		j.Req.Partitions, j.Partitions = strings.Split(v, ","), idx
+		u.Partitions = strings.Split(v, ",")
 	case "timelimit":
 		d, err := duration.Parse(v)
 		if err != nil {
 			return badValue("TimeLimit", v)
 		}
-		if !admin && (j.TimeLimit != sched.Infinite && d > j.TimeLimit || d == sched.Infinite && j.TimeLimit != sched.Infinite) {
-			return denied() // users may only lower their limit
-		}
-		j.Req.TimeLimit, j.TimeLimit = d, d
-		if !j.StartTime.IsZero() && isActive(j) {
-			j.EndTime = time.Time{}
-			if d != sched.Infinite {
-				j.EndTime = j.StartTime.Add(d + j.Suspended)
-			}
-		}
+		u.TimeLimit = &d
 	case "qos":
-		if !pending {
-			return notPending
-		}
-		if p := ls.st.Policy; p != nil && p.QOSIndex(v) < 0 {
-			return &apiErr{status: http.StatusBadRequest, msg: sched.ErrInvalidQOS.Error()}
-		}
-		j.Req.QOS, j.QOS = v, v
+		u.QOS = &v
+	case "account":
+		u.Account = &v
+	case "name", "jobname":
+		u.Name = &v
 	case "nice":
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < -2147483645 || n > 2147483645 {
 			return badValue("Nice", v)
 		}
-		if n < 0 && !admin {
-			return denied()
+		n32 := int32(n)
+		u.Nice = &n32
+	case "priority":
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return badValue("Priority", v)
 		}
-		j.Req.Nice = int32(n)
+		p := uint32(n)
+		u.Priority = &p
 	case "sitefactor":
 		if !admin {
 			return denied()
@@ -532,22 +573,22 @@ func (ls *loopState) updateField(j *sched.Job, admin bool, key, v string) error 
 		if err != nil {
 			return badValue("SiteFactor", v)
 		}
-		ls.site[j.ID] = int32(n)
-	case "priority":
-		n, err := strconv.ParseUint(v, 10, 32)
-		if err != nil {
-			return badValue("Priority", v)
+		n32 := int32(n)
+		*site = &n32
+	case "dependency":
+		u.Dependency = &v
+	case "features", "constraint":
+		u.Constraint = &v
+	case "numnodes", "minnodes":
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n <= 0 {
+			return badValue("NumNodes", v)
 		}
-		if !admin {
-			return denied()
-		}
-		j.Priority, j.DirectPriority = uint32(n), n > 0
-	case "name", "jobname":
-		j.Req.Name = v
-	case "comment":
-		if s := ls.specs[j.ID]; s != nil {
-			s.Comment = v
-		}
+		n32 := int32(n)
+		u.MinNodes = &n32
+	case "requeue":
+		b := v == "1" || strings.EqualFold(v, "yes")
+		u.Requeue = &b
 	default:
 		return &apiErr{status: http.StatusBadRequest, msg: "Update of " + key + " is not supported"}
 	}
