@@ -142,7 +142,10 @@ func TestSbatchMessages(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			run := runSbatch
 			if c.name == "no-script" {
-				run = func(ctx context.Context, env *Env, args []string) int { env.IsTerminal = true; return runSbatch(ctx, env, args) }
+				run = func(ctx context.Context, env *Env, args []string) int {
+					env.IsTerminal = true
+					return runSbatch(ctx, env, args)
+				}
 			}
 			code, out, errs := h.run(run, c.args...)
 			if code != c.code || out != c.stdout || errs != c.stderr {
