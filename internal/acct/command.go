@@ -88,6 +88,7 @@ type Command struct {
 // and exits 1, and nothing is changed.
 type Error struct{ Msg string }
 
+// Error returns the message without the "sacctmgr: error: " prefix.
 func (e *Error) Error() string { return e.Msg }
 
 func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
