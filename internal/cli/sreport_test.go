@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSreportGolden(t *testing.T) {
+	proper := func(login string) string { return map[string]string{"alice": "Alice A", "bob": "Bob B"}[login] }
+	window := "start=2026-03-10T10:00:00 end=2026-03-10T12:00:00"
+	cases := []struct{ name, args string }{
+		{"utilization", "cluster utilization " + window},
+		{"utilization-percent-parsable", "-t percent -P cluster utilization " + window},
+		{"utilization-hours-format", "-t Hours cluster utilization " + window + " format=Cluster,Allocated,Idle,Reported%8"},
+		{"account-by-user", "cluster AccountUtilizationByUser " + window},
+		{"account-by-user-physics", "cluster AccountUtilizationByUser accounts=physics " + window},
+		{"top", "user topusage " + window},
+		{"top-1-minper", "-t MinPer user topusage topcount=1 " + window},
+		{"default-period", "cluster utilization"},
+	}
+	for _, c := range cases {
+		o, err := parseSreport(strings.Fields(c.args))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		res := acctFixture()
+		res.ClusterCPUs = 8
+		out, err := RenderSreport(res, o, time.UTC, proper)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		extCheckGolden(t, filepath.Join("testdata", "sreport", c.name+".golden"), out)
+	}
+}
+
+// TestSreportAllocated checks the arithmetic: in 10:00-12:00 charlie's
+// two runs (1 h and 30 min on 2 CPUs), alice's 5 min and 1 min, bob's
+// 1 min, all on 2 CPUs: 2*(60+30+5+1+1) = 194 CPU minutes of 8*120.
+func TestSreportAllocated(t *testing.T) {
+	o, err := parseSreport(strings.Fields("-P -n cluster utilization start=2026-03-10T10:00:00 end=2026-03-10T12:00:00"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := acctFixture()
+	res.ClusterCPUs = 8
+	out, err := RenderSreport(res, o, time.UTC, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "demo|194|0|0|766|0|960\n"; out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}
+
+func TestSreportErrors(t *testing.T) {
+	for _, args := range []string{"cluster", "cluster bogus", "-t furlongs cluster utilization", "user topusage topcount=0",
+		"cluster utilization start=never", "cluster utilization format=Nope", "cluster utilization color=red"} {
+		o, err := parseSreport(strings.Fields(args))
+		if err == nil {
+			res := acctFixture()
+			_, err = RenderSreport(res, o, time.UTC, func(string) string { return "" })
+		}
+		if err == nil {
+			t.Errorf("sreport %s: no error", args)
+		}
+	}
+}
