@@ -9,4 +9,12 @@
 // lock), reads the state, lets the caller change a copy, and writes the
 // difference. A failed command therefore writes nothing, and concurrent
 // writers (sacctmgr processes, the controller) are serialized.
+//
+// SQLite runs with journal_mode=WAL and synchronous=NORMAL: a committed
+// transaction survives the process being killed (SIGKILL); only an
+// operating system crash or power loss may lose the last commits.
+//
+// Tests: the same suite runs on both databases. PostgreSQL tests read
+// SLUICE_TEST_PG_DSN (scripts/pg-up.sh prints one), create a schema per
+// test, and skip when no server answers, or fail when SLUICE_REQUIRE_PG=1.
 package sqlstore
