@@ -263,3 +263,21 @@ func TestCancelOneArrayTask(t *testing.T) {
 		t.Errorf("records after scancel %s: %v", want, got)
 	}
 }
+
+// TestGPUDevicesAreDistinct runs two one-GPU jobs on a two-GPU node: each
+// sees a different CUDA_VISIBLE_DEVICES.
+func TestGPUDevicesAreDistinct(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "GresTypes=gpu\nNodeName=DEFAULT Gres=gpu:2\n", gpus: 2})
+	var ids []uint32
+	for i := 0; i < 2; i++ {
+		ids = append(ids, c.submit(c.wrap(`echo "$CUDA_VISIBLE_DEVICES"; sleep 1`, func(s *api.JobSpec) { s.Gres = "gpu:1" })))
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		c.waitState(id, "COMPLETED", 10*time.Second)
+		seen[c.readOut("slurm-"+idStr(id)+".out")] = true
+	}
+	if !seen["0"] || !seen["1"] {
+		t.Errorf("devices seen %v, want 0 and 1", seen)
+	}
+}

@@ -127,9 +127,10 @@ ReturnToService=1
 MinJobAge=300
 PriorityWeightAge=1000
 PriorityWeightJobSize=100
+%s
 NodeName=n[1-%d] CPUs=2 RealMemory=1000 State=UNKNOWN
 PartitionName=debug Nodes=n[1-%d] Default=YES MaxTime=INFINITE State=UP
-%s`, dir, nodes, nodes, extra)
+`, dir, extra, nodes, nodes)
 	cfg, _, err := conf.Parse(filepath.Join(dir, "slurm.conf"), []byte(text))
 	if err != nil {
 		t.Fatalf("conf: %v", err)
@@ -147,11 +148,14 @@ type cluster struct {
 	agents map[string]*noded.Agent
 	client *api.Client
 	work   string
+	gpus   int
 }
 
 type clusterOpts struct {
 	nodes int
 	extra string
+	// gpus is the number of GPUs each agent reports (static gres.conf).
+	gpus int
 }
 
 // newCluster starts a controller on store and one agent per node, and
@@ -165,6 +169,7 @@ func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
 	c := &cluster{t: t, dir: dir, cfg: testConf(t, dir, o.nodes, o.extra), store: store,
 		agents: map[string]*noded.Agent{}, work: t.TempDir()}
 	c.startController()
+	c.gpus = o.gpus
 	for _, n := range c.cfg.Nodes {
 		c.startAgent(n.Name)
 	}
@@ -215,7 +220,8 @@ func (c *cluster) startAgent(name string) {
 	a, err := noded.New(noded.Config{Name: name, ControllerURL: c.ctl.URL(), Spool: filepath.Join(c.dir, "spool", name),
 		Key: c.ctl.ClusterKey(), Listen: "127.0.0.1:0", CPUs: 2, MemoryMB: 1000, PollInterval: 30 * time.Millisecond,
 		HeartbeatInterval: 200 * time.Millisecond, CgroupBase: "none", Logger: quietLogger(),
-		GPUs: noded.GPUDiscovery{LookPath: func(string) (string, error) { return "", os.ErrNotExist }, Root: t.TempDir()}})
+		GPUs: noded.GPUDiscovery{LookPath: func(string) (string, error) { return "", os.ErrNotExist }, Root: t.TempDir(),
+			Static: staticGPUs(c.gpus)}})
 	if err != nil {
 		t.Fatalf("agent %s: %v", name, err)
 	}
@@ -354,3 +360,11 @@ func (c *cluster) control(op string, jobs ...string) api.JobControlResponse {
 }
 
 func idStr(id uint32) string { return strconv.FormatUint(uint64(id), 10) }
+
+// staticGPUs is a gres.conf line declaring n GPUs ("" for none).
+func staticGPUs(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Name=gpu Count=%d\n", n)
+}

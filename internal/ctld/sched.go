@@ -291,13 +291,7 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 			r.MemoryMB = j.Alloc.Mem[0]
 		}
 	}
-	for _, g := range j.Alloc.Gres {
-		if g.Slot == 0 && cl.GresKinds[g.Kind].Name == "gpu" {
-			for k := int64(0); k < g.Count; k++ {
-				r.GPUs = append(r.GPUs, len(r.GPUs))
-			}
-		}
-	}
+	r.GPUs = ls.assignGPUs(j)
 	if a := j.Array; a != nil && a.TaskID >= 0 {
 		r.ArrayJobID, r.ArrayTaskID = uint32(a.JobID), uint32(a.TaskID)
 		if tasks, n, _, err := sched.ParseArray(j.Req.Array, ls.cfg.MaxArraySize); err == nil {
@@ -325,4 +319,49 @@ func compressNodes(cl *sched.Cluster, idx []int32) string {
 		return ""
 	}
 	return hostlist.Compress(cl.NodeNames(idx))
+}
+
+// assignGPUs picks the device indices of the GPUs j holds on its batch
+// host: the ones it already has (relaunch, recovery), else the lowest
+// indices no other job on the node holds. The core counts GPUs per node;
+// which devices they are is the controller's bookkeeping, stored with the
+// job. GPU types are not told apart here (docs/differences.md).
+func (ls *loopState) assignGPUs(j *sched.Job) []int {
+	cl := ls.st.Cluster
+	want := 0
+	for _, g := range j.Alloc.Gres {
+		if g.Slot == 0 && cl.GresKinds[g.Kind].Name == "gpu" {
+			want += int(g.Count)
+		}
+	}
+	if want == 0 {
+		return nil
+	}
+	if have := ls.gpus[j.ID]; len(have) == want {
+		return have
+	}
+	host := j.Alloc.Nodes[0]
+	total := 0
+	for k, cnt := range cl.Nodes[host].Gres {
+		if cl.GresKinds[k].Name == "gpu" {
+			total += int(cnt)
+		}
+	}
+	used := map[int]bool{}
+	for _, o := range ls.st.Jobs() {
+		if o.ID != j.ID && isActive(o) && batchHost(o.Alloc.Nodes) == host {
+			for _, d := range ls.gpus[o.ID] {
+				used[d] = true
+			}
+		}
+	}
+	var out []int
+	for d := 0; d < total && len(out) < want; d++ {
+		if !used[d] {
+			out = append(out, d)
+		}
+	}
+	ls.gpus[j.ID] = out
+	ls.dirty[j.ID] = struct{}{}
+	return out
 }

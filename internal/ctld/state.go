@@ -23,6 +23,8 @@ type loopState struct {
 	specs map[sched.JobID]*api.JobSpec
 	// site holds SiteFactor values set with scontrol update.
 	site map[sched.JobID]int32
+	// gpus holds the GPU device indices given to running jobs.
+	gpus map[sched.JobID][]int
 	// nodes are the agents' runtime data, parallel to Cluster.Nodes.
 	nodes []nodeRT
 	// launched marks jobs an agent confirmed it runs (restart count).
@@ -70,6 +72,7 @@ type jobRecord struct {
 	Job        *sched.Job   `json:"job"`
 	Spec       *api.JobSpec `json:"spec,omitempty"`
 	SiteFactor int32        `json:"site_factor,omitempty"`
+	GPUs       []int        `json:"gpus,omitempty"`
 }
 
 func newLoopState(ctx context.Context, c *Controller) (*loopState, error) {
@@ -78,7 +81,7 @@ func newLoopState(ctx context.Context, c *Controller) (*loopState, error) {
 		return nil, fmt.Errorf("ctld: %w", err)
 	}
 	ls := &loopState{c: c, cfg: c.schedConfig(), specs: map[sched.JobID]*api.JobSpec{}, site: map[sched.JobID]int32{},
-		launched: map[sched.JobID]int32{}, grace: map[sched.JobID]sched.Preemption{},
+		gpus: map[sched.JobID][]int{}, launched: map[sched.JobID]int32{}, grace: map[sched.JobID]sched.Preemption{},
 		dirty: map[sched.JobID]struct{}{}, nodeDirty: map[int32]struct{}{}}
 	for i := range cluster.Nodes {
 		n := &cluster.Nodes[i]
@@ -208,6 +211,9 @@ func (ls *loopState) replay(rec *jobRecord) error {
 	if rec.SiteFactor != 0 {
 		ls.site[j.ID] = rec.SiteFactor
 	}
+	if len(rec.GPUs) > 0 {
+		ls.gpus[j.ID] = rec.GPUs
+	}
 	return nil
 }
 
@@ -217,6 +223,9 @@ func (ls *loopState) replay(rec *jobRecord) error {
 // the transition.
 func (ls *loopState) touch(j *sched.Job, event, detail string) {
 	ls.dirty[j.ID] = struct{}{}
+	if !isActive(j) {
+		delete(ls.gpus, j.ID) // the devices are free again
+	}
 	if event != "" {
 		ls.events = append(ls.events, EventRow{JobID: uint32(j.ID), Time: ls.c.now(), Event: event, Detail: detail})
 	}
@@ -233,7 +242,7 @@ func (ls *loopState) commit() error {
 		if j == nil {
 			continue
 		}
-		data, err := json.Marshal(jobRecord{Job: j, Spec: ls.specs[id], SiteFactor: ls.site[id]})
+		data, err := json.Marshal(jobRecord{Job: j, Spec: ls.specs[id], SiteFactor: ls.site[id], GPUs: ls.gpus[id]})
 		if err != nil {
 			return fmt.Errorf("encode job %d: %w", id, err)
 		}
