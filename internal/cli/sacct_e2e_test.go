@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/conf"
+	"github.com/sluice-hpc/sluice/internal/ctld"
 )
 
 // The end-to-end tests of sacct, sreport, sdiag, sprio, sshare, srun,
@@ -325,4 +328,92 @@ func TestE2ESrunSalloc(t *testing.T) {
 	if rc == 0 || !strings.Contains(errs, "Unable to create step for job 999") {
 		t.Errorf("srun in a missing job: exit %d %q", rc, errs)
 	}
+}
+
+// TestE2ESacctmgrThroughController adds an account and a user through a
+// running controller and sees the live fair-share tree change at once
+// (sshare), then checks the security rules with a token for another
+// user: no sacctmgr change, no scancel/update of root's job, no
+// `scontrol update node`, no sdiag -r, and sacct shows only own jobs.
+func TestE2ESacctmgrThroughController(t *testing.T) {
+	c := upCluster(t, 1, "")
+	rc, out, errs := c.run("sacctmgr", "-i", "add", "account", "physics", "fairshare=10")
+	if rc != 0 {
+		t.Fatalf("sacctmgr add account: %d %s %s", rc, out, errs)
+	}
+	if rc, out, errs = c.run("sacctmgr", "-i", "add", "user", "nobody", "account=physics"); rc != 0 {
+		t.Fatalf("sacctmgr add user: %d %s %s", rc, out, errs)
+	}
+	_, out, _ = c.run("sshare", "-a")
+	if !strings.Contains(out, "physics") || !strings.Contains(out, "nobody") {
+		t.Errorf("sshare -a does not show the account added through the controller:\n%s", out)
+	}
+	_, out, _ = c.run("sacctmgr", "-n", "-P", "show", "account", "format=account")
+	if !strings.Contains(out, "physics") {
+		t.Errorf("sacctmgr show account through the controller:\n%s", out)
+	}
+	job := c.submit("-J", "rootjob", "--wrap", "sleep 30")
+	c.waitState(job, "RUNNING", "PENDING")
+
+	tok := c.token(t, "nobody")
+	as := []string{"SLURM_JWT", tok}
+	checks := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"sacctmgr", []string{"-i", "add", "account", "evil"}, ""},
+		{"sacctmgr", []string{"-i", "modify", "account", "physics", "set", "fairshare=1000"}, ""},
+		{"sdiag", []string{"-r"}, "Access/permission denied"},
+		{"srun", []string{"--jobid", job, "true"}, "Access/permission denied"},
+	}
+	for _, ch := range checks {
+		rc, _, errs := c.runEnv(as, ch.name, ch.args...)
+		if rc == 0 || !strings.Contains(errs, ch.want) {
+			t.Errorf("%s %v as nobody: exit %d, %q", ch.name, ch.args, rc, errs)
+		}
+	}
+	cl := api.NewTCPClient(c.addr(t), tok)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := cl.Control(ctx, api.JobControlRequest{Op: api.OpCancel, Jobs: []string{job}})
+	if err == nil && (len(res.Results) == 0 || res.Results[0].Error == "") {
+		t.Errorf("nobody cancelled root's job %s: %+v", job, res)
+	}
+	if err := cl.UpdateNode(ctx, api.NodeUpdateRequest{Nodes: "node1", State: "DRAIN", Reason: "x"}); err == nil {
+		t.Errorf("nobody drained a node")
+	}
+	if rc, out, _ := c.runEnv(as, "sacct", "-a", "-n", "-X"); rc != 0 || strings.Contains(out, "rootjob") {
+		t.Errorf("sacct as nobody shows root's job: %d\n%s", rc, out)
+	}
+	_, out, _ = c.run("sacctmgr", "-n", "-P", "show", "account", "format=account,fairshare")
+	if strings.Contains(out, "evil") {
+		t.Errorf("nobody's sacctmgr add went through:\n%s", out)
+	}
+}
+
+// token signs a token for user with the cluster's key.
+func (c *extCluster) token(t *testing.T, user string) string {
+	data, err := os.ReadFile(filepath.Join(c.state, ctld.JWTKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, _, err := ctld.IssueToken(key, user, time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// addr is the controller's TCP address (SlurmctldPort on localhost).
+func (c *extCluster) addr(t *testing.T) string {
+	cfg, _, err := conf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "127.0.0.1:" + strconv.Itoa(cfg.SlurmctldPort)
 }

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// sacctmgr through the controller. When a controller answers on the
+// cluster's socket (or at SlurmctldPort with $SLURM_JWT), a sacctmgr
+// command line is sent to it: the controller runs it against its
+// accounting store as the caller its peer credentials (or token)
+// identify, and refreshes its live policy (limits, QOS, fair-share tree)
+// at once, as slurmctld does when slurmdbd pushes an update. Without a
+// controller, the direct-store path of sacctmgr.go is used.
+//
+// The routing wraps the registered sacctmgr command (sacctmgr.go, owned
+// by the accounting CLI, initialises first: files initialise in name
+// order) instead of editing it; sacctmgr.go can call
+// sacctmgrViaController itself and this init can go.
+func init() {
+	regMu.Lock()
+	defer regMu.Unlock()
+	c, ok := registry["sacctmgr"]
+	if !ok {
+		return
+	}
+	direct := c.Run
+	c.Run = func(ctx context.Context, env *Env, args []string) int {
+		if rc, handled := sacctmgrViaController(ctx, env, args); handled {
+			return rc
+		}
+		return direct(ctx, env, args)
+	}
+	registry["sacctmgr"] = c
+}
+
+// sacctmgrLocalVerbs are run by the direct path even with a controller:
+// help and version print locally; load and dump read and write files of
+// this machine.
+var sacctmgrLocalVerbs = map[string]bool{"help": true, "version": true, "load": true, "dump": true, "exit": true, "quit": true}
+
+// sacctmgrViaController sends one command line to a running controller.
+// handled is false when the direct path should run it (no command line,
+// a local verb, or no controller answering).
+func sacctmgrViaController(ctx context.Context, env *Env, args []string) (rc int, handled bool) {
+	path, rest, err := sacctmgrConfFlag(args)
+	if err != nil {
+		return 0, false
+	}
+	verb := ""
+	for _, a := range rest {
+		if a == "-h" || a == "--help" || a == "-V" || a == "--version" {
+			return 0, false
+		}
+		if !strings.HasPrefix(a, "-") {
+			verb = strings.ToLower(a)
+			break
+		}
+	}
+	if verb == "" || sacctmgrLocalVerbs[verb] {
+		return 0, false
+	}
+	cenv := *env
+	if path != "" {
+		get := env.Getenv
+		abs := absFrom(env, path)
+		cenv.Getenv = func(k string) string {
+			if k == "SLURM_CONF" {
+				return abs
+			}
+			return get(k)
+		}
+	}
+	cl, err := controllerClient(&cenv)
+	if err != nil {
+		return 0, false
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	_, err = cl.Ping(pctx)
+	cancel()
+	if err != nil {
+		return 0, false
+	}
+	ctx, cancel = context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := cl.Sacctmgr(ctx, rest)
+	for _, w := range res.Warnings {
+		fmt.Fprintf(env.Stderr, "sacctmgr: warning: %s\n", w)
+	}
+	if err != nil {
+		var ae *api.Error
+		if errors.As(err, &ae) {
+			return Errorf(env, "sacctmgr", "%s", ae.Message), true
+		}
+		return clientError(env, "sacctmgr", err), true
+	}
+	fmt.Fprint(env.Stdout, res.Out)
+	return 0, true
+}
