@@ -236,6 +236,22 @@ PartitionName=high Nodes=ALL PriorityTier=2 MaxTime=INFINITE State=UP
 	if len(h.lastPlan.Preemptions) != 0 {
 		t.Fatalf("a job in its grace time must not be preempted again, nor others chosen: %+v", h.lastPlan.Preemptions)
 	}
+	// The driver's side at the end of the grace time: the victim ends
+	// PREEMPTED (CANCEL mode), and the preemptor starts.
+	if got := h.st.GraceExpired(h.now.Add(59 * time.Second)); len(got) != 0 {
+		t.Fatalf("grace not over yet: %+v", got)
+	}
+	h.now = h.now.Add(time.Minute)
+	exp := h.st.GraceExpired(h.now)
+	if len(exp) != 1 || exp[0].Job != lo.ID || exp[0].Mode != PreemptCancel {
+		t.Fatalf("grace expired: %+v", exp)
+	}
+	if err := h.st.Preempted(exp[0].Job, exp[0].Mode, h.now); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	h.expectState(lo.ID, JobPreempted, "")
+	h.expectState(hi.ID, JobRunning, "")
 }
 
 // TestTimesliceForceGang: in a partition with OverSubscribe=FORCE:2 and
