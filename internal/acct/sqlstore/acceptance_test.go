@@ -252,3 +252,28 @@ func mixedCommand(rng *rand.Rand, w int) string {
 		return "delete qos " + qos
 	}
 }
+
+// TestStoresAgreeWithMemStore replays one random command sequence on the
+// in-memory store and on each SQL store: every command must succeed or
+// fail alike, and the final states must be equal.
+func TestStoresAgreeWithMemStore(t *testing.T) {
+	forEachStore(t, func(t *testing.T, s *Store) {
+		mem := newSession(t, acct.NewMemStore(), "c1")
+		sql := newSession(t, s, "c1")
+		rng := rand.New(rand.NewSource(42))
+		for i := 0; i < 400; i++ {
+			line := mixedCommand(rng, i%8)
+			_, errMem := mem.try(line)
+			_, errSQL := sql.try(line)
+			if (errMem == nil) != (errSQL == nil) {
+				t.Fatalf("%s: memory store error %v, SQL store error %v", line, errMem, errSQL)
+			}
+		}
+		want, _ := mem.store.Load(context.Background())
+		got, err := s.Load(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		assertSameState(t, want, got)
+	})
+}
