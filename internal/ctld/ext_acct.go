@@ -30,7 +30,9 @@ func (c *Controller) accounting(ctx context.Context, w Who) (api.AcctResponse, e
 				continue
 			}
 			for _, r := range ls.liveRuns(j) {
-				out.Records = append(out.Records, acctRecord(r))
+				rec := acctRecord(r)
+				rec.Reservation = j.Req.Reservation
+				out.Records = append(out.Records, rec)
 			}
 		}
 		return out, nil
