@@ -105,7 +105,7 @@ func runSim(ctx context.Context, env *Env, args []string) int {
 	}
 	// A replay allocates a lot of short-lived state: trade memory (well
 	// under the 1 GB budget) for fewer collections.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	defer debug.SetGCPercent(debug.SetGCPercent(200))
 	wallStart := time.Now()
 	tr, err := readSimTrace(env, f)
 	if err != nil {
