@@ -195,7 +195,12 @@ func sacctmgrInteractive(ctx context.Context, env *Env, store acct.Store, renv a
 	rc := 0
 	sc := bufio.NewScanner(env.Stdin)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
+	prompt := func() {
+		if env.IsTerminal {
+			fmt.Fprint(env.Stdout, "sacctmgr: ")
+		}
+	}
+	for prompt(); sc.Scan(); prompt() {
 		words, err := acct.ScriptArgs(sc.Text())
 		if err != nil {
 			rc = Errorf(env, "sacctmgr", "%v", err)
