@@ -179,6 +179,7 @@ type JobInfo struct {
 	ExitCode     string `json:"exit_code"`
 	Exclusive    bool   `json:"exclusive,omitempty"`
 	Reservation  string `json:"reservation,omitempty"`
+	Licenses     string `json:"licenses,omitempty"` // -L as scontrol shows it (ctld/resv.go)
 	Command      string `json:"command,omitempty"`
 	WorkDir      string `json:"work_dir,omitempty"`
 	StdOut       string `json:"stdout,omitempty"`
