@@ -77,6 +77,8 @@ type Controller struct {
 
 	// loop-owned state below: touched only by the event loop.
 	ls *loopState
+	// resvBook is the loop's reservation bookkeeping (resv.go).
+	resvBook *resvBook
 
 	agentsMu sync.Mutex
 	agents   map[string]*api.AgentClient
@@ -200,6 +202,7 @@ func (c *Controller) Start() error {
 		return err
 	}
 	go c.loop()
+	c.startResvTimer() // purges ended reservations (resv.go)
 	return nil
 }
 
