@@ -83,6 +83,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: r.Dependency, Requeue: r.Requeue,
 		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
 		Reservation: r.Reservation}
+	ls.resvJobInfo(j, &info) // Licenses=, Reservation= (resv.go)
 	if j.State.Base() == sched.JobPending {
 		info.Reason = string(j.Reason)
 	}
@@ -314,6 +315,7 @@ func (ls *loopState) nodeRecord(i int) api.NodeRecord {
 	if n.AllocCPUs > 0 || n.AllocMem > 0 {
 		rec.AllocTRES = tres.Vector{"cpu": int64(n.AllocCPUs), "mem": n.AllocMem}.String()
 	}
+	ls.resvNodeState(i, &rec) // RESERVED/MAINT (resv.go)
 	return rec
 }
 
