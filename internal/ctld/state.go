@@ -131,6 +131,7 @@ func (ls *loopState) recover(ctx context.Context) error {
 	for _, n := range snap.Nodes {
 		ls.restoreNode(n)
 	}
+	ls.restoreResv(snap.Meta) // before the jobs, which may name a reservation (resv.go)
 	next := ls.st.NextJobID
 	for _, row := range snap.Jobs {
 		var rec jobRecord
