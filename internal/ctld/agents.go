@@ -175,6 +175,9 @@ func (ls *loopState) reconcile(i int32, jobs []api.JobStatus) {
 		if s.State == api.StateSuspended && j.State.Base() == sched.JobRunning {
 			ls.agentCallOn(i, id, resumeCall(uint32(id)))
 		}
+		if s.State == api.StateRunning && j.State.Base() == sched.JobSuspended {
+			ls.agentCallOn(i, id, suspendCall(uint32(id)))
+		}
 	}
 	for _, j := range ls.st.Jobs() {
 		if isActive(j) && batchHost(j.Alloc.Nodes) == i && !seen[j.ID] {
@@ -408,6 +411,14 @@ func killOrphan(id uint32, kw time.Duration) func(context.Context, *api.AgentCli
 func resumeCall(id uint32) func(context.Context, *api.AgentClient) error {
 	return func(ctx context.Context, a *api.AgentClient) error {
 		_, err := a.Resume(ctx, id)
+		return err
+	}
+}
+
+// suspendCall stops a job the controller has suspended.
+func suspendCall(id uint32) func(context.Context, *api.AgentClient) error {
+	return func(ctx context.Context, a *api.AgentClient) error {
+		_, err := a.Suspend(ctx, id)
 		return err
 	}
 }

@@ -281,3 +281,66 @@ func TestGPUDevicesAreDistinct(t *testing.T) {
 		t.Errorf("devices seen %v, want 0 and 1", seen)
 	}
 }
+
+// s5Conf is SCENARIOS.md S5's partition-prio.conf on a local node.
+const s5Conf = `ClusterName=ack
+SlurmctldHost=localhost
+StateSaveLocation=%s
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/backfill
+PriorityType=priority/multifactor
+PreemptType=preempt/partition_prio
+PreemptMode=SUSPEND,GANG
+KillWait=1
+NodeName=w0 CPUs=4 RealMemory=8000 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES PriorityTier=1 OverSubscribe=FORCE:1 State=UP
+PartitionName=hipri Nodes=ALL PriorityTier=2 OverSubscribe=NO State=UP
+`
+
+// TestS5SuspendAndResume: four 1-CPU jobs fill the node in debug; a hipri
+// job starts at once and one debug job is suspended (its processes
+// stopped); when the hipri job ends the debug job runs again with its end
+// time moved by the time it spent suspended.
+func TestS5SuspendAndResume(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{conf: s5Conf})
+	var low []uint32
+	for i := 0; i < 4; i++ {
+		low = append(low, c.submit(c.wrap("sleep 60", func(s *api.JobSpec) { s.TimeLimitSec = 300 })))
+	}
+	for _, id := range low {
+		c.waitState(id, "RUNNING", 5*time.Second)
+	}
+	before := map[uint32]time.Time{}
+	for _, id := range low {
+		before[id] = c.job(id).EndTime
+	}
+	hi := c.submit(c.wrap("sleep 2", func(s *api.JobSpec) { s.Partitions = []string{"hipri"} }))
+	c.waitState(hi, "RUNNING", 5*time.Second)
+	var victim uint32
+	c.eventually(5*time.Second, "a debug job suspended", func() bool {
+		for _, id := range low {
+			if j, _ := c.jobByID(id); j.State == "SUSPENDED" {
+				victim = id
+				return true
+			}
+		}
+		return false
+	})
+	c.eventually(5*time.Second, "the agent stopped the victim", func() bool {
+		for _, s := range c.agents["w0"].Jobs() {
+			if s.JobID == victim {
+				return s.State == api.StateSuspended
+			}
+		}
+		return false
+	})
+	c.waitState(hi, "COMPLETED", 10*time.Second)
+	j := c.waitState(victim, "RUNNING", 10*time.Second)
+	if shift := j.EndTime.Sub(before[victim]); shift < time.Second {
+		t.Errorf("end time moved by %v after about 2 s suspended", shift)
+	}
+	for _, id := range low {
+		c.control(api.OpCancel, idStr(id))
+	}
+}

@@ -156,6 +156,8 @@ type clusterOpts struct {
 	extra string
 	// gpus is the number of GPUs each agent reports (static gres.conf).
 	gpus int
+	// conf, when set, is the whole slurm.conf (%s = StateSaveLocation).
+	conf string
 }
 
 // newCluster starts a controller on store and one agent per node, and
@@ -166,8 +168,15 @@ func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
 		o.nodes = 2
 	}
 	dir := t.TempDir()
-	c := &cluster{t: t, dir: dir, cfg: testConf(t, dir, o.nodes, o.extra), store: store,
-		agents: map[string]*noded.Agent{}, work: t.TempDir()}
+	cfg := testConf(t, dir, o.nodes, o.extra)
+	if o.conf != "" {
+		var err error
+		if cfg, _, err = conf.Parse(filepath.Join(dir, "slurm.conf"), []byte(fmt.Sprintf(o.conf, dir))); err != nil {
+			t.Fatalf("conf: %v", err)
+		}
+		o.nodes = len(cfg.Nodes)
+	}
+	c := &cluster{t: t, dir: dir, cfg: cfg, store: store, agents: map[string]*noded.Agent{}, work: t.TempDir()}
 	c.startController()
 	c.gpus = o.gpus
 	for _, n := range c.cfg.Nodes {
@@ -218,7 +227,8 @@ func (c *cluster) startController() {
 func (c *cluster) startAgent(name string) {
 	t := c.t
 	a, err := noded.New(noded.Config{Name: name, ControllerURL: c.ctl.URL(), Spool: filepath.Join(c.dir, "spool", name),
-		Key: c.ctl.ClusterKey(), Listen: "127.0.0.1:0", CPUs: 2, MemoryMB: 1000, PollInterval: 30 * time.Millisecond,
+		Key: c.ctl.ClusterKey(), Listen: "127.0.0.1:0", CPUs: c.cfg.Node(name).CPUs, MemoryMB: c.cfg.Node(name).RealMemory,
+		PollInterval: 30 * time.Millisecond,
 		HeartbeatInterval: 200 * time.Millisecond, CgroupBase: "none", Logger: quietLogger(),
 		GPUs: noded.GPUDiscovery{LookPath: func(string) (string, error) { return "", os.ErrNotExist }, Root: t.TempDir(),
 			Static: staticGPUs(c.gpus)}})

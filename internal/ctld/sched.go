@@ -260,6 +260,12 @@ func (c *Controller) launchDone(id sched.JobID, restart int32, node string, err 
 			return nil, nil
 		}
 		ls.launched[id] = restart
+		if j.State.Base() == sched.JobSuspended {
+			// Suspended (preemption, scontrol) before the launch landed.
+			if i := ls.st.Cluster.NodeIndex(node); i >= 0 {
+				ls.agentCallOn(i, id, suspendCall(uint32(id)))
+			}
+		}
 		return nil, nil
 	})
 }
