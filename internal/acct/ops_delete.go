@@ -160,7 +160,8 @@ func deleteAssocs(st *State, as []*Association, r *Result) error {
 	for _, a := range as {
 		gone[a.ID] = true
 	}
-	for _, c := range st.Assocs {
+	for _, id := range st.SortedAssocIDs() {
+		c := st.Assocs[id]
 		if p := c.ParentID; p != 0 && gone[p] && !gone[c.ID] {
 			pa := st.Assocs[p]
 			return errorf("Can't delete account %s on cluster %s: it still has %s; delete them first", pa.Account, pa.Cluster, childWord(c))
@@ -202,7 +203,7 @@ func fixDefaultAccounts(st *State) error {
 			}
 		}
 	}
-	for name := range any {
+	for _, name := range sortedKeys(any) {
 		if !has[name] {
 			return errorf("Can't delete the association of user %s with its default account %s; change DefaultAccount first", name, st.Users[name].DefaultAccount)
 		}
