@@ -417,3 +417,17 @@ func (c *extCluster) addr(t *testing.T) string {
 	}
 	return "127.0.0.1:" + strconv.Itoa(cfg.SlurmctldPort)
 }
+
+// TestE2ESrunPty runs `srun --pty` (a fresh allocation, the command run
+// here with the job's environment).
+func TestE2ESrunPty(t *testing.T) {
+	c := upCluster(t, 1, "")
+	rc, out, errs := c.run("srun", "--pty", "-J", "pty", "sh", "-c", "echo job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST")
+	if rc != 0 || !strings.Contains(out, "job=1 nodes=node1") {
+		t.Fatalf("srun --pty: exit %d, out %q, err %q", rc, out, errs)
+	}
+	_, out, _ = c.run("sacct", "-X", "-n", "-P", "--format=JobID,JobName,State")
+	if !strings.Contains(out, "1|pty|COMPLETED") {
+		t.Errorf("sacct after srun --pty:\n%s", out)
+	}
+}
