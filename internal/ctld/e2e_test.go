@@ -220,6 +220,7 @@ func TestSilentNodeGoesDown(t *testing.T) {
 	again := c.submit(c.wrap("sleep 30"))
 	c.waitState(keep, "RUNNING", 5*time.Second)
 	c.waitState(again, "RUNNING", 5*time.Second)
+	c.eventually(10*time.Second, "both jobs launched", func() bool { return len(c.agents["n1"].Jobs()) == 2 })
 	c.agents["n1"].Close()
 	c.waitNodes("down*", 1)
 	c.waitState(keep, "NODE_FAIL", time.Second)
