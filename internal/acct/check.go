@@ -45,7 +45,8 @@ func (s *State) check(sorted bool) error {
 			return fmt.Errorf("cluster %s has no root association", c)
 		}
 	}
-	for name, q := range s.QOS {
+	for _, name := range sortedKeys(s.QOS) {
+		q := s.QOS[name]
 		if q.Name != name || q.ID > s.LastQOSID {
 			return fmt.Errorf("QOS %s: bad name or id", name)
 		}
