@@ -286,8 +286,9 @@ func (c *Controller) loop() {
 		for _, cl := range batch {
 			cl.res, cl.err = c.safeRun(ls, cl.fn)
 		}
-		if err := ls.commit(); err != nil {
-			c.log.Error("store commit failed; answering errors", "err", err)
+		err := ls.commit()
+		if err != nil {
+			c.log.Error("store commit failed; answering errors, retrying with the next batch", "err", err)
 			for _, cl := range batch {
 				if cl.err == nil {
 					cl.res, cl.err = nil, api.Errorf(http.StatusInternalServerError, "Unable to save state: %v", err)
@@ -297,7 +298,11 @@ func (c *Controller) loop() {
 		for _, cl := range batch {
 			close(cl.reply)
 		}
-		ls.flushOutbox()
+		if err == nil {
+			// Agents hear only of what is stored (a launch is never sent
+			// for a start a restarted controller would not know).
+			ls.flushOutbox()
+		}
 	}
 }
 

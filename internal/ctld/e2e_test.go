@@ -1,7 +1,10 @@
 package ctld
 
 import (
+	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -344,4 +347,39 @@ func TestS5SuspendAndResume(t *testing.T) {
 	for _, id := range low {
 		c.control(api.OpCancel, idStr(id))
 	}
+}
+
+// failingStore fails every commit while broken is set.
+type failingStore struct {
+	Store
+	broken atomic.Bool
+}
+
+func (f *failingStore) Commit(ctx context.Context, b *Batch) error {
+	if f.broken.Load() {
+		return errors.New("disk full")
+	}
+	return f.Store.Commit(ctx, b)
+}
+
+// TestStoreFailureAcknowledgesNothing: while the store fails, a submission
+// is answered with an error and nothing is launched; once it works again
+// the pending writes go through.
+func TestStoreFailureAcknowledgesNothing(t *testing.T) {
+	fs := &failingStore{Store: openTestSQLite(t)}
+	c := newCluster(t, fs, clusterOpts{nodes: 1})
+	fs.broken.Store(true)
+	_, err := c.client.Submit(c.ctx(), api.SubmitRequest{Spec: c.wrap("echo ran > ran.txt")})
+	if err == nil || !strings.Contains(err.Error(), "Unable to save state: disk full") {
+		t.Fatalf("submit with a failing store: %v", err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := c.readOut("ran.txt"); got != "" {
+		t.Fatalf("a job ran while nothing could be stored: %q", got)
+	}
+	fs.broken.Store(false)
+	c.eventually(10*time.Second, "stored writes flushed", func() bool {
+		rows, err := fs.Store.Load(context.Background(), time.Time{})
+		return err == nil && len(rows.Jobs) == 1
+	})
 }

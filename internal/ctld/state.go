@@ -260,12 +260,16 @@ func (ls *loopState) commit() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	err := ls.c.store.Commit(ctx, b)
+	if err := ls.c.store.Commit(ctx, b); err != nil {
+		// Keep everything marked: the next batch writes it again, so
+		// the store catches up with the state once it is writable.
+		return err
+	}
 	clear(ls.dirty)
 	clear(ls.nodeDirty)
 	ls.events = ls.events[:0]
 	ls.metaDirty = false
-	return err
+	return nil
 }
 
 // flushOutbox starts the agent calls decided in the batch (after commit).
