@@ -149,12 +149,16 @@ type TextResponse struct {
 // SacctmgrRequest is one sacctmgr command line (options included).
 type SacctmgrRequest struct {
 	Args []string `json:"args"`
+	// Files carries the client's file for `load FILE` (name as written).
+	Files map[string][]byte `json:"files,omitempty"`
 }
 
 // SacctmgrResponse is what sacctmgr prints.
 type SacctmgrResponse struct {
 	Out      string   `json:"out"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Files are what `dump ... file=NAME` wrote, for the client to save.
+	Files map[string][]byte `json:"files,omitempty"`
 }
 
 // Step operations (StepRequest.Op).
@@ -213,9 +217,9 @@ func (c *Client) Sshare(ctx context.Context, req SshareRequest) (string, error) 
 }
 
 // Sacctmgr runs a sacctmgr command on the controller.
-func (c *Client) Sacctmgr(ctx context.Context, args []string) (SacctmgrResponse, error) {
+func (c *Client) Sacctmgr(ctx context.Context, req SacctmgrRequest) (SacctmgrResponse, error) {
 	var r SacctmgrResponse
-	return r, c.call(ctx, http.MethodPost, PathSacctmgr, SacctmgrRequest{Args: args}, &r)
+	return r, c.call(ctx, http.MethodPost, PathSacctmgr, req, &r)
 }
 
 // Step begins or ends a job step.

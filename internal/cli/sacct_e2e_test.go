@@ -352,6 +352,15 @@ func TestE2ESacctmgrThroughController(t *testing.T) {
 	if !strings.Contains(out, "physics") {
 		t.Errorf("sacctmgr show account through the controller:\n%s", out)
 	}
+	if rc, _, errs = c.run("sacctmgr", "dump", "sluice", "file=acct.cfg"); rc != 0 {
+		t.Fatalf("sacctmgr dump through the controller: %d %s", rc, errs)
+	}
+	if data, err := os.ReadFile(filepath.Join(c.state, "acct.cfg")); err != nil || !strings.Contains(string(data), "physics") {
+		t.Errorf("dump file written by the client: %v\n%s", err, data)
+	}
+	if rc, _, errs = c.run("sacctmgr", "-i", "load", "missing.cfg"); rc == 0 || !strings.Contains(errs, "missing.cfg") {
+		t.Errorf("load of a missing file: %d %q", rc, errs)
+	}
 	job := c.submit("-J", "rootjob", "--wrap", "sleep 30")
 	c.waitState(job, "RUNNING", "PENDING")
 

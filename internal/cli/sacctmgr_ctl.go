@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/sluice-hpc/sluice/internal/acct"
 	"github.com/sluice-hpc/sluice/internal/api"
 )
 
@@ -39,10 +41,8 @@ func init() {
 	registry["sacctmgr"] = c
 }
 
-// sacctmgrLocalVerbs are run by the direct path even with a controller:
-// help and version print locally; load and dump read and write files of
-// this machine.
-var sacctmgrLocalVerbs = map[string]bool{"help": true, "version": true, "load": true, "dump": true, "exit": true, "quit": true}
+// sacctmgrLocalVerbs are run by the direct path even with a controller.
+var sacctmgrLocalVerbs = map[string]bool{"help": true, "version": true, "exit": true, "quit": true}
 
 // sacctmgrViaController sends one command line to a running controller.
 // handled is false when the direct path should run it (no command line,
@@ -88,7 +88,17 @@ func sacctmgrViaController(ctx context.Context, env *Env, args []string) (rc int
 	}
 	ctx, cancel = context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := cl.Sacctmgr(ctx, rest)
+	req := api.SacctmgrRequest{Args: rest}
+	if _, words, err := acct.ParseOptions(rest); err == nil {
+		if cmd, err := acct.Parse(words); err == nil && cmd.Verb == acct.VerbLoad && cmd.File != "" {
+			data, err := os.ReadFile(absFrom(env, cmd.File))
+			if err != nil {
+				return Errorf(env, "sacctmgr", "%v", err), true
+			}
+			req.Files = map[string][]byte{cmd.File: data}
+		}
+	}
+	res, err := cl.Sacctmgr(ctx, req)
 	for _, w := range res.Warnings {
 		fmt.Fprintf(env.Stderr, "sacctmgr: warning: %s\n", w)
 	}
@@ -98,6 +108,11 @@ func sacctmgrViaController(ctx context.Context, env *Env, args []string) (rc int
 			return Errorf(env, "sacctmgr", "%s", ae.Message), true
 		}
 		return clientError(env, "sacctmgr", err), true
+	}
+	for name, data := range res.Files {
+		if err := os.WriteFile(absFrom(env, name), data, 0o644); err != nil {
+			return Errorf(env, "sacctmgr", "%v", err), true
+		}
 	}
 	fmt.Fprint(env.Stdout, res.Out)
 	return 0, true

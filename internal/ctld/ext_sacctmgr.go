@@ -2,6 +2,8 @@ package ctld
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"net/http"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
@@ -15,8 +17,9 @@ import (
 // credentials or the token, never from the request), then, if it changed
 // anything, reloads the live policy: limits, QOS, associations and the
 // fair-share tree (keeping the usage accumulated so far), as slurmctld
-// does when slurmdbd pushes an update. `load` and `dump file=` are refused
-// here: they name files of the client's machine.
+// does when slurmdbd pushes an update. Files of `load` come with the
+// request and files of `dump file=` go back with the answer: they are the
+// client's files.
 func (c *Controller) sacctmgr(ctx context.Context, w Who, req api.SacctmgrRequest) (api.SacctmgrResponse, error) {
 	if c.opts.Accounting == nil {
 		return api.SacctmgrResponse{}, &apiErr{status: http.StatusServiceUnavailable,
@@ -30,8 +33,16 @@ func (c *Controller) sacctmgr(ctx context.Context, w Who, req api.SacctmgrReques
 	if err != nil {
 		return api.SacctmgrResponse{}, &apiErr{status: http.StatusBadRequest, msg: err.Error()}
 	}
+	files := map[string][]byte{}
 	env := acct.RunEnv{ExecEnv: acct.ExecEnv{Actor: acct.Actor{Name: w.User, UID: int(w.UID)},
-		DefaultCluster: c.cfg.ClusterName}}
+		DefaultCluster: c.cfg.ClusterName,
+		ReadFile: func(name string) ([]byte, error) {
+			if data, ok := req.Files[name]; ok {
+				return data, nil
+			}
+			return nil, fmt.Errorf("open %s: %w", name, fs.ErrNotExist)
+		}},
+		WriteFile: func(name string, data []byte) error { files[name] = data; return nil }}
 	out, warns, err := acct.Run(ctx, c.opts.Accounting, req.Args, env)
 	if err != nil {
 		return api.SacctmgrResponse{Warnings: warns}, &apiErr{status: http.StatusBadRequest, msg: err.Error()}
@@ -41,7 +52,7 @@ func (c *Controller) sacctmgr(ctx context.Context, w Who, req api.SacctmgrReques
 			return api.SacctmgrResponse{Out: out, Warnings: warns}, err
 		}
 	}
-	return api.SacctmgrResponse{Out: out, Warnings: warns}, nil
+	return api.SacctmgrResponse{Out: out, Warnings: warns, Files: files}, nil
 }
 
 // reloadPolicy recompiles the accounting policy after a sacctmgr change
