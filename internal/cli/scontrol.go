@@ -23,6 +23,8 @@ const scontrolUsage = `Usage: scontrol COMMAND
   update NodeName=NODES State=DRAIN|RESUME|DOWN|UNDRAIN Reason="..."
   hold|uhold|release|requeue|requeuehold|suspend|resume JOB_LIST
   token [lifespan=SECONDS] [username=USER]
+  create reservation K=V... | update ReservationName=R K=V... | delete ReservationName=R
+  show reservation [NAME] | show licenses [NAME]
   ping | version
 `
 
@@ -63,6 +65,8 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 	switch cmd {
 	case "show":
 		return s.show(args[1:])
+	case "create", "delete":
+		return s.reservation(args) // scontrol_resv.go
 	case "update":
 		return s.update(args[1:])
 	case "hold", "uhold", "release", "requeue", "requeuehold", "suspend", "resume":
@@ -172,6 +176,10 @@ func (s *scontrolRun) show(args []string) int {
 			return 1
 		}
 		s.print(recs)
+	case len(what) >= 3 && strings.HasPrefix("reservations", what), what == "resv":
+		return s.reservation(append([]string{"show"}, args[:min(len(args), 2)]...)) // scontrol_resv.go
+	case strings.HasPrefix(what, "lic"):
+		return s.showLicenses(name) // scontrol_resv.go
 	case strings.HasPrefix(what, "config"):
 		res, err := s.cl.Config(s.ctx)
 		if err != nil {
@@ -210,6 +218,8 @@ func (s *scontrolRun) update(args []string) int {
 	}
 	key := strings.ToLower(kvs[0][0])
 	switch key {
+	case "reservationname", "reservation":
+		return s.reservation(append([]string{"update"}, args...)) // scontrol_resv.go
 	case "jobid", "job":
 		set := map[string]string{}
 		for _, kv := range kvs[1:] {
@@ -343,6 +353,11 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 		fmt.Sprintf("StartTime=%s EndTime=%s Deadline=N/A", timeOrNone(startOf(j), "Unknown"), jobEnd(j)),
 		fmt.Sprintf("SuspendTime=%s SecsPreSuspend=0", timeOrNone(j.SuspendTime, "None")),
 		fmt.Sprintf("Partition=%s", j.Partition),
+	)
+	if j.Reservation != "" {
+		lines = append(lines, "Reservation="+j.Reservation)
+	}
+	lines = append(lines,
 		fmt.Sprintf("ReqNodeList=%s ExcNodeList=%s", orNull(j.ReqNodes), orNull(j.ExcNodes)),
 		fmt.Sprintf("NodeList=%s", orNull(j.NodeList)),
 	)
@@ -366,7 +381,7 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 		"TRES="+tres,
 		fmt.Sprintf("MinCPUsNode=%d %s=%s MinTmpDiskNode=0", j.CPUsPerTask, memKey, mem),
 		fmt.Sprintf("Features=%s DelayBoot=00:00:00", orNull(j.Features)),
-		fmt.Sprintf("OverSubscribe=%s Contiguous=0 Licenses=(null) Network=(null)", squeueField(j, 'h', now)),
+		fmt.Sprintf("OverSubscribe=%s Contiguous=0 Licenses=%s Network=(null)", squeueField(j, 'h', now), orNull(j.Licenses)),
 		"Command="+orNull(j.Command),
 		"WorkDir="+j.WorkDir,
 	)
