@@ -58,6 +58,9 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 }
 
 func runSinfo(ctx context.Context, env *Env, args []string) int {
+	if sinfoWantsReservations(args) {
+		return sinfoReservations(ctx, env) // -T: scontrol_resv.go
+	}
 	o, err := parseSinfo(args)
 	if err != nil {
 		return Errorf(env, "sinfo", "%v", err)
