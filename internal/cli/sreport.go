@@ -146,6 +146,9 @@ func runSreport(ctx context.Context, env *Env, args []string) int {
 			return 0
 		}
 	}
+	if rc, ok := sreportReservation(ctx, env, args); ok {
+		return rc // reservation utilization: scontrol_resv.go
+	}
 	o, err := parseSreport(args)
 	if err != nil {
 		return Errorf(env, "sreport", "%v", err)
