@@ -60,6 +60,7 @@ func (c *Controller) accounting(ctx context.Context, w Who) (api.AcctResponse, e
 			out.Records = append(out.Records, s.record())
 		}
 	}
+	c.annotateResv(ctx, out.Records) // sacct --reservation: resv.go
 	slices.SortStableFunc(out.Records, compareRecords)
 	return out, nil
 }

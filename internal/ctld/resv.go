@@ -390,7 +390,6 @@ func (c *Controller) resvUtilization(ctx context.Context, w Who, r *http.Request
 	if err != nil {
 		return nil, err
 	}
-	c.annotateResv(ctx, acct.Records)
 	res, err := c.do(ctx, func(ls *loopState) (any, error) {
 		recs := slices.Clone(ls.resvState().History)
 		return append(recs, ls.st.ReservationRecords(from, to)...), nil
