@@ -283,7 +283,11 @@ func (ls *loopState) checkNodes(now time.Time) {
 	}
 	for i := range ls.nodes {
 		rt := &ls.nodes[i]
-		if rt.registered && now.Sub(rt.lastHeard) > timeout {
+		silent := rt.registered && now.Sub(rt.lastHeard) > timeout
+		// A node that held jobs when the controller (re)started and
+		// whose agent never came back is as silent as one that stopped.
+		lost := !rt.registered && now.Sub(ls.started) > timeout && ls.st.Cluster.Nodes[i].Jobs > 0
+		if silent || lost {
 			ls.c.log.Warn("node not responding, setting DOWN", "node", ls.st.Cluster.Nodes[i].Name)
 			ls.nodeDown(int32(i), reasonNotResponding, "slurm", now)
 		}

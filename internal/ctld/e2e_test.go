@@ -401,3 +401,26 @@ func TestSignalRunningJob(t *testing.T) {
 		t.Errorf("trap output %q", got)
 	}
 }
+
+// TestAgentLostAcrossRestart: the controller restarts while a job runs and
+// the node's agent never comes back: after SlurmdTimeout the node is DOWN
+// and the job requeued (its run NODE_FAIL).
+func TestAgentLostAcrossRestart(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("sleep 30"))
+	c.waitState(id, "RUNNING", 5*time.Second)
+	c.eventually(5*time.Second, "launched", func() bool { return len(c.agents["n1"].Jobs()) == 1 })
+	c.ctl.Close()
+	a := c.agents["n1"]
+	delete(c.agents, "n1")
+	a.Close()
+	c.startController()
+	c.waitNodes("down*", 1)
+	if j := c.waitState(id, "PENDING", time.Second); j.RestartCount != 1 {
+		t.Errorf("restarts %d", j.RestartCount)
+	}
+	c.startAgent("n1") // the returning agent's job is killed, the job runs again
+	c.waitState(id, "RUNNING", 10*time.Second)
+	c.control(api.OpCancel, idStr(id))
+	c.eventually(10*time.Second, "agent idle", func() bool { return len(c.agents["n1"].Jobs()) == 0 })
+}

@@ -44,6 +44,9 @@ type loopState struct {
 	outbox    []func()
 
 	wantSched bool
+	// started is when this controller started (agents that never
+	// register after a restart time out from it).
+	started   time.Time
 	lastSched time.Time
 	lastPrio  time.Time
 	stats     schedStats
@@ -91,6 +94,7 @@ func newLoopState(ctx context.Context, c *Controller) (*loopState, error) {
 		}
 	}
 	ls.st = sched.NewState(cluster, ls.cfg)
+	ls.started = c.now()
 	ls.nodes = make([]nodeRT, len(cluster.Nodes))
 	if err := ls.recover(ctx); err != nil {
 		return nil, err
