@@ -260,7 +260,9 @@ func (c *Controller) loop() {
 	ls.wantSched = true
 	for {
 		if ls.wantSched && schedTimer == nil {
-			schedTimer = time.After(c.opts.SchedDelay)
+			// A long queue makes a cycle costly: wait at least twice the
+			// last cycle so that requests keep most of the loop's time.
+			schedTimer = time.After(max(c.opts.SchedDelay, 2*ls.stats.LastCycle))
 		}
 		batch = batch[:0]
 		select {
