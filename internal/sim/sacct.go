@@ -50,14 +50,14 @@ func ReadSacct(r io.Reader) (*Trace, error) {
 			return
 		}
 		t.Records++
-		j, submit, cause, err := sacctJob(get, len(t.Jobs)+1)
+		j, submit, cause, err := sacctJob(get, t.Records)
 		switch {
 		case err != nil:
 			t.bad(n, "%v", err)
 		case cause != "":
 			t.skip(cause)
 		default:
-			t.Jobs = append(t.Jobs, j)
+			t.add(j)
 			abs = append(abs, submit)
 		}
 	})
@@ -67,6 +67,7 @@ func ReadSacct(r io.Reader) (*Trace, error) {
 	if cols == nil {
 		t.bad(1, "no header line")
 	}
+	t.flatten()
 	t.rebase(abs)
 	return t.finish()
 }

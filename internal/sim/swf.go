@@ -61,7 +61,7 @@ func ReadSWF(r io.Reader, users map[int]UserEntry) (*Trace, error) {
 		} else if cause != "" {
 			t.skip(cause)
 		} else {
-			t.Jobs = append(t.Jobs, j)
+			t.add(j)
 		}
 	})
 	if err != nil {

@@ -74,6 +74,23 @@ type Trace struct {
 	Skipped map[string]int `json:"skipped,omitempty"`
 	// Records is the number of job records read (usable or not).
 	Records int `json:"records"`
+
+	// chunks collect jobs while reading: growing one slice of large
+	// structs costs more than the rest of reading a big trace.
+	chunks [][]Job
+}
+
+// traceChunk is the number of jobs per chunk while reading.
+const traceChunk = 4096
+
+// add appends a usable job.
+func (t *Trace) add(j Job) {
+	n := len(t.chunks)
+	if n == 0 || len(t.chunks[n-1]) == traceChunk {
+		t.chunks = append(t.chunks, make([]Job, 0, traceChunk))
+		n++
+	}
+	t.chunks[n-1] = append(t.chunks[n-1], j)
 }
 
 // ErrNoJobs is returned when a trace holds no usable job.
@@ -93,6 +110,7 @@ func (t *Trace) bad(line int, format string, a ...any) {
 // finish sorts the jobs and reports a trace without usable jobs as an error
 // that names the first bad lines, so a wrong --trace-format is obvious.
 func (t *Trace) finish() (*Trace, error) {
+	t.flatten()
 	sort.SliceStable(t.Jobs, func(i, j int) bool {
 		if t.Jobs[i].Submit != t.Jobs[j].Submit {
 			return t.Jobs[i].Submit < t.Jobs[j].Submit
@@ -107,6 +125,23 @@ func (t *Trace) finish() (*Trace, error) {
 		return t, fmt.Errorf("%w%s", ErrNoJobs, strings.TrimPrefix(msg, ErrNoJobs.Error()))
 	}
 	return t, nil
+}
+
+// flatten moves the collected chunks into Jobs with one allocation.
+func (t *Trace) flatten() {
+	if len(t.chunks) == 0 {
+		return
+	}
+	total := len(t.Jobs)
+	for _, c := range t.chunks {
+		total += len(c)
+	}
+	jobs := make([]Job, 0, total)
+	jobs = append(jobs, t.Jobs...)
+	for _, c := range t.chunks {
+		jobs = append(jobs, c...)
+	}
+	t.Jobs, t.chunks = jobs, nil
 }
 
 // BadSummary renders the bad lines for a warning: the count and the first

@@ -38,7 +38,7 @@ func ReadUBEvents(r io.Reader, parse SbatchParser) (*Trace, error) {
 			return
 		}
 		j.ID = int64(t.Records)
-		t.Jobs = append(t.Jobs, j)
+		t.add(j)
 	})
 	if err != nil {
 		return t, err
@@ -166,7 +166,7 @@ func ReadJSONL(r io.Reader) (*Trace, error) {
 		}
 		seen[j.ID] = n
 		j.GPUs = gpusOf(&j.JobSpec)
-		t.Jobs = append(t.Jobs, j)
+		t.add(j)
 	})
 	if err != nil {
 		return t, err
