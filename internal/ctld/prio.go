@@ -94,8 +94,19 @@ func (ls *loopState) setPriority(j *sched.Job, now time.Time) {
 		}
 		return
 	}
-	pj := ls.priorityJob(j)
-	j.Priority = p.calc.Priority(&pj, now)
+	// One priority per requested partition, as Slurm keeps them; the
+	// job's Priority is its first (highest-tier) partition's.
+	if cap(j.PartPriority) < len(j.Partitions) {
+		j.PartPriority = make([]uint32, len(j.Partitions))
+	}
+	j.PartPriority = j.PartPriority[:len(j.Partitions)]
+	for i, part := range j.Partitions {
+		pj := ls.priorityJobIn(j, part)
+		j.PartPriority[i] = p.calc.Priority(&pj, now)
+	}
+	if len(j.PartPriority) > 0 {
+		j.Priority = j.PartPriority[0]
+	}
 }
 
 // explain returns the priority breakdown of j (scontrol show job).
@@ -104,30 +115,20 @@ func (ls *loopState) explain(j *sched.Job, now time.Time) priority.Explanation {
 	return ls.prio.calc.Explain(&pj, now)
 }
 
-// priorityJob is j as the priority package sees it.
+// priorityJob is j as the priority package sees it in its first
+// partition (the core's PriorityJob, plus the controller's SiteFactor).
 func (ls *loopState) priorityJob(j *sched.Job) priority.Job {
-	part := ""
-	if len(j.Partitions) > 0 {
-		part = ls.st.Cluster.Partitions[j.Partitions[0]].Name
+	part := j.Partition
+	if part < 0 && len(j.Partitions) > 0 {
+		part = j.Partitions[0]
 	}
-	assoc := -1
-	if a, ok := ls.prio.tree.LookupJob(j.Account, j.User, part); ok {
-		assoc = a
-	}
-	nodes := max(j.Req.MinNodes, 1)
-	cpus := max(j.Req.NTasks, 1) * max(j.Req.CPUsPerTask, 1)
-	limit := j.TimeLimit
-	if limit == sched.Infinite {
-		limit = 0
-	}
-	pj := priority.Job{ID: uint32(j.ID), User: j.User, Account: j.Account, Partition: part, QOS: j.QOS,
-		Assoc: assoc, Nodes: uint32(nodes), CPUs: uint32(cpus), TimeLimit: limit, AccrueTime: j.AccrueTime,
-		EligibleTime: j.EligibleTime, Nice: j.Req.Nice, SiteFactor: ls.site[j.ID], Held: j.Hold != sched.HoldNone,
-		Priority: j.Priority, Running: isActive(j),
-		TRES: map[string]int64{"cpu": int64(cpus), "node": int64(nodes)}}
-	if j.DirectPriority {
-		pj.DirectPriority = j.Priority
-	}
+	return ls.priorityJobIn(j, max(part, 0))
+}
+
+func (ls *loopState) priorityJobIn(j *sched.Job, part int32) priority.Job {
+	var pj priority.Job
+	ls.st.PriorityJob(j, part, ls.prio.tree, &pj)
+	pj.SiteFactor = ls.site[j.ID]
 	return pj
 }
 
