@@ -1,0 +1,250 @@
+package ctld
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// Issue 7 acceptance, restart: "kill the controller with SIGKILL while 200
+// jobs are pending and 20 running, restart it: every job is still there
+// with its state, the running ones finish and are accounted; no job is
+// lost or run twice. The same for a node agent." Run against real
+// `sluice ctld` and `sluice noded` processes; every job appends its id to
+// one shared file when it starts, so a job started twice shows up twice.
+
+// TestAcceptRestartController SIGKILLs `sluice ctld` with 20 jobs running
+// on 5 agents (4 CPUs each, so they are full) and 200 pending. While the
+// controller is dead, 10 of the running jobs end (their agents must report
+// them later). The restarted controller must show every job in the state
+// it had (or the one the agents reported), keep the 10 others running
+// with their nodes and start times, then run the 200 exactly once; every
+// job ends COMPLETED with one accounting record, also as `sacct` shows it.
+// Against SQLite and PostgreSQL.
+func TestAcceptRestartController(t *testing.T) {
+	bin := acceptSluice(t)
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			extra := ""
+			if store == "postgres" {
+				extra = "AccountingStorageType=accounting_storage/pgsql\nAccountingStorageLoc=" + pgSchemaDSN(t)
+			}
+			restartController(t, startAcceptCluster(t, bin, acceptOpts{nodes: 5, cpus: 4, extra: extra}))
+		})
+	}
+}
+
+func restartController(t *testing.T, c *acceptCluster) {
+	t0 := time.Now()
+	gateA, gateB, gateC := c.gate("A"), c.gate("B"), c.gate("C")
+	var running, endWhileDown, keepRunning, pending []uint32
+	for i := 0; i < 20; i++ {
+		g := gateA
+		if i >= 10 {
+			g = gateB
+		}
+		id := c.submit(g, "")
+		running = append(running, id)
+		if i < 10 {
+			endWhileDown = append(endWhileDown, id)
+		} else {
+			keepRunning = append(keepRunning, id)
+		}
+	}
+	c.waitJobs(60*time.Second, "20 jobs running", func(j map[uint32]api.JobInfo) bool { return countIn(j, running, "RUNNING") == 20 })
+	c.wait(30*time.Second, "20 job scripts started", func() bool { return len(c.ranCounts()) == 20 })
+	for i := 0; i < 200; i++ {
+		pending = append(pending, c.submit(gateC, ""))
+	}
+	all := append(append([]uint32{}, running...), pending...)
+	before := c.jobs()
+	if n := countIn(before, pending, "PENDING"); n != 200 || countIn(before, running, "RUNNING") != 20 {
+		t.Fatalf("before the kill: %d of 200 pending, %d of 20 running", n, countIn(before, running, "RUNNING"))
+	}
+	t.Logf("%v: 20 running, 200 pending; kill -9 sluice ctld", time.Since(t0).Round(time.Millisecond))
+
+	c.ctld.kill9(t)
+	// Ten running jobs end while no controller listens: their agents
+	// hold the results until one does.
+	c.open(gateA)
+	c.wait(30*time.Second, "10 jobs ended while the controller was down", func() bool {
+		for _, id := range endWhileDown {
+			if !c.exited(before[id].BatchHost, id) {
+				return false
+			}
+		}
+		return true
+	})
+	c.startCtld()
+	after := c.jobs()
+	t.Logf("%v: controller restarted", time.Since(t0).Round(time.Millisecond))
+	if len(after) != 220 {
+		t.Fatalf("after the restart the controller knows %d jobs, want 220", len(after))
+	}
+	ended := countIn(after, endWhileDown, "COMPLETED")
+	startedSince := 0
+	for _, id := range all {
+		b, a := before[id], after[id]
+		switch {
+		case a.State == b.State:
+		case b.State == "RUNNING" && a.State == "COMPLETED" && contains(endWhileDown, id):
+		case b.State == "PENDING" && a.State == "RUNNING":
+			startedSince++ // only on CPUs freed by the jobs that ended
+		default:
+			t.Errorf("job %d was %s before the kill, %s after the restart", id, b.State, a.State)
+		}
+		if a.State == "RUNNING" && b.State == "RUNNING" && (a.NodeList != b.NodeList || !a.StartTime.Equal(b.StartTime)) {
+			t.Errorf("job %d: running on %s since %v, before the kill on %s since %v", id, a.NodeList, a.StartTime, b.NodeList, b.StartTime)
+		}
+		if a.Name != b.Name || a.UID != b.UID || !a.SubmitTime.Equal(b.SubmitTime) {
+			t.Errorf("job %d changed: %+v, was %+v", id, a, b)
+		}
+	}
+	if startedSince > ended {
+		t.Errorf("%d pending jobs started right after the restart, only %d CPUs were freed", startedSince, ended)
+	}
+	c.waitJobs(30*time.Second, "the 10 jobs that ended while the controller was down are COMPLETED", func(j map[uint32]api.JobInfo) bool {
+		return countIn(j, endWhileDown, "COMPLETED") == 10
+	})
+	now := c.jobs()
+	for _, id := range keepRunning {
+		if j := now[id]; j.State != "RUNNING" || !j.StartTime.Equal(before[id].StartTime) {
+			t.Errorf("job %d: %s since %v after the restart, want RUNNING since %v", id, j.State, j.StartTime, before[id].StartTime)
+		}
+	}
+	c.open(gateB)
+	c.open(gateC)
+	c.waitJobs(120*time.Second, "all 220 jobs COMPLETED", func(j map[uint32]api.JobInfo) bool { return countIn(j, all, "COMPLETED") == 220 })
+	t.Logf("%v: all 220 jobs completed", time.Since(t0).Round(time.Millisecond))
+	c.checkRanOnce(all)
+	starts := map[uint32]time.Time{}
+	for _, id := range running {
+		starts[id] = before[id].StartTime
+	}
+	c.checkAccounted(all, starts)
+	c.checkSacct(all)
+	next := c.submit("", "")
+	if max := all[len(all)-1]; next <= max {
+		t.Errorf("job id %d handed out after the restart, ids up to %d were already used", next, max)
+	}
+}
+
+// TestAcceptRestartAgent SIGKILLs one `sluice noded` while it runs four
+// jobs and four more wait for its CPUs. Two of its jobs end while it is
+// dead. Restarted on the same spool directory it must re-attach: the
+// controller sees the two that ended COMPLETED, the two others still
+// RUNNING with their start times (not started again), and the node never
+// went DOWN; then the waiting jobs run on it. Every job runs once and has
+// one COMPLETED accounting record.
+func TestAcceptRestartAgent(t *testing.T) {
+	bin := acceptSluice(t)
+	c := startAcceptCluster(t, bin, acceptOpts{nodes: 2, cpus: 4})
+	t0 := time.Now()
+	gateA, gateB := c.gate("A"), c.gate("B")
+	var onA1, endWhileDown, keepRunning, queued, others []uint32
+	for i := 0; i < 4; i++ {
+		g := gateA
+		if i >= 2 {
+			g = gateB
+		}
+		id := c.submit(g, "a1")
+		onA1 = append(onA1, id)
+		if i < 2 {
+			endWhileDown = append(endWhileDown, id)
+		} else {
+			keepRunning = append(keepRunning, id)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		others = append(others, c.submit(gateB, "a2"))
+	}
+	started := append(append([]uint32{}, onA1...), others...)
+	c.waitJobs(60*time.Second, "6 jobs running", func(j map[uint32]api.JobInfo) bool { return countIn(j, started, "RUNNING") == 6 })
+	c.wait(30*time.Second, "6 job scripts started", func() bool { return len(c.ranCounts()) == 6 })
+	for i := 0; i < 4; i++ {
+		queued = append(queued, c.submit("", "a1"))
+	}
+	all := append(append([]uint32{}, started...), queued...)
+	before := c.jobs()
+	if n := countIn(before, queued, "PENDING"); n != 4 {
+		t.Fatalf("%d of 4 jobs for a1 pending before the kill", n)
+	}
+	for _, id := range onA1 {
+		if before[id].NodeList != "a1" {
+			t.Fatalf("job %d runs on %q, want a1", id, before[id].NodeList)
+		}
+	}
+	t.Logf("%v: a1 runs 4 jobs, 4 wait for it; kill -9 its agent", time.Since(t0).Round(time.Millisecond))
+	c.agents["a1"].kill9(t)
+	c.open(gateA)
+	c.wait(30*time.Second, "2 jobs ended while their agent was down", func() bool {
+		return c.exited("a1", endWhileDown[0]) && c.exited("a1", endWhileDown[1])
+	})
+	// The controller has not heard of those endings: nothing changed.
+	mid := c.jobs()
+	for _, id := range all {
+		if mid[id].State != before[id].State {
+			t.Errorf("job %d is %s while a1's agent is down, was %s", id, mid[id].State, before[id].State)
+		}
+	}
+	c.startAgent("a1")
+	c.waitJobs(30*time.Second, "the 2 jobs that ended while a1's agent was down are COMPLETED", func(j map[uint32]api.JobInfo) bool {
+		return countIn(j, endWhileDown, "COMPLETED") == 2
+	})
+	t.Logf("%v: agent restarted and re-attached", time.Since(t0).Round(time.Millisecond))
+	now := c.jobs()
+	for _, id := range append(append([]uint32{}, keepRunning...), others...) {
+		if j := now[id]; j.State != "RUNNING" || !j.StartTime.Equal(before[id].StartTime) || j.NodeList != before[id].NodeList {
+			t.Errorf("job %d: %s on %s since %v, want RUNNING on %s since %v", id, j.State, j.NodeList, j.StartTime,
+				before[id].NodeList, before[id].StartTime)
+		}
+	}
+	if n := c.node("a1"); strings.Contains(strings.ToLower(n.State), "down") || n.StateShort == "down" {
+		t.Errorf("node a1 went %s (%s) across its agent's restart", n.State, n.Reason)
+	}
+	c.waitJobs(60*time.Second, "the 4 queued jobs ran on a1", func(j map[uint32]api.JobInfo) bool { return countIn(j, queued, "COMPLETED") == 4 })
+	c.open(gateB)
+	c.waitJobs(60*time.Second, "all 10 jobs COMPLETED", func(j map[uint32]api.JobInfo) bool { return countIn(j, all, "COMPLETED") == 10 })
+	t.Logf("%v: all jobs completed", time.Since(t0).Round(time.Millisecond))
+	c.checkRanOnce(all)
+	starts := map[uint32]time.Time{}
+	for _, id := range started {
+		starts[id] = before[id].StartTime
+	}
+	c.checkAccounted(all, starts)
+	c.checkSacct(all)
+}
+
+// checkSacct runs the real `sacct` and expects one COMPLETED line per job.
+func (c *acceptCluster) checkSacct(ids []uint32) {
+	c.t.Helper()
+	rc, out, errs := c.sluice(nil, "sacct", "-a", "-X", "-n", "-P", "--format=JobID,State,ExitCode", "-j", idList(ids))
+	if rc != 0 {
+		c.t.Fatalf("sacct: exit %d: %s", rc, errs)
+	}
+	lines := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		lines[l]++
+	}
+	for _, id := range ids {
+		want := strconv.FormatUint(uint64(id), 10) + "|COMPLETED|0:0"
+		if lines[want] != 1 {
+			c.t.Errorf("sacct shows %q %d times, want once", want, lines[want])
+		}
+	}
+	if n := len(strings.Split(strings.TrimSpace(out), "\n")); n != len(ids) {
+		c.t.Errorf("sacct printed %d lines for %d jobs", n, len(ids))
+	}
+}
+
+func contains(ids []uint32, id uint32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
