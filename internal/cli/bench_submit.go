@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -396,8 +397,22 @@ type benchDrainResult struct {
 	Completed          int     `json:"completed"`
 	BytesPerPendingJob int64   `json:"controller_heap_bytes_per_pending_job"`
 	MaxRSSMB           float64 `json:"max_rss_mb"`
-	GOMAXPROCS         int     `json:"gomaxprocs"`
-	NumCPU             int     `json:"num_cpu"`
+	// SelfCPUMSPerJob is the CPU of this process (controller, store and
+	// agents) per job; ChildCPUMSPerJob that of the processes the agents
+	// started (job shims and the jobs) during the drain.
+	SelfCPUMSPerJob  float64 `json:"self_cpu_ms_per_job"`
+	ChildCPUMSPerJob float64 `json:"child_cpu_ms_per_job"`
+	GOMAXPROCS       int     `json:"gomaxprocs"`
+	NumCPU           int     `json:"num_cpu"`
+}
+
+// childCPUTime is the CPU time of waited-for child processes so far.
+func childCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // runBenchDrain queues --jobs `--wrap true` jobs while every node is
@@ -438,7 +453,7 @@ func runBenchDrain(ctx context.Context, env *Env, args []string) int {
 	}
 	res.SubmitS = time.Since(t0).Seconds()
 	res.BytesPerPendingJob = (heapInUse() - heap0) / int64(*jobs)
-	t1 := time.Now()
+	t1, self0, child0 := time.Now(), cpuTime(), childCPUTime()
 	if err := cl.UpdateNode(ctx, api.NodeUpdateRequest{Nodes: all, State: "RESUME"}); err != nil {
 		return Errorf(env, "bench", "resume nodes: %v", err)
 	}
@@ -447,6 +462,10 @@ func runBenchDrain(ctx context.Context, env *Env, args []string) int {
 	res.Completed = done
 	res.JobsPerSec = perSec(done, time.Since(t1))
 	res.MaxRSSMB = maxRSSMB()
+	if done > 0 {
+		res.SelfCPUMSPerJob = ms(cpuTime()-self0) / float64(done)
+		res.ChildCPUMSPerJob = ms(childCPUTime()-child0) / float64(done)
+	}
 	out, _ := json.Marshal(res)
 	fmt.Fprintln(env.Stdout, string(out))
 	if err != nil {
