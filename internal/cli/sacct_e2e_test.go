@@ -440,3 +440,28 @@ func TestE2ESrunPty(t *testing.T) {
 		t.Errorf("sacct after srun --pty:\n%s", out)
 	}
 }
+
+// TestE2ESacctPreemptedRun is S3's accounting check on a small
+// partition-priority cluster: a job running in the low tier is preempted
+// (PreemptMode=REQUEUE) by a job of the high tier; it keeps its id, goes
+// back to PENDING, and sacct shows its first run PREEMPTED and the
+// preemptor running.
+func TestE2ESacctPreemptedRun(t *testing.T) {
+	c := upCluster(t, 1, "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n"+
+		"PartitionName=high Nodes=node1 PriorityTier=2 MaxTime=INFINITE State=UP\n")
+	low := c.submit("-J", "charlie", "-p", "debug", "-n", "2", "--requeue", "--wrap", "sleep 60")
+	c.waitState(low, "RUNNING")
+	high := c.submit("-J", "alice", "-p", "high", "-n", "2", "--wrap", "sleep 60")
+	c.waitState(high, "RUNNING")
+	j := c.waitState(low, "PENDING")
+	if j.RestartCount != 1 {
+		t.Errorf("preempted job restart count %d, want 1", j.RestartCount)
+	}
+	_, out, _ := c.run("sacct", "-X", "-P", "-n", "--format=JobID,JobName,Partition,State")
+	t.Logf("sacct:\n%s", out)
+	for _, want := range []string{low + "|charlie|debug|PREEMPTED", low + "|charlie|debug|PENDING", high + "|alice|high|RUNNING"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sacct lacks %q", want)
+		}
+	}
+}
