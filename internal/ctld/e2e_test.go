@@ -3,6 +3,7 @@ package ctld
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -423,4 +424,72 @@ func TestAgentLostAcrossRestart(t *testing.T) {
 	c.waitState(id, "RUNNING", 10*time.Second)
 	c.control(api.OpCancel, idStr(id))
 	c.eventually(10*time.Second, "agent idle", func() bool { return len(c.agents["n1"].Jobs()) == 0 })
+}
+
+// s3Conf is SCENARIOS.md S3's qos-demo.conf on local nodes.
+const s3Conf = `ClusterName=slurm-qos-demo
+SlurmctldHost=localhost
+StateSaveLocation=%s
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+GresTypes=gpu
+AccountingStorageTRES=gres/gpu
+AccountingStorageEnforce=associations,limits,qos
+PriorityType=priority/multifactor
+PriorityWeightAge=1000
+PriorityWeightFairshare=100000
+PriorityWeightQOS=10000
+PriorityWeightTRES=CPU=1000,Mem=2000,GRES/gpu=4000
+PriorityDecayHalfLife=7-0
+PreemptType=preempt/qos
+PreemptMode=REQUEUE
+SchedulerType=sched/backfill
+KillWait=1
+NodeName=g[1-2] CPUs=192 RealMemory=760000 Gres=gpu:8 State=UNKNOWN
+PartitionName=gpu Nodes=g[1-2] Default=YES MaxTime=INFINITE State=UP
+`
+
+// TestS3QOSPolicy runs SCENARIOS.md S3 with real agents and processes.
+// The users are identities given to the API (their jobs run as root).
+func TestS3QOSPolicy(t *testing.T) {
+	script, err := os.ReadFile("/work/shared/fixtures/qos-demo.sacctmgr")
+	if err != nil {
+		script, err = os.ReadFile("../../examples/qos-demo/accounts.sacctmgr")
+	}
+	if err != nil {
+		t.Skip("qos-demo sacctmgr script not found")
+	}
+	c := newCluster(t, openTestSQLite(t), clusterOpts{conf: s3Conf, gpus: 8,
+		acct: acctStore(t, "slurm-qos-demo", string(script))})
+	as := func(name string) Who { return Who{UID: 0, GID: 0, User: name, Group: "root", Via: "socket"} }
+	job := func(qos, gres string, nodes int, limit int64, cmd string) api.JobSpec {
+		return c.wrap(cmd, func(s *api.JobSpec) {
+			s.QOS, s.Gres, s.MinNodes, s.TimeLimitSec = qos, gres, nodes, limit
+		})
+	}
+	charlie := c.submitAs(as("charlie"), job("batch-lowprio", "gpu:8", 2, 4*3600, "echo run >> charlie.txt; sleep 60"))
+	c.waitState(charlie, "RUNNING", 5*time.Second)
+	c.eventually(10*time.Second, "charlie launched", func() bool { return c.readOut("charlie.txt") == "run" })
+	alice := c.submitAs(as("alice"), job("research", "gpu:8", 2, 2*3600, "sleep 3"))
+	c.waitState(alice, "RUNNING", 5*time.Second)
+	j := c.job(charlie)
+	if j.State != "PENDING" || j.Reason != "BeginTime" || j.RestartCount != 1 {
+		t.Errorf("charlie after preemption: %s (%s) restarts %d", j.State, j.Reason, j.RestartCount)
+	}
+	if r := c.runs(charlie); len(r) != 1 || r[0].State != "PREEMPTED" {
+		t.Errorf("charlie's first run: %+v, want PREEMPTED", r)
+	}
+	var res api.SubmitResponse
+	code, msg := c.as(as("bob"), "POST", api.PathSubmit, api.SubmitRequest{Spec: job("interactive", "gpu:5", 1, 600, "true")}, &res)
+	if code != 400 || c.lastReason != "QOSGrpGRES" ||
+		msg != "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)" {
+		t.Errorf("bob gpu:5: %d %s %q", code, c.lastReason, msg)
+	}
+	bob := c.submitAs(as("bob"), job("interactive", "gpu:4", 1, 600, "sleep 1"))
+	if bob != alice+1 {
+		t.Errorf("bob's job id %d: the rejected submission used an id", bob)
+	}
+	c.waitState(alice, "COMPLETED", 15*time.Second)
+	c.waitState(bob, "COMPLETED", 15*time.Second)
+	c.control(api.OpCancel, idStr(charlie))
 }

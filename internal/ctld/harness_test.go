@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-hpc/sluice/internal/acct"
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/noded"
@@ -149,6 +150,9 @@ type cluster struct {
 	client *api.Client
 	work   string
 	gpus   int
+	acct   acct.Store
+	// lastReason is the reason name of the last refusal seen by as().
+	lastReason string
 }
 
 type clusterOpts struct {
@@ -158,6 +162,11 @@ type clusterOpts struct {
 	gpus int
 	// conf, when set, is the whole slurm.conf (%s = StateSaveLocation).
 	conf string
+	// acct is the accounting database (nil: none).
+	acct acct.Store
+	// cpus and memory, when set, are what every agent offers.
+	cpus   int
+	memory int64
 }
 
 // newCluster starts a controller on store and one agent per node, and
@@ -176,7 +185,7 @@ func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
 		}
 		o.nodes = len(cfg.Nodes)
 	}
-	c := &cluster{t: t, dir: dir, cfg: cfg, store: store, agents: map[string]*noded.Agent{}, work: t.TempDir()}
+	c := &cluster{t: t, dir: dir, cfg: cfg, store: store, agents: map[string]*noded.Agent{}, work: t.TempDir(), acct: o.acct}
 	c.startController()
 	c.gpus = o.gpus
 	for _, n := range c.cfg.Nodes {
@@ -205,7 +214,7 @@ func shortSocket(t testing.TB) string {
 
 func (c *cluster) startController() {
 	t := c.t
-	ctl, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.dir, Store: c.store,
+	ctl, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.dir, Store: c.store, Accounting: c.acct,
 		Socket: shortSocket(t), Listen: "127.0.0.1:0", Logger: quietLogger(), TickInterval: 50 * time.Millisecond,
 		SchedDelay: 5 * time.Millisecond, RequeueDelay: 500 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond})
 	if err != nil {
@@ -228,7 +237,7 @@ func (c *cluster) startAgent(name string) {
 	t := c.t
 	a, err := noded.New(noded.Config{Name: name, ControllerURL: c.ctl.URL(), Spool: filepath.Join(c.dir, "spool", name),
 		Key: c.ctl.ClusterKey(), Listen: "127.0.0.1:0", CPUs: c.cfg.Node(name).CPUs, MemoryMB: c.cfg.Node(name).RealMemory,
-		PollInterval: 30 * time.Millisecond,
+		PollInterval:      30 * time.Millisecond,
 		HeartbeatInterval: 200 * time.Millisecond, CgroupBase: "none", Logger: quietLogger(),
 		GPUs: noded.GPUDiscovery{LookPath: func(string) (string, error) { return "", os.ErrNotExist }, Root: t.TempDir(),
 			Static: staticGPUs(c.gpus)}})
@@ -377,4 +386,56 @@ func staticGPUs(n int) string {
 		return ""
 	}
 	return fmt.Sprintf("Name=gpu Count=%d\n", n)
+}
+
+// acctStore returns an in-memory accounting database for cluster with the
+// sacctmgr lines applied (as root).
+func acctStore(t *testing.T, cluster, script string) acct.Store {
+	t.Helper()
+	store := acct.NewMemStore()
+	env := acct.RunEnv{ExecEnv: acct.ExecEnv{Actor: acct.Actor{Name: "root"}, DefaultCluster: cluster, ReadFile: os.ReadFile}}
+	lines := append([]string{"add cluster " + cluster}, strings.Split(script, "\n")...)
+	for _, line := range lines {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "sacctmgr"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		words, err := splitWords(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := acct.Run(context.Background(), store, append([]string{"-i"}, words...), env); err != nil {
+			t.Fatalf("sacctmgr %s: %v", line, err)
+		}
+	}
+	return store
+}
+
+// splitWords splits a sacctmgr line on blanks, keeping "quoted words".
+func splitWords(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	quoted, in := false, false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted, in = !quoted, true
+		case (r == ' ' || r == '\t') && !quoted:
+			if in {
+				out = append(out, cur.String())
+				cur.Reset()
+				in = false
+			}
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("unterminated quote in %q", s)
+	}
+	if in {
+		out = append(out, cur.String())
+	}
+	return out, nil
 }

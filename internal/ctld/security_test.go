@@ -44,6 +44,7 @@ func (c *cluster) as(who Who, method, path string, in, out any) (int, string) {
 	}
 	var e api.Error
 	json.Unmarshal(rec.Body.Bytes(), &e)
+	c.lastReason = e.Reason
 	return rec.Code, e.Message
 }
 
