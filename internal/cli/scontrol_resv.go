@@ -120,6 +120,25 @@ func sreportReservation(ctx context.Context, env *Env, args []string) (rc int, o
 	if err != nil {
 		return clientError(env, "sreport", err), true
 	}
-	fmt.Fprint(env.Stdout, res.Text)
+	text := res.Text
+	if o.noHeader {
+		text = dropHeader(text, o.parsable || o.parsable2)
+	}
+	fmt.Fprint(env.Stdout, text)
 	return 0, true
+}
+
+// dropHeader removes sreport's banner and column header (-n): the first
+// line of parsable output, else everything through the dashed line.
+func dropHeader(text string, parsable bool) string {
+	lines := strings.SplitAfter(text, "\n")
+	if parsable {
+		return strings.Join(lines[1:], "")
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "---------") && strings.Contains(l, " -") {
+			return strings.Join(lines[i+1:], "")
+		}
+	}
+	return text
 }
