@@ -452,12 +452,9 @@ PartitionName=gpu Nodes=g[1-2] Default=YES MaxTime=INFINITE State=UP
 // TestS3QOSPolicy runs SCENARIOS.md S3 with real agents and processes.
 // The users are identities given to the API (their jobs run as root).
 func TestS3QOSPolicy(t *testing.T) {
-	script, err := os.ReadFile("/work/shared/fixtures/qos-demo.sacctmgr")
+	script, err := os.ReadFile("../../examples/qos-demo/accounts.sacctmgr")
 	if err != nil {
-		script, err = os.ReadFile("../../examples/qos-demo/accounts.sacctmgr")
-	}
-	if err != nil {
-		t.Skip("qos-demo sacctmgr script not found")
+		t.Fatal(err)
 	}
 	c := newCluster(t, openTestSQLite(t), clusterOpts{conf: s3Conf, gpus: 8,
 		acct: acctStore(t, "slurm-qos-demo", string(script))})
