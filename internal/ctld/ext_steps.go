@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -53,11 +54,18 @@ func (c *Controller) stepDB(ctx context.Context) (*sqlStore, error) {
 	if !ok {
 		return nil, nil
 	}
+	if _, done := stepTables.Load(s); done {
+		return s, nil
+	}
 	if _, err := s.db.ExecContext(ctx, stepSchema); err != nil {
 		return nil, fmt.Errorf("store: steps table: %w", err)
 	}
+	stepTables.Store(s, true)
 	return s, nil
 }
+
+// stepTables remembers the stores whose steps table exists.
+var stepTables sync.Map
 
 func (c *Controller) saveStep(ctx context.Context, r *stepRec) error {
 	s, err := c.stepDB(ctx)
