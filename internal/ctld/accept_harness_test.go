@@ -132,6 +132,13 @@ type acceptOpts struct {
 	extra string
 }
 
+// in returns the cluster as seen from subtest t (failures go to t).
+func (c *acceptCluster) in(t *testing.T) *acceptCluster {
+	cc := *c
+	cc.t = t
+	return &cc
+}
+
 // startAcceptCluster writes a slurm.conf (nodes a1..aN of cpus CPUs, one
 // partition), starts `sluice ctld` and the agents, and waits until every
 // node is idle.
