@@ -424,7 +424,7 @@ func runBenchDrain(ctx context.Context, env *Env, args []string) int {
 	fs.SetOutput(env.Stderr)
 	jobs := fs.Int("jobs", 2000, "jobs to queue")
 	nodes := fs.Int("nodes", 4, "node agents")
-	cpus := fs.Int("cpus", 2, "CPUs per node (job slots)")
+	cpus := fs.Int("cpus", 16, "CPUs per node (job slots; the jobs are trivial, so more slots than cores)")
 	prof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	if err := fs.Parse(args); err != nil {
 		return 1
