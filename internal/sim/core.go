@@ -499,6 +499,21 @@ func (c *Core) Blocked(now int64) bool {
 	return true
 }
 
+// MayStart implements Policy: the job fits in the free CPUs and GPUs on
+// its own, or preemption is configured, or an eligibility time is waiting
+// to be reported.
+func (c *Core) MayStart(now int64, id int64) bool {
+	if c.cfg.PreemptType != sched.PreemptNone || len(c.wakes) > 0 {
+		return true
+	}
+	sid, ok := c.toSched[id]
+	j := c.pending[sid]
+	if !ok || j == nil {
+		return false
+	}
+	return int64(requestCPUs(&j.Req)) <= c.capa.CPUs-c.allocCPU && requestGPUs(&j.Req) <= c.capa.GPUs-c.allocGPU
+}
+
 // requestCPUs is the least number of CPUs a request can be given.
 func requestCPUs(r *sched.Request) int {
 	tasks := int(r.NTasks)

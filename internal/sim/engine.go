@@ -28,6 +28,11 @@ type Policy interface {
 	// fits in the free resources even alone, and nothing can be preempted.
 	// The engine skips passes while it holds.
 	Blocked(now int64) bool
+	// MayStart reports whether the pending job id could start now on its
+	// own (it fits in the free resources, or preemption is possible). When
+	// the only changes since the last pass are submissions of jobs that
+	// cannot, the pass would decide nothing new and is skipped.
+	MayStart(now int64, id int64) bool
 }
 
 // Started describes a job the scheduler started, with what the metrics
@@ -179,10 +184,11 @@ type Engine struct {
 	running, pending int64
 	cpus, gpus       int64
 	samples          []Sample
-	dirty            bool // something changed since the last pass
-	bfDirty          bool // ... since the last backfill pass
-	bfQueued         bool // a backfill event is in the heap
-	calcQueued       bool // a recalculation event is in the heap
+	dirty            bool    // something changed since the last pass
+	bfDirty          bool    // ... since the last backfill pass
+	fresh, bfFresh   []int32 // jobs submitted since the last (backfill) pass
+	bfQueued         bool    // a backfill event is in the heap
+	calcQueued       bool    // a recalculation event is in the heap
 	origin           int64
 	live             int // submit, end and wake events in the heap
 	finished         int
@@ -272,7 +278,7 @@ func (e *Engine) step(now int64) error {
 			e.recalc(now)
 		case evBackfill:
 			e.bfQueued = false
-			backfill = e.bfDirty
+			backfill = true
 		case evInspect:
 			inspect = true
 		}
@@ -293,7 +299,9 @@ func (e *Engine) submit(now int64, i int32) {
 		return
 	}
 	e.pending++
-	e.markDirty(now)
+	e.fresh = append(e.fresh, i)
+	e.bfFresh = append(e.bfFresh, i)
+	e.queueBackfill(now)
 	e.queueRecalc(now)
 }
 
@@ -352,6 +360,11 @@ func (e *Engine) recalc(now int64) {
 func (e *Engine) markDirty(now int64) {
 	e.dirty = true
 	e.bfDirty = true
+	e.queueBackfill(now)
+}
+
+// queueBackfill queues a backfill pass at the next multiple of bf_interval.
+func (e *Engine) queueBackfill(now int64) {
 	if iv := e.cfg.BackfillInterval; iv > 0 && !e.bfQueued {
 		e.bfQueued = true
 		e.push((now/iv+1)*iv, evBackfill, -1, 0)
@@ -359,26 +372,35 @@ func (e *Engine) markDirty(now int64) {
 }
 
 // pass runs the scheduler if a decision may have changed since the last
-// pass (an event, an eligibility time, a reordered queue) and the queue is
-// not provably blocked, and applies its decisions.
+// pass (a job ended, an eligibility time came, the queue was reordered, or
+// a job that could start was submitted) and the queue is not provably
+// blocked, and applies its decisions.
 func (e *Engine) pass(now int64, backfill bool) {
-	if !e.dirty && !backfill {
+	// A main pass after submissions of jobs that cannot start on their own
+	// decides nothing new (what it could start, the last pass started).
+	// Backfill passes are not skipped that way: their plan depends on the
+	// time (reservations are rounded to bf_resolution), so they run on the
+	// next bf_interval tick after any change.
+	main := e.dirty || e.anyMayStart(now, e.fresh)
+	bf := backfill && (e.bfDirty || len(e.bfFresh) > 0)
+	if !main && !bf && (len(e.fresh) > 0 || backfill) {
+		e.stats.SkippedPasses++
+	}
+	e.fresh = e.fresh[:0]
+	e.dirty = false
+	if backfill {
+		e.bfFresh = e.bfFresh[:0]
+		e.bfDirty = false
+	}
+	if !main && !bf {
 		return
 	}
 	if e.pending == 0 || e.policy.Blocked(now) {
 		e.stats.SkippedPasses++
-		e.dirty = false
-		if backfill {
-			e.bfDirty = false
-		}
 		return
 	}
 	e.stats.Passes++
-	d := e.policy.Schedule(now, backfill)
-	e.dirty = false
-	if backfill {
-		e.bfDirty = false
-	}
+	d := e.policy.Schedule(now, bf)
 	for _, p := range d.Preempted {
 		e.preempt(now, p)
 	}
@@ -390,6 +412,17 @@ func (e *Engine) pass(now int64, backfill bool) {
 			e.push(t, evWake, -1, 0)
 		}
 	}
+}
+
+// anyMayStart reports whether one of the submitted jobs, still pending,
+// could start on its own.
+func (e *Engine) anyMayStart(now int64, jobs []int32) bool {
+	for _, i := range jobs {
+		if e.jobs[i].State == "PENDING" && e.policy.MayStart(now, e.jobs[i].ID) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Engine) start(now int64, s Started) {

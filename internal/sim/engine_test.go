@@ -75,6 +75,11 @@ func (p *fcfs) Blocked(now int64) bool {
 	return p.preemptAt == 0 && len(p.queue) > 0 && int64(p.queue[0].CPUCount()) > p.free
 }
 
+func (p *fcfs) MayStart(now int64, id int64) bool {
+	j := p.jobs[id]
+	return p.preemptAt != 0 || j != nil && int64(j.CPUCount()) <= p.free
+}
+
 // job builds a trace job: id, submit, runtime, CPUs, time limit.
 func job(id, submit, runtime int64, cpus int, limit int64) sim.Job {
 	return sim.Job{ID: id, Submit: submit, Runtime: runtime, JobSpec: api.JobSpec{NTasks: cpus, TimeLimitSec: limit, Account: "acct", User: "u"}}

@@ -59,6 +59,9 @@ func (c *Core) request(s *api.JobSpec, now time.Time) (sched.Request, error) {
 			return r, err
 		}
 	}
+	if r.Licenses, err = sched.ParseLicenseReq(s.Licenses); err != nil { // -L
+		return r, err
+	}
 	if s.Dependency != "" {
 		if err := c.dependency(&r, s.Dependency); err != nil {
 			return r, err

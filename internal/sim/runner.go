@@ -14,6 +14,9 @@ type Setup struct {
 	Name     string
 	Conf     string
 	Accounts string
+	// Reservations is a file of scontrol create reservation lines applied
+	// at the trace's start (resv.go).
+	Reservations string
 }
 
 // Label returns the setup's display name: Name, else the configuration's
@@ -54,7 +57,11 @@ func Simulate(setup Setup, opt Options) (Run, error) {
 	cfg := core.EngineConfig()
 	cfg.From, cfg.To, cfg.Inspect, cfg.Progress = opt.From, opt.To, opt.Inspect, opt.Progress
 	cfg.OnInspect = func(now int64) { run.Inspections = append(run.Inspections, core.Inspect(now)) }
-	eng := NewEngine(cfg, core, opt.Trace.Jobs)
+	pol, rp, err := withReservations(core, setup, opt.Trace) // resv.go
+	if err != nil {
+		return Run{}, fmt.Errorf("policy %s: %w", setup.Label(), err)
+	}
+	eng := NewEngine(cfg, pol, opt.Trace.Jobs)
 	if eng.Jobs() == 0 {
 		return Run{}, fmt.Errorf("%w submitted in the --from/--to window", ErrNoJobs)
 	}
@@ -64,6 +71,7 @@ func Simulate(setup Setup, opt Options) (Run, error) {
 	}
 	run.Engine = eng.Stats()
 	run.Jobs = results
+	run.Reservations = rp.report(results) // resv.go
 	run.Metrics = Compute(results, samples, run.Capacity, core.NormShares(), run.Engine.Preemptions)
 	return run, nil
 }
