@@ -42,6 +42,8 @@ and reports waits, slowdowns, utilization and delivered fair-share.
   --from T, --to T       replay only jobs submitted in [T, T) (seconds from the
                          trace start, 12h/30d suffixes, or 2026-01-01[T10:00])
   --inspect T            print squeue, sprio -l and sshare -al at T (repeatable)
+  --reservations FILE    scontrol create reservation lines applied at the trace
+                         start (now+2hours = two hours into the trace)
   --report FILE          write a self-contained HTML report
   --json FILE            write the metrics as JSON ("-" = stdout)
   --jobs-out FILE        write every job's simulated start and end as JSONL
@@ -51,6 +53,7 @@ and reports waits, slowdowns, utilization and delivered fair-share.
 
 type simFlags struct {
 	trace, format, userMap, report, jsonOut, jobsOut string
+	reservations                                     string // --reservations FILE (sim/resv.go)
 	confs, accounts, inspect                         []string
 	from, to                                         string
 	compare, quiet, help                             bool
@@ -66,6 +69,7 @@ func parseSimFlags(args []string) (*simFlags, []string, error) {
 	fs.StringVar(&f.userMap, "user-map", "", "")
 	fs.StringArrayVar(&f.confs, "conf", nil, "")
 	fs.StringArrayVar(&f.accounts, "accounts", nil, "")
+	fs.StringVar(&f.reservations, "reservations", "", "")
 	fs.BoolVar(&f.compare, "compare", false, "")
 	fs.StringVar(&f.from, "from", "", "")
 	fs.StringVar(&f.to, "to", "", "")
@@ -139,7 +143,7 @@ func simSetups(env *Env, f *simFlags) ([]sim.Setup, error) {
 	var out []sim.Setup
 	seen := map[string]int{}
 	for i, c := range confs {
-		s := sim.Setup{Conf: absPath(env, c)}
+		s := sim.Setup{Conf: absPath(env, c), Reservations: absPath(env, f.reservations)}
 		switch len(f.accounts) {
 		case 1:
 			s.Accounts = absPath(env, f.accounts[0])
@@ -298,6 +302,7 @@ func simOutputs(env *Env, f *simFlags, tr *sim.Trace, runs []sim.Run, opt sim.Op
 	if !f.quiet {
 		writeSimSummary(env.Stdout, f.trace, tr, runs, wall)
 		for _, r := range runs {
+			fmt.Fprint(env.Stdout, sim.ReservationSummary(r)) // reserved capacity (sim/resv.go)
 			for _, in := range r.Inspections {
 				fmt.Fprintf(env.Stdout, "\n== %s at t=%d s ==\n$ squeue\n%s\n$ sprio -l\n%s\n$ sshare -al\n%s", r.Name, in.T, in.Squeue, in.Sprio, in.Sshare)
 			}
