@@ -41,6 +41,8 @@ type Options struct {
 	Inspect []int64
 	// Progress reports jobs finished so far.
 	Progress func(done, total int)
+	// NoSkip disables pass skipping (see EngineConfig.NoSkip).
+	NoSkip bool
 }
 
 // Simulate replays the trace under one policy through the scheduler core
@@ -55,7 +57,7 @@ func Simulate(setup Setup, opt Options) (Run, error) {
 	}
 	run := Run{Name: setup.Label(), Conf: setup.Conf, Accounts: setup.Accounts, Scheduler: core.Describe(), Capacity: core.Capacity()}
 	cfg := core.EngineConfig()
-	cfg.From, cfg.To, cfg.Inspect, cfg.Progress = opt.From, opt.To, opt.Inspect, opt.Progress
+	cfg.From, cfg.To, cfg.Inspect, cfg.Progress, cfg.NoSkip = opt.From, opt.To, opt.Inspect, opt.Progress, opt.NoSkip
 	cfg.OnInspect = func(now int64) { run.Inspections = append(run.Inspections, core.Inspect(now)) }
 	pol, rp, err := withReservations(core, setup, opt.Trace) // resv.go
 	if err != nil {
