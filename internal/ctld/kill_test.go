@@ -57,10 +57,12 @@ func (p *upProcess) kill9() {
 	p.cmd.Wait()
 }
 
-// TestSIGKILLRecovery kills `sluice up` with SIGKILL while 200 jobs pend
-// and 20 run, starts it again: every job is still there with its state,
-// the running ones finish (they are not started again), the pending ones
-// run, and every run is in the accounting records once.
+// TestSIGKILLRecovery kills `sluice up` (controller and agents in one
+// process) with SIGKILL while 40 jobs pend and 8 run, starts it again:
+// every job is still there with its state, the running ones finish (they
+// are not started again), the pending ones run, each exactly once. The
+// full acceptance figures (200 pending, 20 running, separate ctld and
+// noded, PostgreSQL) are TestAcceptRestartController's.
 func TestSIGKILLRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -83,14 +85,14 @@ StateSaveLocation=%s
 SelectTypeParameters=CR_CPU
 KillWait=1
 SlurmdTimeout=30
-NodeName=k[1-5] CPUs=4 RealMemory=1000 State=UNKNOWN
-PartitionName=all Nodes=k[1-5] Default=YES MaxTime=INFINITE State=UP
+NodeName=k[1-2] CPUs=4 RealMemory=1000 State=UNKNOWN
+PartitionName=all Nodes=k[1-2] Default=YES MaxTime=INFINITE State=UP
 `, port, state)), 0o644)
 	logPath := filepath.Join(dir, "up.log")
 	up := startUp(t, bin, confPath, logPath)
 	cl := api.NewUnixClient(filepath.Join(state, api.SocketFile))
 	ctx := context.Background()
-	waitFor(t, 20*time.Second, "controller up with 5 idle nodes", logPath, func() bool {
+	waitFor(t, 20*time.Second, "controller up with 2 idle nodes", logPath, func() bool {
 		res, err := cl.Nodes(ctx)
 		if err != nil {
 			return false
@@ -101,7 +103,7 @@ PartitionName=all Nodes=k[1-5] Default=YES MaxTime=INFINITE State=UP
 				idle++
 			}
 		}
-		return idle == 5
+		return idle == 2
 	})
 	submit := func(cmd string) uint32 {
 		res, err := cl.Submit(ctx, api.SubmitRequest{Spec: api.JobSpec{Name: "k", WorkDir: work,
@@ -112,26 +114,26 @@ PartitionName=all Nodes=k[1-5] Default=YES MaxTime=INFINITE State=UP
 		return res.JobID
 	}
 	var ids []uint32
-	for i := 0; i < 20; i++ {
+	for i := 0; i < 8; i++ {
 		ids = append(ids, submit("echo run >> runs-$SLURM_JOB_ID; sleep 3"))
 	}
-	waitFor(t, 20*time.Second, "20 jobs running", logPath, func() bool { return countState(cl, "RUNNING") == 20 })
-	for i := 0; i < 200; i++ {
+	waitFor(t, 20*time.Second, "8 jobs running", logPath, func() bool { return countState(cl, "RUNNING") == 8 })
+	for i := 0; i < 40; i++ {
 		ids = append(ids, submit("echo run >> runs-$SLURM_JOB_ID"))
 	}
-	if n := countState(cl, "PENDING"); n != 200 {
-		t.Fatalf("%d pending before the kill, want 200", n)
+	if n := countState(cl, "PENDING"); n != 40 {
+		t.Fatalf("%d pending before the kill, want 40", n)
 	}
 	t.Logf("submitted %v", time.Since(t0))
 	up.kill9()
 	startUp(t, bin, confPath, logPath)
 	waitFor(t, 20*time.Second, "controller back", logPath, func() bool { _, err := cl.Ping(ctx); return err == nil })
 	res, err := cl.Jobs(ctx, api.JobQuery{})
-	if err != nil || len(res.Jobs) != 220 {
-		t.Fatalf("after restart: %d jobs (%v), want 220", len(res.Jobs), err)
+	if err != nil || len(res.Jobs) != 48 {
+		t.Fatalf("after restart: %d jobs (%v), want 48", len(res.Jobs), err)
 	}
 	t.Logf("restarted %v", time.Since(t0))
-	waitFor(t, 90*time.Second, "every job completed", logPath, func() bool { return countState(cl, "COMPLETED") == 220 })
+	waitFor(t, 90*time.Second, "every job completed", logPath, func() bool { return countState(cl, "COMPLETED") == 48 })
 	t.Logf("done %v", time.Since(t0))
 	for _, id := range ids {
 		data, _ := os.ReadFile(filepath.Join(work, "runs-"+idStr(id)))
