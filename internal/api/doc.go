@@ -1,0 +1,19 @@
+// Package api holds Sluice's wire types and clients, shared by the
+// commands, the controller and the node agents (JSON over net/http):
+//
+//   - job.go: JobSpec, one sbatch submission (also what the simulator's
+//     trace readers produce).
+//   - ctl.go and client.go: the client <-> controller API (submit, query
+//     jobs, nodes, partitions and configuration, cancel/signal, hold and
+//     release, requeue, suspend/resume, update job and node, tokens) and
+//     the Client the commands use. On the controller's Unix socket the
+//     caller is identified by the kernel (SO_PEERCRED); on its TCP port by
+//     a JWT (Authorization: Bearer). A request never says who sends it.
+//   - agent.go: the controller <-> node agent protocol (registration,
+//     heartbeats, job events; launch, signal, suspend, resume, terminate),
+//     every request signed with the cluster key (HMAC-SHA256).
+//
+// Errors travel as {"error": "<Slurm's message>", "reason": "<reason>"}
+// with a 4xx/5xx status; the commands print the message the way Slurm's
+// clients do.
+package api
