@@ -103,3 +103,40 @@ func TestReservationPurgedAtEnd(t *testing.T) {
 		t.Errorf("utilization lacks the purged reservation:\n%s", util.Text)
 	}
 }
+
+// TestReservedNodeStates: inside an active window an idle node of a MAINT
+// reservation shows as MAINT (sinfo maint), of another reservation as
+// RESERVED (resv), and a busy node in a MAINT reservation gets sinfo's
+// '$' suffix; scontrol show job names the reservation and the licenses.
+func TestReservedNodeStates(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 3, extra: "Licenses=matlab:4\n"})
+	c.mustResv("create", "reservation", "ReservationName=m", "StartTime=now", "Duration=1:00:00", "Nodes=n1",
+		"Flags=MAINT", "Users=root")
+	c.mustResv("create", "reservation", "ReservationName=u", "StartTime=now", "Duration=1:00:00", "Nodes=n2", "Users=root")
+	states := func() map[string]string {
+		res, err := c.client.Nodes(c.ctx())
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, n := range res.Nodes {
+			out[n.Name] = n.State + " " + n.StateShort + " " + n.StateLong
+		}
+		return out
+	}
+	want := map[string]string{"n1": "MAINT maint maintenance", "n2": "RESERVED resv reserved", "n3": "IDLE idle idle"}
+	for n, w := range want {
+		if got := states()[n]; got != w {
+			t.Errorf("%s: %q, want %q", n, got, w)
+		}
+	}
+	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Reservation = "m"; s.Licenses = "matlab:1"; s.TimeLimitSec = 600 }))
+	j := c.waitState(id, "RUNNING", 10*time.Second)
+	if j.Reservation != "m" || j.Licenses != "matlab:1" || j.NodeList != "n1" {
+		t.Errorf("job in m: reservation %q licenses %q on %s", j.Reservation, j.Licenses, j.NodeList)
+	}
+	if got := states()["n1"]; got != "MIXED+MAINT mix$ mixed$" {
+		t.Errorf("busy MAINT node: %q, want MIXED+MAINT mix$ mixed$", got)
+	}
+	c.control("cancel", idStr(id))
+}
