@@ -91,6 +91,9 @@ func (st *State) PriorityJob(j *Job, part int32, tree *priority.Tree, out *prior
 	}
 	clear(out.TRES)
 	st.tresMap(j, part, &s, out.TRES)
+	for _, l := range j.Req.Licenses { // license/NAME: PriorityWeightTRES=license/matlab=...
+		out.TRES["license/"+l.Name] += l.Count
+	}
 }
 
 // tresMap fills m with j's TRES by name: its allocation if it has one,
