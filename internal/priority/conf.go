@@ -101,6 +101,9 @@ func ClusterFrom(c *conf.Config) *Cluster {
 				}
 			}
 		}
+		for _, l := range c.Licenses { // global TRES: the system count
+			part.TRES["license/"+l.Name] = l.Count
+		}
 		cl.Partitions[p.Name] = part
 	}
 	return cl
