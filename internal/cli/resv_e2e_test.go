@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -233,4 +236,51 @@ func TestE2ELicenses(t *testing.T) {
 	c.ok("scancel", a)
 	c.waitState(third, "RUNNING")
 	c.ok("scancel", b, third)
+}
+
+// TestSimReservationsOption: `sluice sim --reservations FILE` replays a
+// trace under a policy with a maintenance window: the summary shows the
+// window's reserved capacity and its idle share, and the HTML report
+// its table; a bad line is an error naming it.
+func TestSimReservationsOption(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("c.conf", "ClusterName=c\nSchedulerType=sched/backfill\nSelectTypeParameters=CR_CPU\n"+
+		"NodeName=n[1-2] CPUs=4 RealMemory=4000 State=IDLE\nPartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n")
+	write("t.jsonl", `{"id":1,"submit":0,"runtime":1800,"user":"u","ntasks":8,"time_limit_s":3600}
+{"id":2,"submit":60,"runtime":7200,"user":"u","ntasks":4,"time_limit_s":10800}
+`)
+	write("maint.txt", "scontrol create reservation ReservationName=maint StartTime=now+2hours Duration=1:00:00 Nodes=ALL Flags=MAINT Users=root\n")
+	write("bad.txt", "\ncreate reservation ReservationName=x StartTime=now Duration=10 Nodes=n9 Users=root\n")
+	env, out, errb := testEnv()
+	env.Cwd = dir
+	args := []string{"--trace", "t.jsonl", "--conf", "c.conf", "--reservations", "maint.txt", "--report", "r.html", "--jobs-out", "jobs.jsonl"}
+	if code := runSim(context.Background(), env, args); code != 0 {
+		t.Fatalf("sim: exit %d: %s", code, errb.String())
+	}
+	t.Logf("%s", out.String())
+	if !strings.Contains(out.String(), "Reservations (c): 1 windows, 8.0 CPU-hours reserved") ||
+		!strings.Contains(out.String(), "100.0% of it idle") {
+		t.Errorf("summary lacks the maintenance window:\n%s", out.String())
+	}
+	jobs, _ := os.ReadFile(filepath.Join(dir, "jobs.jsonl"))
+	if !strings.Contains(string(jobs), `"id":2,"submit":60,"start":10800`) {
+		t.Errorf("job 2 should start when the window ends (10800 s):\n%s", jobs)
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "r.html"))
+	if !strings.Contains(string(html), "<h2>Reservations</h2>") {
+		t.Errorf("report lacks the reservations table")
+	}
+	env, _, errb = testEnv()
+	env.Cwd = dir
+	args[5] = "bad.txt"
+	if code := runSim(context.Background(), env, args); code != 1 || !strings.Contains(errb.String(), "line 2: Invalid node name specified") {
+		t.Errorf("bad reservations file: exit %d, %q", code, errb.String())
+	}
 }
