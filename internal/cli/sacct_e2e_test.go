@@ -96,7 +96,7 @@ func upCluster(t *testing.T, nodes int, extra string) *extCluster {
 	}
 	t.Cleanup(c.stop)
 	sock := filepath.Join(state, api.SocketFile)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		if _, err := os.Stat(sock); err == nil {
 			cl := api.NewUnixClient(sock)
@@ -182,7 +182,7 @@ func (c *extCluster) client() *api.Client {
 // waitState waits until job id is in one of the states.
 func (c *extCluster) waitState(id string, states ...string) api.JobInfo {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		res, err := c.client().Jobs(ctx, api.JobQuery{IDs: []string{id}})
