@@ -324,8 +324,8 @@ func delivered(d simDoc, policy int, account string) float64 {
 // a100 partition for 70 days (10 x PriorityDecayHalfLife=7-0); ml-research
 // must receive 40/70 = 57% of the GPU time, within 3 points.
 func TestSimS1SharesAreRelativeWeights(t *testing.T) {
-	if testing.Short() {
-		t.Skip("70 simulated days")
+	if testing.Short() || raceEnabled {
+		t.Skip("70 simulated days (skipped with -short and -race)")
 	}
 	trace := gpuStreams(t, 70)
 	out := filepath.Join(t.TempDir(), "s1.json")

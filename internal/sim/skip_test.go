@@ -12,8 +12,8 @@ import (
 // jobs through the real core twice, skipping provably useless passes and
 // running every pass, and requires identical results for every job.
 func TestSkippedPassesChangeNoDecision(t *testing.T) {
-	if testing.Short() {
-		t.Skip("two replays per trace")
+	if testing.Short() || raceEnabled {
+		t.Skip("two replays per trace (skipped with -short and -race)")
 	}
 	for _, c := range []struct{ trace, conf string }{
 		{"sdsc-sp2-5k.swf.gz", "sp2-128-backfill.conf"},
