@@ -208,33 +208,77 @@ func (ls *loopState) queueLaunch(j *sched.Job) {
 	name := ls.st.Cluster.Nodes[host].Name
 	addr := ls.nodes[host].info.Addr
 	ls.outbox = append(ls.outbox, func() {
-		a := c.agentClient(name, addr)
-		var err error
-		if a == nil {
-			err = errNoAgent
-		} else {
-			// A requeued job's previous run may still be in its kill
-			// sequence on the agent (409): retry until it is gone.
-			deadline := time.Now().Add(c.cfg.KillWait + time.Minute)
-			for {
-				c.launchQ <- struct{}{}
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				_, err = a.Launch(ctx, req)
-				cancel()
-				<-c.launchQ
-				var ae *api.AgentError
-				if !errors.As(err, &ae) || ae.Status != http.StatusConflict || time.Now().After(deadline) {
-					break
-				}
-				select {
-				case <-c.stop:
-					return
-				case <-time.After(250 * time.Millisecond):
-				}
+		// Bug fix (issue 7 acceptance, TestAcceptAgentDownAtLaunch): a
+		// launch that found no agent answering (agent restarting, network)
+		// ended the job FAILED at once, so jobs given to a node while its
+		// agent restarted were lost. As slurmctld does, keep trying until
+		// SlurmdTimeout, at the node's current address: by then the agent
+		// is back (the launch lands, or its re-registration launched the
+		// job already) or the node is DOWN and its jobs ended NODE_FAIL or
+		// were requeued.
+		giveUp := time.Now().Add(c.cfg.SlurmdTimeout + 5*time.Second)
+		for {
+			err := c.launchOnce(name, addr, req)
+			var ae *api.AgentError
+			if err == nil || errors.As(err, &ae) || time.Now().After(giveUp) {
+				c.launchDone(id, restart, name, err)
+				return
+			}
+			select {
+			case <-c.stop:
+				return
+			case <-time.After(time.Second):
+			}
+			var again bool
+			if addr, again = c.launchTarget(id, restart, host); !again {
+				return // cancelled, requeued, purged or launched meanwhile
 			}
 		}
-		c.launchDone(id, restart, name, err)
 	})
+}
+
+// launchOnce sends one launch to the agent at addr; a requeued job's
+// previous run may still be in its kill sequence there (409): it retries
+// until that run is gone.
+func (c *Controller) launchOnce(name, addr string, req api.LaunchRequest) error {
+	a := c.agentClient(name, addr)
+	if a == nil {
+		return errNoAgent
+	}
+	deadline := time.Now().Add(c.cfg.KillWait + time.Minute)
+	for {
+		c.launchQ <- struct{}{}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := a.Launch(ctx, req)
+		cancel()
+		<-c.launchQ
+		var ae *api.AgentError
+		if !errors.As(err, &ae) || ae.Status != http.StatusConflict || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-c.stop:
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// launchTarget reports whether run restart of job id still waits for its
+// launch on node host, and the agent's current address there.
+func (c *Controller) launchTarget(id sched.JobID, restart, host int32) (string, bool) {
+	res, err := c.do(context.Background(), func(ls *loopState) (any, error) {
+		j := ls.st.Job(id)
+		if j == nil || j.RestartCount != restart || !isActive(j) || batchHost(j.Alloc.Nodes) != host {
+			return nil, nil
+		}
+		if r, ok := ls.launched[id]; ok && r == restart {
+			return nil, nil
+		}
+		return ls.nodes[host].info.Addr, nil
+	})
+	addr, ok := res.(string)
+	return addr, err == nil && ok
 }
 
 // launchDone records the outcome of a launch (on the loop).
@@ -248,6 +292,9 @@ func (c *Controller) launchDone(id sched.JobID, restart int32, node string, err 
 				ls.agentCallOn(i, id, killOrphan(uint32(id), c.cfg.KillWait))
 			}
 			return nil, nil
+		}
+		if r, ok := ls.launched[id]; err != nil && ok && r == restart {
+			return nil, nil // another launch of this run landed (re-registration)
 		}
 		if err != nil {
 			c.log.Error("launch failed", "job", id, "node", node, "err", err)
