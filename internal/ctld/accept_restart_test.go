@@ -1,8 +1,12 @@
 package ctld
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -247,4 +251,134 @@ func contains(ids []uint32, id uint32) bool {
 		}
 	}
 	return false
+}
+
+// TestAcceptKillDuringSubmitAndLaunch is the rule "nothing acknowledged is
+// lost" under fire: four clients submit short jobs as fast as they can
+// while the agents start and finish them, and `sluice ctld` is killed with
+// SIGKILL in the middle of it, then again while the restarted controller
+// is launching what it recovered. Every job whose id a client received
+// must exist afterwards; every job the controller knows (acknowledged or
+// not) must run exactly once and be accounted once.
+func TestAcceptKillDuringSubmitAndLaunch(t *testing.T) {
+	bin := acceptSluice(t)
+	c := startAcceptCluster(t, bin, acceptOpts{nodes: 5, cpus: 4})
+	t0 := time.Now()
+	var (
+		mu    sync.Mutex
+		acked []uint32
+		wg    sync.WaitGroup
+	)
+	stop := make(chan struct{})
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := api.NewUnixClient(filepath.Join(c.state, api.SocketFile))
+			spec := api.JobSpec{Name: "burst", Script: c.script(""), WorkDir: c.work, Environment: []string{"PATH=" + os.Getenv("PATH")}}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				res, err := cl.Submit(ctx, api.SubmitRequest{Spec: spec})
+				cancel()
+				if err != nil {
+					return // the controller is gone
+				}
+				mu.Lock()
+				acked = append(acked, res.JobID)
+				mu.Unlock()
+			}
+		}()
+	}
+	// Kill once some jobs have run and many are queued or starting.
+	c.wait(60*time.Second, "jobs running while clients submit", func() bool {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		return n >= 100 && len(c.ranCounts()) >= 5
+	})
+	c.ctld.kill9(t)
+	close(stop)
+	wg.Wait()
+	ran := len(c.ranCounts())
+	t.Logf("%v: kill -9 with %d jobs acknowledged, %d started", time.Since(t0).Round(time.Millisecond), len(acked), ran)
+	c.startCtld()
+	got := c.jobs()
+	for _, id := range acked {
+		if _, ok := got[id]; !ok {
+			t.Errorf("job %d was acknowledged before the kill and is gone after the restart", id)
+		}
+	}
+	// Second kill: while the restarted controller launches the backlog.
+	c.wait(60*time.Second, "the restarted controller starting jobs", func() bool { return len(c.ranCounts()) > ran })
+	c.ctld.kill9(t)
+	t.Logf("%v: second kill -9 with %d jobs started", time.Since(t0).Round(time.Millisecond), len(c.ranCounts()))
+	c.startCtld()
+	final := c.waitJobs(120*time.Second, "every job COMPLETED", func(j map[uint32]api.JobInfo) bool {
+		for _, job := range j {
+			if job.State != "COMPLETED" {
+				return false
+			}
+		}
+		return len(j) >= len(acked)
+	})
+	t.Logf("%v: %d jobs completed (%d acknowledged)", time.Since(t0).Round(time.Millisecond), len(final), len(acked))
+	var all []uint32
+	for id := range final {
+		all = append(all, id)
+	}
+	for _, id := range acked {
+		if _, ok := final[id]; !ok {
+			t.Errorf("acknowledged job %d is lost", id)
+		}
+	}
+	c.checkRanOnce(all)
+	c.checkAccounted(all, nil)
+}
+
+// TestAcceptAgentDownAtLaunch restarts an agent the way an upgrade does
+// (kill -9, start again a little later) on a node with free CPUs: jobs
+// submitted in between are given to the node by the controller, which
+// does not know yet that its agent is gone, and their launch finds no
+// agent. They must not be lost: once the agent is back each runs once and
+// completes (Slurm requeues a batch job whose launch failed; it never
+// reports it as the job's own failure).
+func TestAcceptAgentDownAtLaunch(t *testing.T) {
+	bin := acceptSluice(t)
+	c := startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 4})
+	c.agents["a1"].kill9(t)
+	var ids []uint32
+	for i := 0; i < 3; i++ {
+		ids = append(ids, c.submit("", "a1"))
+	}
+	// Sync point, not an assertion: the controller tried to launch them
+	// (its log names each job) or a short while passed.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		data, _ := os.ReadFile(c.ctld.log)
+		if strings.Count(string(data), "launch") >= len(ids) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.startAgent("a1")
+	final := c.waitJobs(60*time.Second, "the 3 jobs ended", func(j map[uint32]api.JobInfo) bool {
+		n := 0
+		for _, id := range ids {
+			if s := j[id].State; s != "PENDING" && s != "RUNNING" && s != "CONFIGURING" {
+				n++
+			}
+		}
+		return n == len(ids)
+	})
+	for _, id := range ids {
+		if j := final[id]; j.State != "COMPLETED" {
+			t.Errorf("job %d submitted while a1's agent restarted ended %s (%s), want COMPLETED", id, j.State, j.StateDesc)
+		}
+	}
+	c.checkRanOnce(ids)
 }
