@@ -284,3 +284,29 @@ func TestSimReservationsOption(t *testing.T) {
 		t.Errorf("bad reservations file: exit %d, %q", code, errb.String())
 	}
 }
+
+// TestE2EReservationMagneticFlex: a MAGNETIC reservation attracts a job
+// that did not name it (squeue %v shows it), a FLEX job spills outside
+// its one-node reservation, and scontrol update changes a reservation.
+func TestE2EReservationMagneticFlex(t *testing.T) {
+	c := resvCluster{upCluster(t, 3, "")}
+	c.ok("scontrol", "create", "reservation", "ReservationName=mag", "StartTime=now", "Duration=1:00:00",
+		"Nodes=node3", "Users=root", "Flags=MAGNETIC")
+	c.ok("scontrol", "create", "reservation", "ReservationName=flex", "StartTime=now", "Duration=1:00:00",
+		"Nodes=node1", "Users=root", "Flags=FLEX")
+	if out := c.ok("scontrol", "update", "ReservationName=mag", "Duration=2:00:00"); out != "Reservation updated.\n" {
+		t.Errorf("update: %q", out)
+	}
+	if show := c.ok("scontrol", "-o", "show", "reservation", "mag"); !strings.Contains(show, "Duration=02:00:00") ||
+		!strings.Contains(show, "MAGNETIC") || strings.Count(show, "\n") != 1 {
+		t.Errorf("show -o after update: %q", show)
+	}
+	attracted := c.submit("-t", "10", "--wrap", "sleep 30")
+	c.waitSqueue(attracted, "RUNNING|node3|mag")
+	spill := c.submit("--reservation=flex", "-N", "2", "-t", "10", "--exclusive", "--wrap", "sleep 30")
+	c.waitSqueue(spill, "RUNNING|node[1-2]|flex")
+	if job := c.ok("scontrol", "show", "job", spill); !strings.Contains(job, "\n   Reservation=flex\n") {
+		t.Errorf("scontrol show job lacks Reservation=flex:\n%s", job)
+	}
+	c.ok("scancel", attracted, spill)
+}
