@@ -316,13 +316,25 @@ func TestE2ESrunSalloc(t *testing.T) {
 			t.Errorf("salloc stderr lacks %q:\n%s", want, errs)
 		}
 	}
-	_, out, _ = c.run("sacct", "-P", "-n", "--format=JobID,JobName,State,ExitCode")
-	t.Logf("sacct:\n%s", out)
-	for _, want := range []string{"|hello|COMPLETED|0:0", "|sh|FAILED|3:0", "|alloc|COMPLETED|0:0", ".0|sh|COMPLETED|0:0", ".1|true|COMPLETED|0:0"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("sacct lacks %q", want)
+	wants := []string{"|hello|COMPLETED|0:0", "|sh|FAILED|3:0", "|alloc|COMPLETED|0:0", ".0|sh|COMPLETED|0:0", ".1|true|COMPLETED|0:0"}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, out, _ = c.run("sacct", "-P", "-n", "--format=JobID,JobName,State,ExitCode")
+		missing := ""
+		for _, want := range wants {
+			if !strings.Contains(out, want) {
+				missing = want
+			}
 		}
+		if missing == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sacct lacks %q:\n%s", missing, out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
+	t.Logf("sacct:\n%s", out)
 	// A step needs a running job the caller owns.
 	rc, _, errs = c.runEnv([]string{"SLURM_JOB_ID", "999"}, "srun", "true")
 	if rc == 0 || !strings.Contains(errs, "Unable to create step for job 999") {
