@@ -447,9 +447,16 @@ func TestE2ESrunPty(t *testing.T) {
 	if rc != 0 || !strings.Contains(out, "job=1 nodes=node1") {
 		t.Fatalf("srun --pty: exit %d, out %q, err %q", rc, out, errs)
 	}
-	_, out, _ = c.run("sacct", "-X", "-n", "-P", "--format=JobID,JobName,State")
-	if !strings.Contains(out, "1|pty|COMPLETED") {
-		t.Errorf("sacct after srun --pty:\n%s", out)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, out, _ = c.run("sacct", "-X", "-n", "-P", "--format=JobID,JobName,State")
+		if strings.Contains(out, "1|pty|COMPLETED") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sacct after srun --pty:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 
