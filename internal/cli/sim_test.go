@@ -442,3 +442,34 @@ func TestSimInspect(t *testing.T) {
 		}
 	}
 }
+
+// TestSimPreemptionRequeueRerunsFullRuntime is SCENARIOS.md S3 steps 1-2
+// replayed by sluice sim on examples/qos-demo: charlie's batch-lowprio job
+// holds both GPU nodes; alice's research job preempts it
+// (PreemptMode=REQUEUE); charlie's job runs again later for its full 4 h.
+func TestSimPreemptionRequeueRerunsFullRuntime(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "s3.jsonl")
+	os.WriteFile(trace, []byte(`{"id":1,"submit":0,"runtime":14400,"user":"charlie","qos":"batch-lowprio","gres":"gpu:8","min_nodes":2,"max_nodes":2,"time_limit_s":14400}
+{"id":2,"submit":600,"runtime":3600,"user":"alice","qos":"research","gres":"gpu:8","min_nodes":2,"max_nodes":2,"time_limit_s":7200}
+`), 0o644)
+	jobs, out := filepath.Join(dir, "jobs.jsonl"), filepath.Join(dir, "s3.json")
+	simRun(t, "--trace", trace, "--conf", "../../examples/qos-demo/slurm.conf", "--accounts", "../../examples/qos-demo/accounts.sacctmgr",
+		"--jobs-out", jobs, "--json", out, "-q")
+	got := map[int64]jobLine{}
+	for _, j := range readJobLines(t, jobs) {
+		got[j.ID] = j
+	}
+	charlie, alice := got[1], got[2]
+	t.Logf("alice [%d, %d]; charlie requeued, re-ran [%d, %d] %s", alice.Start, alice.End, charlie.Start, charlie.End, charlie.State)
+	if alice.Start != 600 || alice.End != 4200 {
+		t.Errorf("alice's job ran [%d, %d], want [600, 4200] (starts at once by preemption)", alice.Start, alice.End)
+	}
+	if charlie.Start < 4200 || charlie.End-charlie.Start != 14400 || charlie.State != "COMPLETED" {
+		t.Errorf("charlie's requeued job = %+v, want a second start at or after 4200 and its full 14400 s", charlie)
+	}
+	b, _ := os.ReadFile(out)
+	if !strings.Contains(string(b), `"preemptions": 1`) {
+		t.Errorf("JSON does not count the preemption")
+	}
+}
