@@ -31,7 +31,7 @@ type squeueOpts struct {
 	noHeader, long, start, array, me, help, all bool
 	format, formatLong, sortKeys                string
 	users, accounts, qos, parts, states, jobs   string
-	nodes, names                                string
+	nodes, names, resv                          string
 }
 
 func parseSqueue(args []string) (*squeueOpts, error) {
@@ -56,6 +56,7 @@ func parseSqueue(args []string) (*squeueOpts, error) {
 	fs.StringVarP(&o.jobs, "jobs", "j", "", "")
 	fs.StringVarP(&o.nodes, "nodelist", "w", "", "")
 	fs.StringVarP(&o.names, "name", "n", "", "")
+	fs.StringVarP(&o.resv, "reservation", "R", "", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -194,6 +195,8 @@ func filterJobs(all []api.JobInfo, o *squeueOpts) ([]api.JobInfo, error) {
 		case o.names != "" && !inList(o.names, j.Name):
 			continue
 		case nodes != nil && !nodesIntersect(nodes, j.NodeList):
+			continue
+		case o.resv != "" && !inList(o.resv, j.Reservation): // -R/--reservation (issue 8)
 			continue
 		}
 		out = append(out, j)
