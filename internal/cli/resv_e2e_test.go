@@ -305,6 +305,9 @@ func TestE2EReservationMagneticFlex(t *testing.T) {
 	c.waitSqueue(attracted, "RUNNING|node3|mag")
 	spill := c.submit("--reservation=flex", "-N", "2", "-t", "10", "--exclusive", "--wrap", "sleep 30")
 	c.waitSqueue(spill, "RUNNING|node[1-2]|flex")
+	if out := c.ok("squeue", "-h", "-R", "flex", "-o", "%i"); strings.TrimSpace(out) != spill {
+		t.Errorf("squeue -R flex: %q, want %s", out, spill)
+	}
 	if job := c.ok("scontrol", "show", "job", spill); !strings.Contains(job, "\n   Reservation=flex\n") {
 		t.Errorf("scontrol show job lacks Reservation=flex:\n%s", job)
 	}
