@@ -40,6 +40,9 @@ type resvBook struct {
 	Resvs []*resv.Reservation `json:"resvs,omitempty"`
 
 	saved string // the JSON last stored
+	// outside holds the runs seen started outside any reservation, so a
+	// tick does not look at them again (memory only, reset when large).
+	outside map[string]struct{}
 }
 
 // resvState is the loop's reservation bookkeeping (created on first use).
@@ -194,8 +197,12 @@ func (ls *loopState) resvTick(now time.Time) {
 // recordRuns notes the reservation of each started run not noted yet.
 func (ls *loopState) recordRuns() bool {
 	b := ls.resvState()
+	jobs := ls.st.Jobs()
+	if b.outside == nil || len(b.outside) > 2*len(jobs)+1024 {
+		b.outside = map[string]struct{}{}
+	}
 	changed := false
-	for _, j := range ls.st.Jobs() {
+	for _, j := range jobs {
 		if j.StartTime.IsZero() {
 			continue
 		}
@@ -203,9 +210,14 @@ func (ls *loopState) recordRuns() bool {
 		if _, ok := b.Runs[k]; ok {
 			continue
 		}
+		if _, ok := b.outside[k]; ok {
+			continue
+		}
 		if name := ls.st.JobReservation(j); name != "" {
 			b.Runs[k] = name
 			changed = true
+		} else if !isActive(j) {
+			b.outside[k] = struct{}{} // a run that ended outside stays outside
 		}
 	}
 	return changed
