@@ -100,7 +100,7 @@ func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, re
 
 // sallocWaitRunning polls until the allocation runs; Ctrl-C cancels it.
 func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id string) (api.JobInfo, bool) {
-	queued := false
+	queued, t0 := false, time.Now()
 	for {
 		res, err := cl.Jobs(context.Background(), api.JobQuery{IDs: []string{id}})
 		if err == nil && len(res.Jobs) > 0 {
@@ -112,7 +112,7 @@ func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id str
 				}
 				return j, true
 			case "PENDING":
-				if !queued {
+				if !queued && time.Since(t0) > srunQueuedAfter {
 					fmt.Fprintf(env.Stderr, "%s: job %s queued and waiting for resources\n", me, id)
 					queued = true
 				}

@@ -199,6 +199,9 @@ func sreportPeriod(o *sreportOpts, now time.Time, loc *time.Location) (time.Time
 		}
 		end = t
 	}
+	if o.start != "" && o.end == "" && !end.After(start) {
+		end = now // start=today: up to now
+	}
 	if end.After(now) {
 		end = now.Truncate(time.Second)
 	}

@@ -185,7 +185,7 @@ func srunFollow(ctx context.Context, env *Env, cl *api.Client, id, path string) 
 		return Errorf(env, "srun", "%v", err)
 	}
 	defer f.Close()
-	queued := false
+	queued, t0 := false, time.Now()
 	for {
 		io.Copy(env.Stdout, f)
 		if ctx.Err() != nil {
@@ -201,7 +201,7 @@ func srunFollow(ctx context.Context, env *Env, cl *api.Client, id, path string) 
 		j := res.Jobs[0]
 		switch j.State {
 		case "PENDING":
-			if !queued {
+			if !queued && time.Since(t0) > srunQueuedAfter {
 				fmt.Fprintf(env.Stderr, "srun: job %s queued and waiting for resources\n", id)
 				queued = true
 			}
@@ -217,6 +217,10 @@ func srunFollow(ctx context.Context, env *Env, cl *api.Client, id, path string) 
 		}
 	}
 }
+
+// srunQueuedAfter is how long a job may stay pending before srun/salloc
+// say it is queued (a job the next cycle starts is "granted" at once).
+const srunQueuedAfter = time.Second
 
 // srunExit turns a finished job into srun's exit status and message.
 func srunExit(env *Env, j *api.JobInfo) int {
