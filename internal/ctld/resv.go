@@ -43,6 +43,9 @@ type resvBook struct {
 	// outside holds the runs seen started outside any reservation, so a
 	// tick does not look at them again (memory only, reset when large).
 	outside map[string]struct{}
+	// next is the next window start or end: the scheduler runs when it
+	// passes (a job waiting for a window starts at once).
+	next time.Time
 }
 
 // resvState is the loop's reservation bookkeeping (created on first use).
@@ -174,6 +177,10 @@ func (ls *loopState) resvTick(now time.Time) {
 		return
 	}
 	b := ls.resvState()
+	if !b.next.IsZero() && !now.Before(b.next) {
+		ls.wantSched = true
+	}
+	b.next = nextBoundary(ls.st.Reservations(), now)
 	changed := ls.recordRuns()
 	before := ls.resvJobs()
 	cpus := map[string]int64{}
@@ -192,6 +199,23 @@ func (ls *loopState) resvTick(now time.Time) {
 			ls.c.log.Error("cannot store reservations", "err", err)
 		}
 	}
+}
+
+// nextBoundary is the earliest window start or end after now (zero when
+// none).
+func nextBoundary(rs []*resv.Reservation, now time.Time) time.Time {
+	var next time.Time
+	for _, r := range rs {
+		w := r.Window(now)
+		b := w.End
+		if w.Start.After(now) {
+			b = w.Start
+		}
+		if b.After(now) && (next.IsZero() || b.Before(next)) {
+			next = b
+		}
+	}
+	return next
 }
 
 // recordRuns notes the reservation of each started run not noted yet.

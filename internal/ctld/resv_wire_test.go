@@ -140,3 +140,23 @@ func TestReservedNodeStates(t *testing.T) {
 	}
 	c.control("cancel", idStr(id))
 }
+
+// TestReservationWindowStartWakesScheduler: a job waiting for its
+// reservation starts as soon as the window opens, not at the next
+// periodic cycle (30 s here).
+func TestReservationWindowStartWakesScheduler(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
+	c.mustResv("create", "reservation", "ReservationName=soon", "StartTime=now+2seconds", "Duration=10",
+		"Nodes=n1", "Users=root")
+	start := time.Now()
+	id := c.submit(c.wrap("sleep 5", func(s *api.JobSpec) { s.Reservation = "soon"; s.TimeLimitSec = 60 }))
+	c.eventually(2*time.Second, "job pending (Reservation)", func() bool {
+		j, _ := c.jobByID(id)
+		return j.Reason == "Reservation"
+	})
+	j := c.waitState(id, "RUNNING", 10*time.Second)
+	if wait := time.Since(start); wait > 6*time.Second || j.NodeList != "n1" {
+		t.Errorf("job started after %v on %s, want within seconds of the window on n1", wait, j.NodeList)
+	}
+	c.control("cancel", idStr(id))
+}
