@@ -172,7 +172,7 @@ StateSaveLocation=%s
 SlurmUser=root
 SelectTypeParameters=CR_CPU
 KillWait=1
-SlurmdTimeout=60
+SlurmdTimeout=30
 MinJobAge=3600
 %s
 NodeName=a[1-%d] CPUs=%d RealMemory=1000 State=UNKNOWN
@@ -451,6 +451,14 @@ func (c *acceptCluster) checkRanOnce(ids []uint32) {
 func (c *acceptCluster) exited(node string, id uint32) bool {
 	_, err := os.Stat(filepath.Join(c.spool(node), "jobs", strconv.FormatUint(uint64(id), 10), "exit.json"))
 	return err == nil
+}
+
+// endedOrForgotten reports whether job id (launched on node) has ended:
+// its exit status is in the spool, or the agent already delivered it and
+// removed the job's directory.
+func (c *acceptCluster) endedOrForgotten(node string, id uint32) bool {
+	_, err := os.Stat(filepath.Join(c.spool(node), "jobs", strconv.FormatUint(uint64(id), 10)))
+	return os.IsNotExist(err) || c.exited(node, id)
 }
 
 // checkAccounted asserts that every job of ids has exactly one

@@ -382,3 +382,122 @@ func TestAcceptAgentDownAtLaunch(t *testing.T) {
 	}
 	c.checkRanOnce(ids)
 }
+
+// TestAcceptAcknowledgedChangesSurviveKill: changes a user was told were
+// done (scancel of a pending and of a running job, scontrol hold,
+// scontrol update) are stored before the answer. The controller is
+// SIGKILLed right after the last answer; the restarted one shows every
+// change, kills the cancelled job's processes if its agent still runs
+// them, and never starts the cancelled pending job.
+func TestAcceptAcknowledgedChangesSurviveKill(t *testing.T) {
+	bin := acceptSluice(t)
+	for _, store := range []string{"sqlite", "postgres"} {
+		t.Run(store, func(t *testing.T) {
+			extra := ""
+			if store == "postgres" {
+				extra = "AccountingStorageType=accounting_storage/pgsql\nAccountingStorageLoc=" + pgSchemaDSN(t)
+			}
+			acknowledgedChanges(t, startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 2, extra: extra}))
+		})
+	}
+}
+
+func acknowledgedChanges(t *testing.T, c *acceptCluster) {
+	gate := c.gate("G")
+	r1, r2 := c.submit(gate, ""), c.submit(gate, "")
+	c.waitJobs(60*time.Second, "2 jobs running", func(j map[uint32]api.JobInfo) bool {
+		return countIn(j, []uint32{r1, r2}, "RUNNING") == 2
+	})
+	c.wait(30*time.Second, "2 job scripts started", func() bool { return len(c.ranCounts()) == 2 })
+	var p []uint32
+	for i := 0; i < 4; i++ {
+		p = append(p, c.submit("", ""))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	control := func(op string, id uint32) {
+		res, err := c.client.Control(ctx, api.JobControlRequest{Op: op, Jobs: []string{idStr(id)}})
+		if err != nil || len(res.Results) != 1 || res.Results[0].Error != "" {
+			t.Fatalf("%s %d: %+v %v", op, id, res, err)
+		}
+	}
+	control(api.OpCancel, p[0])
+	control(api.OpHold, p[1])
+	if err := c.client.UpdateJob(ctx, api.JobUpdateRequest{Job: idStr(p[2]), Set: map[string]string{"TimeLimit": "5", "Nice": "50"}}); err != nil {
+		t.Fatalf("update %d: %v", p[2], err)
+	}
+	control(api.OpCancel, r1)
+	c.ctld.kill9(t)
+	c.startCtld()
+	after := c.jobs()
+	check := func(id uint32, what string, ok bool) {
+		if !ok {
+			t.Errorf("job %d after the restart: want %s, got %s hold=%q limit=%d nice=%d", id, what,
+				after[id].State, after[id].Hold, after[id].TimeLimitSec, after[id].Nice)
+		}
+	}
+	check(p[0], "CANCELLED", after[p[0]].State == "CANCELLED")
+	check(p[1], "PENDING and held", after[p[1]].State == "PENDING" && after[p[1]].Hold != "")
+	check(p[2], "time limit 5:00 and nice 50", after[p[2]].TimeLimitSec == 300 && after[p[2]].Nice == 50)
+	check(r1, "CANCELLED", after[r1].State == "CANCELLED")
+	check(r2, "RUNNING", after[r2].State == "RUNNING")
+	// r1's processes end without the gate opening: killed by the
+	// controller before the kill or by the restarted one (when the agent
+	// registers again, at its next heartbeat at the latest).
+	restarted := time.Now()
+	c.wait(60*time.Second, "the cancelled running job's processes are gone", func() bool { return c.endedOrForgotten("a1", r1) })
+	t.Logf("the cancelled running job ended %v after the restart", time.Since(restarted).Round(time.Millisecond))
+	control(api.OpRelease, p[1])
+	c.open(gate)
+	done := []uint32{r2, p[1], p[2], p[3]}
+	c.waitJobs(60*time.Second, "the other jobs COMPLETED", func(j map[uint32]api.JobInfo) bool { return countIn(j, done, "COMPLETED") == 4 })
+	counts := c.ranCounts()
+	for _, id := range append([]uint32{r1}, done...) {
+		if counts[id] != 1 {
+			t.Errorf("job %d ran %d times, want once", id, counts[id])
+		}
+	}
+	if counts[p[0]] != 0 {
+		t.Errorf("cancelled pending job %d ran %d times", p[0], counts[p[0]])
+	}
+	c.checkAccounted(done, nil)
+}
+
+// TestAcceptControllerAndAgentDown: the controller and an agent are both
+// SIGKILLed while jobs run; the jobs end while neither is there. The
+// agent comes back first, then the controller: the endings kept in the
+// agent's spool reach the new controller, and every job is COMPLETED and
+// accounted once.
+func TestAcceptControllerAndAgentDown(t *testing.T) {
+	bin := acceptSluice(t)
+	c := startAcceptCluster(t, bin, acceptOpts{nodes: 2, cpus: 2})
+	gate := c.gate("G")
+	var ids []uint32
+	for i := 0; i < 4; i++ {
+		ids = append(ids, c.submit(gate, ""))
+	}
+	queued := c.submit("", "")
+	before := c.waitJobs(60*time.Second, "4 jobs running", func(j map[uint32]api.JobInfo) bool { return countIn(j, ids, "RUNNING") == 4 })
+	c.wait(30*time.Second, "4 job scripts started", func() bool { return len(c.ranCounts()) == 4 })
+	c.agents["a1"].kill9(t)
+	c.ctld.kill9(t)
+	c.open(gate)
+	c.wait(30*time.Second, "the jobs ended with nobody watching", func() bool {
+		for _, id := range ids {
+			if !c.exited(before[id].BatchHost, id) {
+				return false
+			}
+		}
+		return true
+	})
+	c.startAgent("a1")
+	c.startCtld()
+	all := append(append([]uint32{}, ids...), queued)
+	c.waitJobs(60*time.Second, "all 5 jobs COMPLETED", func(j map[uint32]api.JobInfo) bool { return countIn(j, all, "COMPLETED") == 5 })
+	c.checkRanOnce(all)
+	starts := map[uint32]time.Time{}
+	for _, id := range ids {
+		starts[id] = before[id].StartTime
+	}
+	c.checkAccounted(all, starts)
+}
