@@ -501,3 +501,37 @@ func TestAcceptControllerAndAgentDown(t *testing.T) {
 	}
 	c.checkAccounted(all, starts)
 }
+
+// TestAcceptAgentKilledDuringKillSequence: scancel sends SIGTERM, which
+// the job ignores, and the agent is SIGKILLed before KillWait is over. The
+// restarted agent must carry the kill sequence on (SIGKILL) and the job
+// must end CANCELLED, once, with the processes gone.
+func TestAcceptAgentKilledDuringKillSequence(t *testing.T) {
+	bin := acceptSluice(t)
+	c := startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 2})
+	gate := c.gate("G")
+	termed := filepath.Join(c.work, "termed")
+	spec := api.JobSpec{Name: "stubborn", WorkDir: c.work, Environment: []string{"PATH=" + os.Getenv("PATH")},
+		Script: "#!/bin/sh\ntrap 'echo $SLURM_JOB_ID >> " + termed + "' TERM\n" + strings.TrimPrefix(c.script(gate), "#!/bin/sh\n")}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := c.client.Submit(ctx, api.SubmitRequest{Spec: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.JobID
+	c.waitJobs(60*time.Second, "the job running", func(j map[uint32]api.JobInfo) bool { return j[id].State == "RUNNING" })
+	c.wait(30*time.Second, "the job script started", func() bool { return c.ranCounts()[id] == 1 })
+	if r, err := c.client.Control(ctx, api.JobControlRequest{Op: api.OpCancel, Jobs: []string{idStr(id)}}); err != nil || r.Results[0].Error != "" {
+		t.Fatalf("scancel: %+v %v", r, err)
+	}
+	c.wait(30*time.Second, "the job got SIGTERM", func() bool { data, _ := os.ReadFile(termed); return len(data) > 0 })
+	c.agents["a1"].kill9(t)
+	c.startAgent("a1")
+	c.wait(30*time.Second, "the job's processes killed by the restarted agent", func() bool { return c.endedOrForgotten("a1", id) })
+	j := c.waitJobs(30*time.Second, "the job CANCELLED", func(j map[uint32]api.JobInfo) bool { return j[id].State == "CANCELLED" })[id]
+	if j.State != "CANCELLED" {
+		t.Errorf("job %d is %s", id, j.State)
+	}
+	c.checkRanOnce([]uint32{id})
+}
