@@ -46,6 +46,15 @@ type resvBook struct {
 	// next is the next window start or end: the scheduler runs when it
 	// passes (a job waiting for a window starts at once).
 	next time.Time
+	// nodes caches ReservedNodes for one second of node listings (sinfo
+	// asks for every node in one call); cleared by every change.
+	nodes *reservedNodes
+}
+
+// reservedNodes is a cached ReservedNodes answer.
+type reservedNodes struct {
+	at              int64 // Unix second
+	reserved, maint sched.NodeSet
 }
 
 // resvState is the loop's reservation bookkeeping (created on first use).
@@ -272,6 +281,7 @@ func (ls *loopState) recordEnded(r *resv.Reservation, now time.Time) {
 // (its own transaction, before the batch's answers go out).
 func (ls *loopState) saveResv() error {
 	b := ls.resvState()
+	b.nodes = nil
 	b.Resvs = ls.st.Reservations()
 	data, err := json.Marshal(b)
 	b.Resvs = nil
@@ -357,7 +367,13 @@ func (ls *loopState) resvNodeState(i int, rec *api.NodeRecord) {
 	if len(ls.st.Reservations()) == 0 {
 		return
 	}
-	reserved, maint := ls.st.ReservedNodes(ls.c.now())
+	b := ls.resvState()
+	now := ls.c.now()
+	if b.nodes == nil || b.nodes.at != now.Unix() {
+		r, m := ls.st.ReservedNodes(now)
+		b.nodes = &reservedNodes{at: now.Unix(), reserved: r, maint: m}
+	}
+	reserved, maint := b.nodes.reserved, b.nodes.maint
 	if !reserved.Has(i) {
 		return
 	}
