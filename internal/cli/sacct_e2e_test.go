@@ -356,6 +356,16 @@ func TestE2ESacctmgrThroughController(t *testing.T) {
 	if rc, out, errs = c.run("sacctmgr", "-i", "add", "user", "nobody", "account=physics"); rc != 0 {
 		t.Fatalf("sacctmgr add user: %d %s %s", rc, out, errs)
 	}
+	cmd, _ := Lookup("sacctmgr")
+	env, _, errb := c.env(0)
+	env.Stdin = strings.NewReader("add qos fast priority=10\n\nmodify user nobody set qos+=fast\nexit\nadd qos never\n")
+	if rc := cmd.Run(context.Background(), env, []string{"-i"}); rc != 0 {
+		t.Fatalf("sacctmgr -i < script through the controller: %d %s", rc, errb.String())
+	}
+	_, out, _ = c.run("sacctmgr", "-n", "-P", "show", "qos", "format=name")
+	if !strings.Contains(out, "fast") || strings.Contains(out, "never") {
+		t.Errorf("interactive sacctmgr: qos list %q (want fast, not never)", out)
+	}
 	_, out, _ = c.run("sshare", "-a")
 	if !strings.Contains(out, "physics") || !strings.Contains(out, "nobody") {
 		t.Errorf("sshare -a does not show the account added through the controller:\n%s", out)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -45,11 +46,12 @@ func init() {
 var sacctmgrLocalVerbs = map[string]bool{"help": true, "version": true, "exit": true, "quit": true}
 
 // sacctmgrViaController sends one command line to a running controller.
-// handled is false when the direct path should run it (no command line,
-// a local verb, or no controller answering).
+// Without a command, the lines of stdin are sent one by one (interactive
+// mode). handled is false when the direct path should run it (a local
+// verb, or no controller answering).
 func sacctmgrViaController(ctx context.Context, env *Env, args []string) (rc int, handled bool) {
 	path, rest, err := sacctmgrConfFlag(args)
-	if err != nil {
+	if err != nil || env.Getenv == nil {
 		return 0, false
 	}
 	verb := ""
@@ -62,7 +64,7 @@ func sacctmgrViaController(ctx context.Context, env *Env, args []string) (rc int
 			break
 		}
 	}
-	if verb == "" || sacctmgrLocalVerbs[verb] {
+	if sacctmgrLocalVerbs[verb] {
 		return 0, false
 	}
 	cenv := *env
@@ -86,14 +88,47 @@ func sacctmgrViaController(ctx context.Context, env *Env, args []string) (rc int
 	if err != nil {
 		return 0, false
 	}
-	ctx, cancel = context.WithTimeout(ctx, callTimeout)
+	if verb == "" {
+		return sacctmgrLinesViaController(ctx, env, cl, rest), true
+	}
+	return sacctmgrOneViaController(ctx, env, cl, rest), true
+}
+
+// sacctmgrLinesViaController is interactive mode (commands on stdin, one
+// per line, until exit or quit) through the controller.
+func sacctmgrLinesViaController(ctx context.Context, env *Env, cl *api.Client, opts []string) int {
+	rc := 0
+	sc := bufio.NewScanner(env.Stdin)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		words, err := acct.ScriptArgs(sc.Text())
+		if err != nil {
+			rc = Errorf(env, "sacctmgr", "%v", err)
+			continue
+		}
+		if len(words) == 0 {
+			continue
+		}
+		if w := strings.ToLower(words[0]); w == "exit" || w == "quit" {
+			break
+		}
+		if sacctmgrOneViaController(ctx, env, cl, append(append([]string{}, opts...), words...)) != 0 {
+			rc = 1
+		}
+	}
+	return rc
+}
+
+// sacctmgrOneViaController runs one command line on the controller.
+func sacctmgrOneViaController(ctx context.Context, env *Env, cl *api.Client, rest []string) int {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	req := api.SacctmgrRequest{Args: rest}
 	if _, words, err := acct.ParseOptions(rest); err == nil {
 		if cmd, err := acct.Parse(words); err == nil && cmd.Verb == acct.VerbLoad && cmd.File != "" {
 			data, err := os.ReadFile(absFrom(env, cmd.File))
 			if err != nil {
-				return Errorf(env, "sacctmgr", "%v", err), true
+				return Errorf(env, "sacctmgr", "%v", err)
 			}
 			req.Files = map[string][]byte{cmd.File: data}
 		}
@@ -105,15 +140,15 @@ func sacctmgrViaController(ctx context.Context, env *Env, args []string) (rc int
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {
-			return Errorf(env, "sacctmgr", "%s", ae.Message), true
+			return Errorf(env, "sacctmgr", "%s", ae.Message)
 		}
-		return clientError(env, "sacctmgr", err), true
+		return clientError(env, "sacctmgr", err)
 	}
 	for name, data := range res.Files {
 		if err := os.WriteFile(absFrom(env, name), data, 0o644); err != nil {
-			return Errorf(env, "sacctmgr", "%v", err), true
+			return Errorf(env, "sacctmgr", "%v", err)
 		}
 	}
 	fmt.Fprint(env.Stdout, res.Out)
-	return 0, true
+	return 0
 }
