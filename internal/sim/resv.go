@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -47,7 +50,7 @@ func withReservations(core *Core, setup Setup, tr *Trace) (Policy, *resvPolicy, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("reservations: %w", err)
 	}
-	lines, err := resv.ParseScript(string(data))
+	lines, err := parseReservations(string(data))
 	if err != nil {
 		return nil, nil, fmt.Errorf("reservations %s: %w", setup.Reservations, err)
 	}
@@ -60,6 +63,79 @@ func withReservations(core *Core, setup Setup, tr *Trace) (Policy, *resvPolicy, 
 	}
 	rp := &resvPolicy{Core: core, horizon: last + resvHorizon, runs: map[int64]string{}}
 	return rp, rp, nil
+}
+
+// parseReservations reads a reservations file: `scontrol create
+// reservation ...` lines (resv.ParseScript's format) or, one a line,
+// JSON objects of the same keys, which create a reservation:
+// {"ReservationName":"maint","StartTime":7200,"Duration":"1:00:00",
+// "Nodes":"ALL","Flags":"MAINT","Users":"root"}. A number for StartTime
+// or EndTime is seconds from the trace's start; other values are written
+// as scontrol takes them. Errors name the line.
+func parseReservations(text string) ([]resv.ScriptLine, error) {
+	var out []resv.ScriptLine
+	for i, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var words []string
+		if strings.HasPrefix(line, "{") {
+			w, err := jsonReservation(line)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", i+1, err)
+			}
+			words = w
+		} else {
+			words = resv.SplitLine(line)
+			if len(words) > 0 && strings.EqualFold(words[0], "scontrol") {
+				words = words[1:]
+			}
+		}
+		cmd, err := resv.ParseCommand(words)
+		if err == nil && cmd.Verb == resv.VerbShow {
+			err = &resv.UsageError{Msg: "show is not a reservation change"}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		out = append(out, resv.ScriptLine{Line: i + 1, Cmd: cmd})
+	}
+	return out, nil
+}
+
+// jsonReservation turns one JSON reservation into scontrol's words.
+func jsonReservation(line string) ([]string, error) {
+	var m map[string]any
+	d := json.NewDecoder(strings.NewReader(line))
+	d.UseNumber()
+	if err := d.Decode(&m); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	words := []string{"create", "reservation"}
+	for _, k := range keys {
+		var v string
+		switch x := m[k].(type) {
+		case string:
+			v = x
+		case json.Number:
+			v = x.String()
+			if n, err := strconv.ParseInt(v, 10, 64); err == nil && (strings.EqualFold(k, "StartTime") || strings.EqualFold(k, "EndTime")) {
+				v = "now+" + strconv.FormatInt(n, 10) + "seconds"
+			}
+		case bool:
+			v = strconv.FormatBool(x)
+		default:
+			return nil, fmt.Errorf("%s: a string or a number is needed", k)
+		}
+		words = append(words, k+"="+v)
+	}
+	return words, nil
 }
 
 // Schedule implements Policy: purge, one core pass, note the starts in a

@@ -131,3 +131,23 @@ func TestSimUserReservationAndLicenses(t *testing.T) {
 		t.Fatalf("team window: %+v", rr)
 	}
 }
+
+// TestSimReservationsJSONL: the reservations file may hold JSON objects
+// (StartTime in seconds from the trace's start): the same maintenance
+// window as the scontrol line gives the same replay; a bad line is named.
+func TestSimReservationsJSONL(t *testing.T) {
+	jobs := []sim.Job{resvJob(1, 0, 1800, 8, 3600), resvJob(2, 60, 7200, 4, 3*3600)}
+	text := `{"ReservationName":"maint","StartTime":7200,"Duration":"1:00:00","Nodes":"ALL","Flags":"MAINT","Users":"root"}` + "\n"
+	run, res := simulate(t, text, jobs...)
+	if res[2].Start != 3*3600 || run.Reservations == nil || run.Reservations.Windows[0].Start != 7200 {
+		t.Errorf("JSONL window: job 2 starts at %d, reservations %+v", res[2].Start, run.Reservations)
+	}
+	dir := t.TempDir()
+	conf, bad := filepath.Join(dir, "c.conf"), filepath.Join(dir, "r.jsonl")
+	os.WriteFile(conf, []byte(resvConf), 0o644)
+	os.WriteFile(bad, []byte("# ok\n{\"ReservationName\":[1]}\n"), 0o644)
+	_, err := sim.Simulate(sim.Setup{Conf: conf, Reservations: bad}, sim.Options{Trace: &sim.Trace{Jobs: jobs}})
+	if err == nil || !strings.Contains(err.Error(), "line 2: ReservationName: a string or a number is needed") {
+		t.Errorf("bad JSON line: %v", err)
+	}
+}
