@@ -130,7 +130,8 @@ func runNoded(ctx context.Context, env *Env, args []string) int {
 	if f.verbose {
 		level = slog.LevelDebug
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	stderr := &SyncWriter{W: env.Stderr}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	agent, err := noded.New(cfg)
 	if err != nil {
 		return Errorf(env, "noded", "%v", err)
@@ -139,7 +140,7 @@ func runNoded(ctx context.Context, env *Env, args []string) int {
 		return Errorf(env, "noded", "%v", err)
 	}
 	res := agent.Info().Resources
-	fmt.Fprintf(env.Stderr, "sluice noded: node %s (CPUs=%d RealMemory=%d GPUs=%d) serving %s, controller %s\n",
+	fmt.Fprintf(stderr, "sluice noded: node %s (CPUs=%d RealMemory=%d GPUs=%d) serving %s, controller %s\n",
 		f.name, res.CPUs, res.RealMemoryMB, len(res.GPUs), agent.Addr(), f.controller)
 	<-ctx.Done()
 	closed := make(chan struct{})

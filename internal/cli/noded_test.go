@@ -6,20 +6,40 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
 )
 
-func nodedEnv(uid int) (*Env, *bytes.Buffer) {
-	var errb bytes.Buffer
-	return &Env{Stdout: &bytes.Buffer{}, Stderr: &errb, UID: uid, Getenv: func(k string) string {
+// syncBuffer is a bytes.Buffer safe to read while the agent's goroutines
+// may still be logging into it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func nodedEnv(uid int) (*Env, *syncBuffer) {
+	errb := &syncBuffer{}
+	return &Env{Stdout: &bytes.Buffer{}, Stderr: errb, UID: uid, Getenv: func(k string) string {
 		if k == "HOME" {
 			return "/home/alice"
 		}
 		return ""
-	}}, &errb
+	}}, errb
 }
 
 func TestNodedFlagDefaults(t *testing.T) {

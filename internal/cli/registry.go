@@ -97,3 +97,18 @@ func Errorf(env *Env, command, format string, a ...any) int {
 	fmt.Fprintf(env.Stderr, "%s: error: %s\n", command, fmt.Sprintf(format, a...))
 	return 1
 }
+
+// SyncWriter serialises writes to an underlying writer. Daemons started from
+// a command (noded, up, ctld) log from several goroutines into env.Stderr,
+// which may be a plain buffer in tests.
+type SyncWriter struct {
+	mu sync.Mutex
+	W  io.Writer
+}
+
+// Write writes p to the underlying writer under the lock.
+func (s *SyncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.W.Write(p)
+}
