@@ -42,8 +42,9 @@ and reports waits, slowdowns, utilization and delivered fair-share.
   --from T, --to T       replay only jobs submitted in [T, T) (seconds from the
                          trace start, 12h/30d suffixes, or 2026-01-01[T10:00])
   --inspect T            print squeue, sprio -l and sshare -al at T (repeatable)
-  --reservations FILE    scontrol create reservation lines applied at the trace
-                         start (now+2hours = two hours into the trace)
+  --reservations FILE    scontrol create reservation lines (or JSON objects of the
+                         same keys) applied at the trace start (now+2hours = two
+                         hours into the trace; a JSON StartTime number = seconds)
   --report FILE          write a self-contained HTML report
   --json FILE            write the metrics as JSON ("-" = stdout)
   --jobs-out FILE        write every job's simulated start and end as JSONL
