@@ -87,6 +87,11 @@ func newLogger(env *Env, verbose bool) *slog.Logger {
 	if verbose {
 		level = slog.LevelDebug
 	}
+	// The daemons log from several goroutines while the command itself
+	// still prints to stderr: route both through one lock.
+	if _, ok := env.Stderr.(*SyncWriter); !ok {
+		env.Stderr = &SyncWriter{W: env.Stderr}
+	}
 	return slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
