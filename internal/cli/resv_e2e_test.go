@@ -193,6 +193,10 @@ func TestE2EReservationDeleteAndBadInput(t *testing.T) {
 	for _, b := range bad {
 		c.fails("Error creating the reservation: "+b.want, "scontrol", append([]string{"create", "reservation"}, b.args...)...)
 	}
+	c.fails("StartTime must be specified.  No reservation created.", "scontrol", "create", "reservation", "Nodes=node1", "Users=root")
+	c.fails("Either Users/Groups and/or Accounts must be specified.  No reservation created.", "scontrol", "create",
+		"reservation", "StartTime=now", "Duration=10", "Nodes=node1")
+	c.fails("invalid keyword: Colour=red", "scontrol", "create", "reservation", "Colour=red")
 	c.fails("Error updating the reservation: Invalid time specified", "scontrol", "update", "ReservationName=later", "EndTime=now")
 	c.fails("Error deleting the reservation: Requested reservation is invalid", "scontrol", "delete", "ReservationName=nosuch")
 	tok := c.token(t, "nobody")

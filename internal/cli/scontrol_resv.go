@@ -39,7 +39,11 @@ func (s *scontrolRun) reservation(words []string) int {
 			fmt.Fprintln(s.env.Stdout, ae.Message)
 			return 1
 		}
-		fmt.Fprintln(s.env.Stderr, resv.ClientMessage(cmd.Verb, errors.New(ae.Message)))
+		var e error = errors.New(ae.Message)
+		if ae.Reason == "usage" { // scontrol's own message (ctld.ResvUsageReason)
+			e = &resv.UsageError{Msg: ae.Message}
+		}
+		fmt.Fprintln(s.env.Stderr, resv.ClientMessage(cmd.Verb, e))
 		return 1
 	}
 	fmt.Fprint(s.env.Stdout, res.Text)

@@ -103,7 +103,7 @@ func (ls *loopState) reservationCommand(w Who, req api.ResvCommandRequest) (api.
 	now := ls.c.now()
 	cmd, err := resv.ParseCommand(req.Words)
 	if err != nil {
-		return api.TextResponse{}, &apiErr{status: http.StatusBadRequest, msg: err.Error()}
+		return api.TextResponse{}, resvError(err)
 	}
 	if cmd.Verb == resv.VerbShow {
 		return ls.showReservations(cmd.Name, req.OneLiner, now)
@@ -121,7 +121,7 @@ func (ls *loopState) reservationCommand(w Who, req api.ResvCommandRequest) (api.
 	}
 	out, err := ls.st.ReservationCommand(req.Words, true, now, time.Local)
 	if err != nil {
-		return api.TextResponse{}, &apiErr{status: http.StatusBadRequest, msg: err.Error()}
+		return api.TextResponse{}, resvError(err)
 	}
 	if gone != nil {
 		ls.recordEnded(gone, now)
@@ -132,6 +132,20 @@ func (ls *loopState) reservationCommand(w Who, req api.ResvCommandRequest) (api.
 		return api.TextResponse{}, api.Errorf(http.StatusInternalServerError, "Unable to save state: %v", err)
 	}
 	return api.TextResponse{Text: out}, nil
+}
+
+// ResvUsageReason marks an API error that is scontrol's own usage message
+// (printed as it is, without "Error creating the reservation: ").
+const ResvUsageReason = "usage"
+
+// resvError maps a core error to the API: usage mistakes keep their text
+// and are marked, the rest are Slurm's messages.
+func resvError(err error) error {
+	var ue *resv.UsageError
+	if errors.As(err, &ue) {
+		return &apiErr{status: http.StatusBadRequest, msg: ue.Msg, reason: ResvUsageReason}
+	}
+	return &apiErr{status: http.StatusBadRequest, msg: err.Error()}
 }
 
 // showReservations renders scontrol show reservation [NAME].
