@@ -275,9 +275,26 @@ func (c *acceptCluster) open(gate string) {
 	}
 }
 
+// openGates opens every gate and waits (bounded) for the jobs started so
+// far to end, so that no job outlives its test or loses its gate file to
+// the directory's removal.
 func (c *acceptCluster) openGates() {
 	for _, g := range c.gates {
 		os.WriteFile(g, nil, 0o644)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		dirs, _ := filepath.Glob(filepath.Join(c.dir, "spool", "*", "jobs", "*"))
+		running := 0
+		for _, d := range dirs {
+			if _, err := os.Stat(filepath.Join(d, "exit.json")); err != nil {
+				running++
+			}
+		}
+		if running == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
