@@ -83,7 +83,6 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: r.Dependency, Requeue: r.Requeue,
 		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
 		Reservation: r.Reservation}
-	ls.resvJobInfo(j, &info) // Licenses=, Reservation= (resv.go)
 	if j.State.Base() == sched.JobPending {
 		info.Reason = string(j.Reason)
 	}
@@ -157,6 +156,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 			info.WhyPending = ls.whyPending(j, now)
 		}
 	}
+	ls.resvJobInfo(j, &info) // Licenses=, Reservation=, tracked license TRES (resv.go)
 	return info
 }
 

@@ -372,6 +372,33 @@ func (ls *loopState) resvJobInfo(j *sched.Job, info *api.JobInfo) {
 	if name := ls.st.JobReservation(j); name != "" {
 		info.Reservation = name
 	}
+	info.ReqTRES = ls.licenseTRES(info.ReqTRES, j)
+	if info.AllocTRES != "" {
+		info.AllocTRES = ls.licenseTRES(info.AllocTRES, j)
+	}
+}
+
+// licenseTRES adds j's licenses to a TRES string when accounting tracks
+// them (AccountingStorageTRES=license/NAME), as Slurm's job TRES do.
+func (ls *loopState) licenseTRES(s string, j *sched.Job) string {
+	if len(j.Req.Licenses) == 0 || s == "" {
+		return s
+	}
+	v, err := tres.Parse(s)
+	if err != nil {
+		return s
+	}
+	added := false
+	for _, l := range j.Req.Licenses {
+		if name := "license/" + l.Name; slices.Contains(ls.c.cfg.Accounting.TRES, name) {
+			v[name] += l.Count
+			added = true
+		}
+	}
+	if !added {
+		return s
+	}
+	return v.String()
 }
 
 // resvNodeState shows idle nodes of an active reservation as RESERVED

@@ -160,3 +160,25 @@ func TestReservationWindowStartWakesScheduler(t *testing.T) {
 	}
 	c.control("cancel", idStr(id))
 }
+
+// TestLicenseTRESTracked: with AccountingStorageTRES=license/matlab a
+// job's requested and allocated TRES, in squeue/scontrol and in its
+// accounting record, carry license/matlab as Slurm's do.
+func TestLicenseTRESTracked(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "Licenses=matlab:4\nAccountingStorageTRES=license/matlab\n"})
+	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Licenses = "matlab:2" }))
+	j := c.waitState(id, "RUNNING", 10*time.Second)
+	if !strings.Contains(j.ReqTRES, "license/matlab=2") || !strings.Contains(j.AllocTRES, "license/matlab=2") {
+		t.Errorf("job TRES: req %q alloc %q, want license/matlab=2 in both", j.ReqTRES, j.AllocTRES)
+	}
+	acct, err := c.client.Accounting(c.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range acct.Records {
+		if r.JobID == id && r.Step == "" && !strings.Contains(r.AllocTRES, "license/matlab=2") {
+			t.Errorf("accounting AllocTRES %q lacks license/matlab=2", r.AllocTRES)
+		}
+	}
+	c.control("cancel", idStr(id))
+}
