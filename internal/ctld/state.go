@@ -308,14 +308,14 @@ func (ls *loopState) runRows(j *sched.Job) []RunRow {
 	row.State = j.State.String()
 	row.ExitCode = exitString(j.ExitCode)
 	row.NodeList = compressNodes(ls.st.Cluster, j.Alloc.Nodes)
-	row.AllocTRES = allocTRES(ls.st.Cluster, &j.Alloc)
+	row.AllocTRES = ls.licenseTRES(allocTRES(ls.st.Cluster, &j.Alloc), j) // resv.go
 	return append(out, row)
 }
 
 func (ls *loopState) runRow(j *sched.Job, restart int) RunRow {
 	r := RunRow{JobID: uint32(j.ID), Restart: restart, ArrayTaskID: -1, Name: j.Req.Name, User: j.User,
 		UID: j.UID, GID: j.GID, Account: j.Account, QOS: j.QOS, Partition: ls.partitionName(j),
-		Submit: j.SubmitTime, Eligible: j.EligibleTime, ReqTRES: reqTRES(ls.st.Cluster, j),
+		Submit: j.SubmitTime, Eligible: j.EligibleTime, ReqTRES: ls.licenseTRES(reqTRES(ls.st.Cluster, j), j),
 		TimeLimit: limitSeconds(j.TimeLimit)}
 	if j.Array != nil {
 		r.ArrayJobID, r.ArrayTaskID = uint32(j.Array.JobID), j.Array.TaskID
