@@ -165,14 +165,14 @@ func (lc *limitCheck) qosCounter(q int32) *counter {
 	if lc.use == nil || int(q) >= len(lc.use.qos) {
 		return &zeroCounter
 	}
-	return &lc.use.qos[q]
+	return lc.use.qosR(q)
 }
 
-func (lc *limitCheck) ownerCounter(m map[qosOwnerKey]*counter, q int32, name string) *counter {
+func (lc *limitCheck) ownerCounter(acct bool, q int32, name string) *counter {
 	if lc.use == nil {
 		return &zeroCounter
 	}
-	if ct := m[qosOwnerKey{q, name}]; ct != nil {
+	if ct := lc.use.ownerR(acct, q, name); ct != nil {
 		return ct
 	}
 	return &zeroCounter
@@ -182,7 +182,7 @@ func (lc *limitCheck) assocCounter(a int32) *counter {
 	if lc.use == nil || int(a) >= len(lc.use.assoc) {
 		return &zeroCounter
 	}
-	return &lc.use.assoc[a]
+	return lc.use.assocR(a)
 }
 
 func runTRES(ct *counter, t int32) int64 {
@@ -224,11 +224,11 @@ func (lc *limitCheck) qosCounts(q int32, cl *claims) Reason {
 		return ReasonQOSGrpJobsLimit
 	}
 	if qp.MaxJobsPerUser >= 0 && cl.claim(lkMaxJobsPU, 0) &&
-		lc.ownerCounter(lc.use.qosUserMap(), q, lc.user).runJobs+1 > qp.MaxJobsPerUser {
+		lc.ownerCounter(false, q, lc.user).runJobs+1 > qp.MaxJobsPerUser {
 		return ReasonQOSMaxJobsPerUserLimit
 	}
 	if qp.MaxJobsPerAccount >= 0 && cl.claim(lkMaxJobsPA, 0) &&
-		lc.ownerCounter(lc.use.qosAcctMap(), q, lc.account).runJobs+1 > qp.MaxJobsPerAccount {
+		lc.ownerCounter(true, q, lc.account).runJobs+1 > qp.MaxJobsPerAccount {
 		return ReasonMaxJobsPerAccount
 	}
 	if qp.MaxWall >= 0 && cl.claim(lkMaxWall, 0) && lc.wall > qp.MaxWall {
@@ -286,13 +286,13 @@ func (lc *limitCheck) qosTRES(q int32, cl *claims) Reason {
 			return reasonsQOSMaxTRESPN[tresFamily(lc.p.TRES[l.TRES])]
 		}
 	}
-	uc := lc.ownerCounter(lc.use.qosUserMap(), q, lc.user)
+	uc := lc.ownerCounter(false, q, lc.user)
 	for _, l := range qp.MaxTRESPerUser {
 		if cl.claim(lkMaxTRESPU, l.TRES) && runTRES(uc, l.TRES)+lc.req[l.TRES] > l.Value {
 			return reasonsQOSMaxTRESPU[tresFamily(lc.p.TRES[l.TRES])]
 		}
 	}
-	ac := lc.ownerCounter(lc.use.qosAcctMap(), q, lc.account)
+	ac := lc.ownerCounter(true, q, lc.account)
 	for _, l := range qp.MaxTRESPerAccount {
 		if cl.claim(lkMaxTRESPA, l.TRES) && runTRES(ac, l.TRES)+lc.req[l.TRES] > l.Value {
 			return reasonsQOSMaxTRESPA[tresFamily(lc.p.TRES[l.TRES])]
@@ -410,11 +410,11 @@ func (lc *limitCheck) submitCounts() Reason {
 			return ReasonQOSGrpSubmitJobsLimit
 		}
 		if qp.MaxSubmitJobsPerUser >= 0 && cl.claim(lkMaxSubmitPU, 0) &&
-			lc.ownerCounter(lc.use.qosUserMap(), q, lc.user).submitJobs+lc.tasks > qp.MaxSubmitJobsPerUser {
+			lc.ownerCounter(false, q, lc.user).submitJobs+lc.tasks > qp.MaxSubmitJobsPerUser {
 			return ReasonQOSMaxSubmitJobPerUserLimit
 		}
 		if qp.MaxSubmitJobsPerAccount >= 0 && cl.claim(lkMaxSubmitPA, 0) &&
-			lc.ownerCounter(lc.use.qosAcctMap(), q, lc.account).submitJobs+lc.tasks > qp.MaxSubmitJobsPerAccount {
+			lc.ownerCounter(true, q, lc.account).submitJobs+lc.tasks > qp.MaxSubmitJobsPerAccount {
 			return ReasonMaxSubmitJobsPerAccount
 		}
 	}
@@ -435,20 +435,6 @@ func (lc *limitCheck) submitCounts() Reason {
 		}
 	}
 	return ""
-}
-
-func (u *usage) qosUserMap() map[qosOwnerKey]*counter {
-	if u == nil {
-		return nil
-	}
-	return u.qosUser
-}
-
-func (u *usage) qosAcctMap() map[qosOwnerKey]*counter {
-	if u == nil {
-		return nil
-	}
-	return u.qosAcct
 }
 
 // tresMinutes returns count × wall in minutes (saturating for UNLIMITED).

@@ -37,7 +37,7 @@ func TestLimitReasons(t *testing.T) {
 		{"QOS MaxTRESPerNode gpu", func(p *Policy, u *usage) { p.QOS[0].MaxTRESPerNode = lim(gpu, 1) }, "QOSMaxGRESPerNode"},
 		{"QOS MaxTRESPerUser gpu", func(p *Policy, u *usage) {
 			p.QOS[0].MaxTRESPerUser = lim(gpu, 3)
-			u.owner(u.qosUser, 0, "u").runTRES[gpu] = 2
+			u.owner(false, 0, "u").runTRES[gpu] = 2
 		}, "QOSMaxGRESPerUser"},
 		{"QOS MaxTRESPerAccount cpu", func(p *Policy, u *usage) { p.QOS[0].MaxTRESPerAccount = lim(cpu, 3) }, "MaxCpuPerAccount"},
 		{"QOS MinTRESPerJob cpu", func(p *Policy, u *usage) { p.QOS[0].MinTRESPerJob = lim(cpu, 8) }, "QOSMinCpuNotSatisfied"},
@@ -99,7 +99,7 @@ func TestSubmitCountReasons(t *testing.T) {
 		{"QOS GrpSubmitJobs counts array tasks", func(p *Policy, u *usage) { p.QOS[0].GrpSubmitJobs = 10; u.qos[0].submitJobs = 5 }, 6, "QOSGrpSubmitJobsLimit"},
 		{"QOS MaxSubmitJobsPerUser", func(p *Policy, u *usage) {
 			p.QOS[0].MaxSubmitJobsPerUser = 1
-			u.owner(u.qosUser, 0, "u").submitJobs = 1
+			u.owner(false, 0, "u").submitJobs = 1
 		}, 1, "QOSMaxSubmitJobPerUserLimit"},
 		{"QOS MaxSubmitJobsPerAccount", func(p *Policy, u *usage) { p.QOS[0].MaxSubmitJobsPerAccount = 3 }, 4, "MaxSubmitJobsPerAccount"},
 		{"assoc MaxSubmitJobs", func(p *Policy, u *usage) { p.Assocs[2].MaxSubmitJobs = 2 }, 3, "AssocMaxSubmitJobLimit"},

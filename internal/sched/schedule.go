@@ -75,6 +75,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 		backfillStep(c)
 	}
 	c.finish()
+	st.cycUse = c.use
 	return c.Plan
 }
 
@@ -86,7 +87,11 @@ func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 	c.Avail = NewAvail(cl)
 	c.trackOwners()
 	c.passNodes = c.Avail.Usable.Clone()
-	c.use = newCycleUsage(&st.usage)
+	c.use, st.cycUse = st.cycUse, nil
+	if c.use == nil {
+		c.use = &cycleUsage{}
+	}
+	c.use.reuse(&st.usage)
 	c.use.addRunMins(c)
 	c.use.addHistory(c)
 	for _, j := range st.jobList {

@@ -27,8 +27,11 @@ type State struct {
 	jobs    map[JobID]*Job
 	jobList []*Job // every job, ascending id
 	usage   usage
-	sel     *selector // submit-time selection (cached)
-	empty   *Avail    // the cluster with every node free (cached)
+	// cycUse keeps the buffers of the last cycle's usage view for the next
+	// (taken by newCycle, given back by Schedule).
+	cycUse *cycleUsage
+	sel    *selector // submit-time selection (cached)
+	empty  *Avail    // the cluster with every node free (cached)
 
 	// resvs are the advanced reservations (resv_state.go).
 	resvs reservations

@@ -68,6 +68,67 @@ type usage struct {
 	qos     []counter
 	qosUser map[qosOwnerKey]*counter
 	qosAcct map[qosOwnerKey]*counter
+	// base, when set, makes this a cycle's copy-on-write view of base: a
+	// counter is copied from base on its first write in the cycle (its
+	// stamp equals gen) and read from base until then, so a cycle costs
+	// what it touches, not a copy of every association's counters.
+	base             *usage
+	gen              uint32
+	assocGen, qosGen []uint32
+}
+
+// assocR returns association a's counter for reading.
+func (u *usage) assocR(a int32) *counter {
+	if u.base != nil && u.assocGen[a] != u.gen {
+		return &u.base.assoc[a]
+	}
+	return &u.assoc[a]
+}
+
+// qosR returns QOS q's counter for reading.
+func (u *usage) qosR(q int32) *counter {
+	if u.base != nil && u.qosGen[q] != u.gen {
+		return &u.base.qos[q]
+	}
+	return &u.qos[q]
+}
+
+// ownerR returns the QOS-user (acct false) or QOS-account counter for
+// reading, nil when nobody has counted there yet.
+func (u *usage) ownerR(acct bool, q int32, name string) *counter {
+	m := u.qosUser
+	if acct {
+		m = u.qosAcct
+	}
+	if ct := m[qosOwnerKey{q, name}]; ct != nil || u.base == nil {
+		return ct
+	}
+	return u.base.ownerR(acct, q, name)
+}
+
+// assocW returns association a's counter for writing.
+func (u *usage) assocW(a int32) *counter {
+	if u.base != nil && u.assocGen[a] != u.gen {
+		copyCounter(&u.assoc[a], &u.base.assoc[a])
+		u.assocGen[a] = u.gen
+	}
+	return &u.assoc[a]
+}
+
+// qosW returns QOS q's counter for writing.
+func (u *usage) qosW(q int32) *counter {
+	if u.base != nil && u.qosGen[q] != u.gen {
+		copyCounter(&u.qos[q], &u.base.qos[q])
+		u.qosGen[q] = u.gen
+	}
+	return &u.qos[q]
+}
+
+// copyCounter copies src into dst, reusing dst's runTRES buffer.
+func copyCounter(dst, src *counter) {
+	rt := dst.runTRES[:0]
+	*dst = *src
+	dst.runTRES = append(rt, src.runTRES...)
 }
 
 func (u *usage) init() {
@@ -93,13 +154,25 @@ func (u *usage) reset(p *Policy) {
 	}
 }
 
-func (u *usage) owner(m map[qosOwnerKey]*counter, q int32, name string) *counter {
+// owner returns the QOS-user (acct false) or QOS-account counter for
+// writing, creating it (copied from base in a cycle's view) when needed.
+func (u *usage) owner(acct bool, q int32, name string) *counter {
+	m := u.qosUser
+	if acct {
+		m = u.qosAcct
+	}
 	k := qosOwnerKey{q, name}
 	ct := m[k]
-	if ct == nil {
-		ct = &counter{runTRES: make([]int64, u.ntres)}
-		m[k] = ct
+	if ct != nil {
+		return ct
 	}
+	ct = &counter{runTRES: make([]int64, u.ntres)}
+	if u.base != nil {
+		if b := u.base.ownerR(acct, q, name); b != nil {
+			copyCounter(ct, b)
+		}
+	}
+	m[k] = ct
 	return ct
 }
 
@@ -107,15 +180,15 @@ func (u *usage) owner(m map[qosOwnerKey]*counter, q int32, name string) *counter
 // user and account counts in.
 func (u *usage) each(p *Policy, a int32, qs []int32, user, account string, f func(*counter)) {
 	for cur := a; cur >= 0 && int(cur) < len(u.assoc); cur = p.Assocs[cur].Parent {
-		f(&u.assoc[cur])
+		f(u.assocW(cur))
 	}
 	for _, q := range qs {
 		if q < 0 || int(q) >= len(u.qos) {
 			continue
 		}
-		f(&u.qos[q])
-		f(u.owner(u.qosUser, q, user))
-		f(u.owner(u.qosAcct, q, account))
+		f(u.qosW(q))
+		f(u.owner(false, q, user))
+		f(u.owner(true, q, account))
 	}
 }
 
@@ -125,22 +198,33 @@ type cycleUsage struct {
 	usage
 }
 
-func newCycleUsage(u *usage) *cycleUsage {
-	cu := &cycleUsage{usage{ntres: u.ntres}}
-	cu.init()
-	cu.assoc = cloneCounters(u.assoc)
-	cu.qos = cloneCounters(u.qos)
-	for k, v := range u.qosUser {
-		c := *v
-		c.runTRES = append([]int64(nil), v.runTRES...)
-		cu.qosUser[k] = &c
+// reuse makes cu a fresh copy-on-write view of u, keeping the buffers of
+// earlier cycles (newCycle takes cu from the State and Schedule gives it
+// back).
+func (cu *cycleUsage) reuse(u *usage) {
+	if cu.qosUser == nil {
+		cu.init()
 	}
-	for k, v := range u.qosAcct {
-		c := *v
-		c.runTRES = append([]int64(nil), v.runTRES...)
-		cu.qosAcct[k] = &c
+	clear(cu.qosUser)
+	clear(cu.qosAcct)
+	cu.base, cu.ntres = u, u.ntres
+	cu.assoc, cu.assocGen = sizeCounters(cu.assoc, cu.assocGen, len(u.assoc))
+	cu.qos, cu.qosGen = sizeCounters(cu.qos, cu.qosGen, len(u.qos))
+	cu.gen++
+	if cu.gen == 0 { // wrapped: no stamp may look current
+		clear(cu.assocGen)
+		clear(cu.qosGen)
+		cu.gen = 1
 	}
-	return cu
+}
+
+// sizeCounters returns n counters and stamps, reusing cs and gens when
+// they have that length (stamps of new ones are 0, never a current gen).
+func sizeCounters(cs []counter, gens []uint32, n int) ([]counter, []uint32) {
+	if len(cs) == n && len(gens) == n {
+		return cs, gens
+	}
+	return make([]counter, n), make([]uint32, n)
 }
 
 // addRunMins counts the TRES-minutes every running job still holds at
@@ -164,15 +248,6 @@ func (cu *cycleUsage) addRunMins(c *Cycle) {
 		cu.each(p, j.assocFor(p, c.Cluster, j.Partition), qs[:], j.User, j.Account,
 			func(ct *counter) { ct.addMins(tres, left) })
 	}
-}
-
-func cloneCounters(cs []counter) []counter {
-	out := make([]counter, len(cs))
-	for i, c := range cs {
-		out[i] = c
-		out[i].runTRES = append([]int64(nil), c.runTRES...)
-	}
-	return out
 }
 
 // start counts job j (about to start in partition part with al) as running.

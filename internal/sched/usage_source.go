@@ -75,7 +75,8 @@ func (cu *cycleUsage) addHistory(c *Cycle) {
 			continue
 		}
 		if m, wall, ok := src.QOSUsage(qp.Name); ok {
-			cu.qos[q].usedMins, cu.qos[q].usedWall = usedMins(p, m), int64(wall)
+			ct := cu.qosW(int32(q))
+			ct.usedMins, ct.usedWall = usedMins(p, m), int64(wall)
 		}
 	}
 	for a := range p.Assocs {
@@ -84,7 +85,8 @@ func (cu *cycleUsage) addHistory(c *Cycle) {
 			continue
 		}
 		if m, wall, ok := src.AssocUsage(ap.Account, ap.User, ap.Partition); ok {
-			cu.assoc[a].usedMins, cu.assoc[a].usedWall = usedMins(p, m), int64(wall)
+			ct := cu.assocW(int32(a))
+			ct.usedMins, ct.usedWall = usedMins(p, m), int64(wall)
 		}
 	}
 }
