@@ -92,7 +92,7 @@ func newBackfill(c *Cycle) *backfill {
 		b.perUser = map[string]int{}
 	}
 	b.types = buildNodeTypes(c.Cluster)
-	b.m = newBFMap(n, c.Now.UnixNano(), int64(res), b.busyUntil())
+	b.m = newBFMap(&c.State.bfSlabs, n, c.Now.UnixNano(), int64(res), b.busyUntil())
 	b.addBlackouts() // reservation windows (resv_backfill.go)
 	return b
 }

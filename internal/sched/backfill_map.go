@@ -44,8 +44,38 @@ type bfMap struct {
 	busy      [][]ival
 	wordMasks []wordMask // occupy's scratch
 	// slab is where slot sets are carved from, 256 at a time, so that a
-	// map of thousands of slots is a handful of allocations.
+	// map of thousands of slots is a handful of allocations; the slabs
+	// come from pool, the State's, reused from cycle to cycle.
 	slab []uint64
+	pool *bfSlabs
+}
+
+// bfSlabs are the slabs backfill maps carve their node sets from, kept by
+// the State: a cycle's maps take them in turn (next), and the next cycle
+// takes them again from the first, so a cycle allocates none once the
+// pool is large enough. Nothing carved from a slab outlives its cycle.
+type bfSlabs struct {
+	slabs [][]uint64
+	next  int
+}
+
+// get returns a slab of at least size words (its content is stale).
+func (p *bfSlabs) get(size int) []uint64 {
+	if p == nil {
+		return make([]uint64, size)
+	}
+	if p.next < len(p.slabs) && len(p.slabs[p.next]) >= size {
+		p.next++
+		return p.slabs[p.next-1]
+	}
+	s := make([]uint64, size)
+	if p.next < len(p.slabs) {
+		p.slabs[p.next] = s
+	} else {
+		p.slabs = append(p.slabs, s)
+	}
+	p.next++
+	return s
 }
 
 // wordMask is the nodes of one word of a node set.
@@ -99,9 +129,10 @@ func (m *bfMap) newSet() NodeSet {
 
 func (m *bfMap) carve(n int) []uint64 {
 	if len(m.slab) < n {
-		m.slab = make([]uint64, max(m.words, 64)*256)
+		m.slab = m.pool.get(max(m.words, 64) * 256)
 	}
 	s := m.slab[:n:n]
+	clear(s) // a pooled slab holds an earlier cycle's sets
 	m.slab = m.slab[n:]
 	return s
 }
@@ -145,8 +176,9 @@ func (m *bfMap) alignUp(off int64) int64 {
 
 // newBFMap builds the map: busy[n] is the offset at which node n becomes
 // wholly free (0 = free now, negative = never: not usable).
-func newBFMap(nodes int, nowNs, res int64, busy []int64) *bfMap {
-	m := &bfMap{nowNs: nowNs, res: max(res, 1), words: (nodes + 63) / 64,
+// Its node sets are carved from pool's slabs (nil: fresh ones).
+func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
+	m := &bfMap{pool: pool, nowNs: nowNs, res: max(res, 1), words: (nodes + 63) / 64,
 		resvFirst: make([]int64, nodes), hasResv: NewNodeSet(nodes), busy: make([][]ival, nodes)}
 	first1 := make([]ival, nodes) // one initial interval per node, one allocation
 	for i, b := range busy {

@@ -13,10 +13,12 @@ func (c *Cycle) gate() {
 	c.buildArrayIndex()
 	// Size the tables once (every job at most): with 50,000 pending jobs,
 	// growing them by append cost more than the backfill plan itself.
+	// The buffers of the previous cycle are reused (State.bufs).
 	n := len(c.State.jobList)
-	c.pend = make([]PendingInfo, 0, n)
-	c.pendJob = make([]*Job, 0, n)
-	c.Queue = make([]QueueRec, 0, n)
+	b := &c.State.bufs
+	c.pend = growCap(b.pend[:0], n)
+	c.pendJob = growCap(b.pendJob[:0], n)
+	c.Queue = growCap(b.queue[:0], n)
 	for _, j := range c.State.jobList {
 		if j.State.Base() != JobPending || j.State&JobFlagCompleting != 0 {
 			continue
@@ -49,7 +51,34 @@ func (c *Cycle) gate() {
 			c.pend[slot].Reason, c.pend[slot].Partition, c.pend[slot].StateDesc = "", -1, "" // another partition may run it
 		}
 	}
-	c.done = make([]bool, len(c.pend))
+	c.done = growCap(b.done[:0], len(c.pend))[:len(c.pend)]
+	clear(c.done)
+}
+
+// growCap returns s (empty) with room for n elements.
+func growCap[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s
+}
+
+// cycleBufs are a cycle's per-job tables, kept by the State between cycles
+// so that each cycle does not allocate them again.
+type cycleBufs struct {
+	pend    []PendingInfo
+	pendJob []*Job
+	queue   []QueueRec
+	done    []bool
+}
+
+// keep stores the cycle's tables for the next cycle, dropping the
+// pointers they hold so the garbage collector can free finished jobs.
+func (b *cycleBufs) keep(c *Cycle) {
+	clear(c.pend)
+	clear(c.pendJob)
+	clear(c.Queue)
+	b.pend, b.pendJob, b.queue, b.done = c.pend[:0], c.pendJob[:0], c.Queue[:0], c.done[:0]
 }
 
 func (c *Cycle) hasRecord(slot int32) bool {

@@ -207,7 +207,7 @@ func (b *backfill) resvMap(e *resvEntry) *bfMap {
 	if res <= 0 {
 		res = time.Minute
 	}
-	m := newBFMap(len(c.Cluster.Nodes), c.Now.UnixNano(), int64(res), busy)
+	m := newBFMap(&c.State.bfSlabs, len(c.Cluster.Nodes), c.Now.UnixNano(), int64(res), busy)
 	nodes := e.nodes.Indices(nil)
 	prev := int64(0)
 	for _, w := range e.R.Occurrences(c.Now, c.Now.Add(time.Duration(b.window)), 1000) {

@@ -76,6 +76,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 	}
 	c.finish()
 	st.cycUse = c.use
+	st.bufs.keep(c)
 	return c.Plan
 }
 
@@ -92,6 +93,7 @@ func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 		c.use = &cycleUsage{}
 	}
 	c.use.reuse(&st.usage)
+	st.bfSlabs.next = 0
 	c.use.addRunMins(c)
 	c.use.addHistory(c)
 	for _, j := range st.jobList {

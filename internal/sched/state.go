@@ -30,8 +30,11 @@ type State struct {
 	// cycUse keeps the buffers of the last cycle's usage view for the next
 	// (taken by newCycle, given back by Schedule).
 	cycUse *cycleUsage
-	sel    *selector // submit-time selection (cached)
-	empty  *Avail    // the cluster with every node free (cached)
+	bufs   cycleBufs
+	// bfSlabs are the backfill maps' node-set slabs (backfill_map.go).
+	bfSlabs bfSlabs
+	sel     *selector // submit-time selection (cached)
+	empty   *Avail    // the cluster with every node free (cached)
 
 	// resvs are the advanced reservations (resv_state.go).
 	resvs reservations
