@@ -3,6 +3,7 @@ package sched
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -91,7 +92,7 @@ func newBackfill(c *Cycle) *backfill {
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
 	}
-	b.types = buildNodeTypes(c.Cluster)
+	b.types = c.State.ntCache.get(c.Cluster)
 	b.m = newBFMap(&c.State.bfSlabs, n, c.Now.UnixNano(), int64(res), b.busyUntil())
 	b.addBlackouts() // reservation windows (resv_backfill.go)
 	return b
@@ -588,6 +589,47 @@ func sortInt32(a []int32) {
 type nodeTypes struct {
 	sets []NodeSet
 	reps []int32
+}
+
+// nodeTypeCache keeps the node types between cycles: the nodes rarely
+// change, and building the types (a string key per node) cost as much as
+// the rest of the backfill map. It is rebuilt when any node's key fields
+// differ from the ones it was built from.
+type nodeTypeCache struct {
+	nt   nodeTypes
+	keys []nodeTypeKey
+}
+
+// nodeTypeKey is what makes two nodes the same type.
+type nodeTypeKey struct {
+	weight                                 int64
+	cpus, sockets, cores, threads, realMem int64
+	gres                                   []int64
+}
+
+func (k *nodeTypeKey) matches(n *Node) bool {
+	return k.weight == int64(n.Weight) && k.cpus == int64(n.CPUs) && k.sockets == int64(n.Sockets) &&
+		k.cores == int64(n.CoresPerSocket) && k.threads == int64(n.ThreadsPerCore) &&
+		k.realMem == n.RealMemory && slices.Equal(k.gres, n.Gres)
+}
+
+// get returns cl's node types, rebuilding them if a node changed.
+func (nc *nodeTypeCache) get(cl *Cluster) nodeTypes {
+	ok := len(nc.keys) == len(cl.Nodes) && nc.nt.sets != nil
+	for i := 0; ok && i < len(cl.Nodes); i++ {
+		ok = nc.keys[i].matches(&cl.Nodes[i])
+	}
+	if ok {
+		return nc.nt
+	}
+	nc.nt = buildNodeTypes(cl)
+	nc.keys = make([]nodeTypeKey, len(cl.Nodes))
+	for i := range cl.Nodes {
+		n := &cl.Nodes[i]
+		nc.keys[i] = nodeTypeKey{int64(n.Weight), int64(n.CPUs), int64(n.Sockets), int64(n.CoresPerSocket),
+			int64(n.ThreadsPerCore), n.RealMemory, slices.Clone(n.Gres)}
+	}
+	return nc.nt
 }
 
 func buildNodeTypes(cl *Cluster) nodeTypes {

@@ -33,6 +33,8 @@ type State struct {
 	bufs   cycleBufs
 	// bfSlabs are the backfill maps' node-set slabs (backfill_map.go).
 	bfSlabs bfSlabs
+	// ntCache are backfill's node types (backfill.go).
+	ntCache nodeTypeCache
 	sel     *selector // submit-time selection (cached)
 	empty   *Avail    // the cluster with every node free (cached)
 
