@@ -227,7 +227,7 @@ func (c *Cycle) JobMask(j *Job) NodeSet {
 	if m, ok := c.jobMasks[j.ID]; ok {
 		return m
 	}
-	m := jobNodeMask(c.Cluster, r)
+	m := jobNodeMask(c.Cluster, r, &c.State.masks)
 	c.jobMasks[j.ID] = m
 	return m
 }
@@ -235,11 +235,12 @@ func (c *Cycle) JobMask(j *Job) NodeSet {
 // jobNodeMask builds the node mask of a request: the constraint
 // expression (`a&b`, `a|b`, `a,b`; brackets are read as plain grouping),
 // the --nodelist nodes and minus the --exclude nodes.
-func jobNodeMask(cl *Cluster, r *Request) NodeSet {
+// Constraint masks come from mc (nil: evaluated afresh).
+func jobNodeMask(cl *Cluster, r *Request, mc *maskCache) NodeSet {
 	n := len(cl.Nodes)
 	m := NewNodeSet(n)
 	if r.Constraint != "" {
-		m = constraintMask(cl, r.Constraint)
+		m = mc.constraint(cl, r.Constraint)
 	} else {
 		for i := 0; i < n; i++ {
 			m.Set(i)
@@ -260,6 +261,33 @@ func jobNodeMask(cl *Cluster, r *Request) NodeSet {
 		}
 	}
 	return m
+}
+
+// maskCache keeps the constraint masks of one Cluster by expression, so a
+// job's expression is parsed once, not on every pass: a Cluster's feature
+// sets are fixed when NewCluster builds it, so a mask never goes stale.
+type maskCache struct {
+	cl *Cluster
+	m  map[string]NodeSet
+}
+
+// maxMaskCache bounds the cache (expressions are user input).
+const maxMaskCache = 4096
+
+// constraint returns cl's mask for expr, a copy the caller may change.
+func (mc *maskCache) constraint(cl *Cluster, expr string) NodeSet {
+	if mc == nil {
+		return constraintMask(cl, expr)
+	}
+	if mc.cl != cl || len(mc.m) >= maxMaskCache {
+		mc.cl, mc.m = cl, map[string]NodeSet{}
+	}
+	m, ok := mc.m[expr]
+	if !ok {
+		m = constraintMask(cl, expr)
+		mc.m[expr] = m
+	}
+	return m.Clone()
 }
 
 // constraintMask evaluates a --constraint expression over node features:

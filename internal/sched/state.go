@@ -35,8 +35,10 @@ type State struct {
 	bfSlabs bfSlabs
 	// ntCache are backfill's node types (backfill.go).
 	ntCache nodeTypeCache
-	sel     *selector // submit-time selection (cached)
-	empty   *Avail    // the cluster with every node free (cached)
+	// masks are the constraint masks by expression (gate.go).
+	masks maskCache
+	sel   *selector // submit-time selection (cached)
+	empty *Avail    // the cluster with every node free (cached)
 
 	// resvs are the advanced reservations (resv_state.go).
 	resvs reservations

@@ -241,7 +241,7 @@ func (st *State) checkFits(j *Job, _ Submitter) error {
 		mask := pt.Nodes
 		if j.Req.Constraint != "" || len(j.Req.NodeList) > 0 || len(j.Req.Exclude) > 0 {
 			mask = pt.Nodes.Clone()
-			mask.And(jobNodeMask(st.Cluster, &j.Req))
+			mask.And(jobNodeMask(st.Cluster, &j.Req, &st.masks))
 		}
 		if mask.Empty() {
 			continue
