@@ -68,7 +68,11 @@ func (e *extState) observeCycle(s *sched.CycleStats, d time.Duration, now time.T
 // resetAtMidnight clears the counters at midnight UTC, as slurmctld does.
 func (e *extState) resetAtMidnight(now time.Time) {
 	if e.started.IsZero() {
-		e.started, e.reset = now, now
+		// The first observation may come after the first submissions (the
+		// statistics start with the first scheduling cycle), so the job
+		// counters start at the last midnight UTC rather than now: jobs
+		// submitted just before the first cycle still count.
+		e.started, e.reset = now, now.UTC().Truncate(24*time.Hour)
 	}
 	mid := now.UTC().Truncate(24 * time.Hour)
 	if e.reset.Before(mid) {
