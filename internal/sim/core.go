@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -26,15 +27,17 @@ const purgeEvery = 512
 // plugin (internal/priority: fair-share tree, usage decay, multifactor or
 // basic priorities) on the engine's virtual clock.
 type Core struct {
-	conf  *conf.Config
-	st    *sched.State
-	cfg   sched.Config
-	pcfg  priority.Config
-	pcl   *priority.Cluster
-	tree  *priority.Tree
-	calc  priority.Calculator
-	basic priority.BasicAllocator
-	epoch int64
+	// ids and before are refresh's buffers (pending ids, queue order).
+	ids, before []sched.JobID
+	conf        *conf.Config
+	st          *sched.State
+	cfg         sched.Config
+	pcfg        priority.Config
+	pcl         *priority.Cluster
+	tree        *priority.Tree
+	calc        priority.Calculator
+	basic       priority.BasicAllocator
+	epoch       int64
 
 	toSched  map[int64]sched.JobID
 	toTrace  map[sched.JobID]int64
@@ -414,35 +417,56 @@ func (c *Core) refresh(t time.Time) bool {
 	c.stale = false
 	c.tree.Recompute(&c.pcfg)
 	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
-	ids := sortedJobIDs(c.pending)
-	before := c.order(ids)
-	for _, id := range ids {
+	c.ids = appendSortedIDs(c.ids[:0], c.pending)
+	c.before = c.order(append(c.before[:0], c.ids...))
+	for _, id := range c.ids {
 		if j := c.pending[id]; !j.DirectPriority && j.Hold == sched.HoldNone {
 			j.Priority = c.priority(j, t)
 		}
 	}
-	return !slices.Equal(before, c.order(ids))
+	return !c.inOrder(c.before)
 }
 
-// order returns the pending ids sorted by priority (descending), submit
-// time and id: the part of Slurm's queue order a recalculation can change.
+// order sorts ids by priority (descending), submit time and id: the part
+// of Slurm's queue order a recalculation can change.
 func (c *Core) order(ids []sched.JobID) []sched.JobID {
-	out := slices.Clone(ids)
-	slices.SortStableFunc(out, func(a, b sched.JobID) int {
-		ja, jb := c.pending[a], c.pending[b]
-		if ja.Priority != jb.Priority {
-			if ja.Priority > jb.Priority {
-				return -1
-			}
-			return 1
+	slices.SortFunc(ids, c.cmpQueue)
+	return ids
+}
+
+// cmpQueue is order's comparison, a total order (ids are unique).
+func (c *Core) cmpQueue(a, b sched.JobID) int {
+	ja, jb := c.pending[a], c.pending[b]
+	if ja.Priority != jb.Priority {
+		if ja.Priority > jb.Priority {
+			return -1
 		}
-		return ja.SubmitTime.Compare(jb.SubmitTime)
-	})
-	return out
+		return 1
+	}
+	if r := ja.SubmitTime.Compare(jb.SubmitTime); r != 0 {
+		return r
+	}
+	return cmp.Compare(a, b)
+}
+
+// inOrder reports whether ids are in order under the current priorities:
+// since order is a total order, that is exactly whether sorting them again
+// would give the same sequence (one linear scan instead of a sort).
+func (c *Core) inOrder(ids []sched.JobID) bool {
+	for k := 1; k < len(ids); k++ {
+		if c.cmpQueue(ids[k-1], ids[k]) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func sortedJobIDs[V any](m map[sched.JobID]V) []sched.JobID {
-	out := make([]sched.JobID, 0, len(m))
+	return appendSortedIDs(make([]sched.JobID, 0, len(m)), m)
+}
+
+// appendSortedIDs appends m's keys to out, ascending.
+func appendSortedIDs[V any](out []sched.JobID, m map[sched.JobID]V) []sched.JobID {
 	for k := range m {
 		out = append(out, k)
 	}
