@@ -192,7 +192,36 @@ func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
 		c.startAgent(n.Name)
 	}
 	c.waitNodes("idle", o.nodes)
+	// Registered after the temporary directories, so it runs before they are
+	// removed: job processes outlive their agents by design (re-attach), and
+	// one still writing its output would make the removal fail.
+	t.Cleanup(c.killLeftoverJobs)
 	return c
+}
+
+// killLeftoverJobs cancels every job still running on the test's agents and
+// waits (briefly) until each has ended.
+func (c *cluster) killLeftoverJobs() {
+	deadline := time.Now().Add(5 * time.Second)
+	for _, a := range c.agents {
+		for _, j := range a.Jobs() {
+			if !api.AgentJobFinal(j.State) {
+				_, _ = a.Terminate(j.JobID, api.TerminateRequest{KillWaitSec: 1})
+			}
+		}
+	}
+	for _, a := range c.agents {
+		for _, j := range a.Jobs() {
+			for !api.AgentJobFinal(j.State) && time.Now().Before(deadline) {
+				time.Sleep(20 * time.Millisecond)
+				if cur, err := a.Job(j.JobID); err == nil {
+					j = cur
+				} else {
+					break
+				}
+			}
+		}
+	}
 }
 
 func quietLogger() *slog.Logger {
