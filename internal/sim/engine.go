@@ -201,12 +201,18 @@ type Engine struct {
 // NewEngine prepares a run of trace jobs (sorted by submit time) under p.
 func NewEngine(cfg EngineConfig, p Policy, jobs []Job) *Engine {
 	e := &Engine{cfg: cfg, policy: p, index: make(map[int64]int32, len(jobs))}
+	inWindow := func(j *Job) bool { return j.Submit >= cfg.From && (cfg.To <= 0 || j.Submit < cfg.To) }
+	n := 0
 	for i := range jobs {
-		j := &jobs[i]
-		if j.Submit < cfg.From || (cfg.To > 0 && j.Submit >= cfg.To) {
-			continue
+		if inWindow(&jobs[i]) {
+			n++
 		}
-		e.trace = append(e.trace, *j)
+	}
+	e.trace = make([]Job, 0, n) // sized once: a Job is large, growing by append cost ~1 s on SDSC-SP2
+	for i := range jobs {
+		if inWindow(&jobs[i]) {
+			e.trace = append(e.trace, jobs[i])
+		}
 	}
 	e.jobs = make([]JobResult, len(e.trace))
 	for i := range e.trace {
