@@ -153,6 +153,8 @@ type cluster struct {
 	acct   acct.Store
 	// lastReason is the reason name of the last refusal seen by as().
 	lastReason string
+	// now is the controller's clock (nil: real time).
+	now func() time.Time
 }
 
 type clusterOpts struct {
@@ -167,6 +169,8 @@ type clusterOpts struct {
 	// cpus and memory, when set, are what every agent offers.
 	cpus   int
 	memory int64
+	// now, when set, is the controller's clock (agents keep real time).
+	now func() time.Time
 }
 
 // newCluster starts a controller on store and one agent per node, and
@@ -185,7 +189,7 @@ func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
 		}
 		o.nodes = len(cfg.Nodes)
 	}
-	c := &cluster{t: t, dir: dir, cfg: cfg, store: store, agents: map[string]*noded.Agent{}, work: t.TempDir(), acct: o.acct}
+	c := &cluster{t: t, dir: dir, cfg: cfg, store: store, agents: map[string]*noded.Agent{}, work: t.TempDir(), acct: o.acct, now: o.now}
 	c.startController()
 	c.gpus = o.gpus
 	for _, n := range c.cfg.Nodes {
@@ -245,7 +249,8 @@ func (c *cluster) startController() {
 	t := c.t
 	ctl, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.dir, Store: c.store, Accounting: c.acct,
 		Socket: shortSocket(t), Listen: "127.0.0.1:0", Logger: quietLogger(), TickInterval: 50 * time.Millisecond,
-		SchedDelay: 5 * time.Millisecond, RequeueDelay: 500 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond})
+		SchedDelay: 5 * time.Millisecond, RequeueDelay: 500 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
+		Now: c.now})
 	if err != nil {
 		t.Fatalf("controller: %v", err)
 	}
