@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -209,7 +210,8 @@ func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
 			changes = append(changes, change{m.alignUp(b), int32(i)})
 		}
 	}
-	sort.Slice(changes, func(a, b int) bool { return changes[a].t < changes[b].t })
+	// the order of equal times does not matter: they set bits of one slot
+	slices.SortFunc(changes, func(a, b change) int { return cmp.Compare(a.t, b.t) })
 	m.slots = append(m.slots, bfSlot{t: 0, free: first, sum: m.summarize(first)})
 	for _, ch := range changes {
 		last := &m.slots[len(m.slots)-1]
