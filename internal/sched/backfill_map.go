@@ -58,6 +58,32 @@ type bfMap struct {
 type bfSlabs struct {
 	slabs [][]uint64
 	next  int
+	// ivalSlabs are the maps' busy-interval lists, taken in turn (nextIval).
+	ivalSlabs [][]ival
+	nextIval  int
+}
+
+// bfIvals is the busy intervals per node a map has room for at first.
+const bfIvals = 4
+
+// ivals returns n intervals (content stale) for a map's busy lists, from
+// the pool's interval slabs in turn like get.
+func (p *bfSlabs) ivals(n int) []ival {
+	if p == nil {
+		return make([]ival, n)
+	}
+	if p.nextIval < len(p.ivalSlabs) && len(p.ivalSlabs[p.nextIval]) >= n {
+		p.nextIval++
+		return p.ivalSlabs[p.nextIval-1][:n]
+	}
+	s := make([]ival, n)
+	if p.nextIval < len(p.ivalSlabs) {
+		p.ivalSlabs[p.nextIval] = s
+	} else {
+		p.ivalSlabs = append(p.ivalSlabs, s)
+	}
+	p.nextIval++
+	return s
 }
 
 // get returns a slab of at least size words (its content is stale).
@@ -181,17 +207,18 @@ func (m *bfMap) alignUp(off int64) int64 {
 func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
 	m := &bfMap{pool: pool, nowNs: nowNs, res: max(res, 1), words: (nodes + 63) / 64,
 		resvFirst: make([]int64, nodes), hasResv: NewNodeSet(nodes), busy: make([][]ival, nodes)}
-	first1 := make([]ival, nodes) // one initial interval per node, one allocation
+	// room for bfIvals intervals per node in one (pooled) allocation, so
+	// that reserving on a node rarely grows its list
+	ivs := pool.ivals(nodes * bfIvals)
 	for i, b := range busy {
+		iv := ivs[i*bfIvals : i*bfIvals : (i+1)*bfIvals]
 		switch {
 		case b < 0:
-			first1[i] = ival{0, bfNever}
+			iv = append(iv, ival{0, bfNever})
 		case b > 0:
-			first1[i] = ival{0, m.alignUp(b)}
-		default:
-			continue
+			iv = append(iv, ival{0, m.alignUp(b)})
 		}
-		m.busy[i] = first1[i : i+1 : i+1]
+		m.busy[i] = iv
 	}
 	for i := range m.resvFirst {
 		m.resvFirst[i] = math.MaxInt64

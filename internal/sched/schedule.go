@@ -93,7 +93,7 @@ func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 		c.use = &cycleUsage{}
 	}
 	c.use.reuse(&st.usage)
-	st.bfSlabs.next = 0
+	st.bfSlabs.next, st.bfSlabs.nextIval = 0, 0
 	c.use.addRunMins(c)
 	c.use.addHistory(c)
 	for _, j := range st.jobList {
