@@ -99,7 +99,12 @@ func expandSymbol(c byte, width int, f PatternFields) (string, bool) {
 	return "", false
 }
 
+// maxPadWidth caps the zero-padding width of a filename pattern: Slurm pads
+// to at most 10 characters whatever number is given (%200A pads to 10).
+const maxPadWidth = 10
+
 func pad(s string, width int) string {
+	width = min(width, maxPadWidth)
 	if len(s) >= width {
 		return s
 	}

@@ -132,6 +132,7 @@ func TestExpandPattern(t *testing.T) {
 		{"100%%-%q-%", job, "100%-%q-%"},
 		{`lit\%j.out`, job, "lit%j.out"},
 		{"%10N", job, "gpu01"},
+		{"%200A.out", job, "0000000128.out"}, // padding stops at 10 (found by FuzzExpandPattern)
 	}
 	for _, c := range cases {
 		if got := ExpandPattern(c.pattern, c.f); got != c.want {
