@@ -23,11 +23,32 @@ export SLUICE_REQUIRE_PG=1
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
 
+# run_fuzz fuzzes one target. Go's fuzzer sometimes ends a short run with a
+# bare "context deadline exceeded" while a worker is still busy when the time
+# is up (no failing input is written): that is the harness, not the code, so
+# such a run is tried again (golang/go#75804, fixed in Go 1.27). A real
+# failure writes and names its failing input and fails at once.
+run_fuzz() {
+  local log
+  log=$(mktemp)
+  for attempt in 1 2 3; do
+    if go test -run '^$' -fuzz "^${2}\$" -fuzztime "$FUZZTIME" "$1" >"$log" 2>&1; then
+      rm -f "$log"; return 0
+    fi
+    if grep -q 'Failing input written' "$log" || ! grep -q 'context deadline exceeded' "$log"; then
+      break
+    fi
+    echo "   (fuzzer stopped on its own deadline without a failing input, see golang/go#75804; again)"
+  done
+  cat "$log"; rm -f "$log"
+  exit 1
+}
+
 echo "== fuzz (${FUZZTIME} each)"
 for pkg in $(go list ./...); do
   for f in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
     echo "-- $pkg $f"
-    go test -run '^$' -fuzz "^${f}\$" -fuzztime "$FUZZTIME" "$pkg" >/tmp/fuzz.log 2>&1 || { cat /tmp/fuzz.log; exit 1; }
+    run_fuzz "$pkg" "$f"
   done
 done
 echo "== all tests passed"
