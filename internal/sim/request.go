@@ -101,34 +101,13 @@ func (c *Core) dependency(r *sched.Request, spec string) error {
 	return nil
 }
 
-// gresRequest parses --gres ("gpu:2", "gpu:a100:8,shard:1") plus
+// gresRequest parses --gres ("gpu:2", "gpu:a100:8,shard:1") with the
+// core's own parser (sched.ParseGres, as the controller does) plus
 // --gpus-per-node into per-node GRES requests.
 func gresRequest(gres, gpusPerNode string) ([]sched.GresReq, error) {
-	var out []sched.GresReq
-	for _, g := range splitComma(gres) {
-		parts := strings.Split(g, ":")
-		req := sched.GresReq{Name: parts[0], Count: 1}
-		switch len(parts) {
-		case 1:
-		case 2:
-			if n, err := strconv.ParseInt(parts[1], 10, 64); err == nil {
-				req.Count = n
-			} else {
-				req.Type = parts[1]
-			}
-		case 3:
-			n, err := strconv.ParseInt(parts[2], 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("invalid --gres %q", gres)
-			}
-			req.Type, req.Count = parts[1], n
-		default:
-			return nil, fmt.Errorf("invalid --gres %q", gres)
-		}
-		if req.Name == "" || req.Count < 0 {
-			return nil, fmt.Errorf("invalid --gres %q", gres)
-		}
-		out = append(out, req)
+	out, err := sched.ParseGres(gres)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --gres %q", gres)
 	}
 	if gpusPerNode != "" {
 		typ, n := splitTypeCount(gpusPerNode)
