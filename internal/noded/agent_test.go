@@ -249,6 +249,24 @@ func TestLaunchIsIdempotent(t *testing.T) {
 // TestSuspendResume suspends a job whose time limit is 2 s for 1.5 s: every
 // process of the job is stopped (state T), the limit is extended by the
 // suspended time, and the job still times out once resumed.
+// waitGroupStopped returns the states of the process group once every member
+// shows 'T', or after 2 s: the stop is delivered at once, but a process caught
+// in the kernel (exec, a page fault) shows 'D' until it reaches it.
+func waitGroupStopped(pgid int) map[int]byte {
+	var states map[int]byte
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		states = groupStates(pgid)
+		stopped := len(states) > 0
+		for _, s := range states {
+			stopped = stopped && s == 'T'
+		}
+		if stopped {
+			break
+		}
+	}
+	return states
+}
+
 func TestSuspendResume(t *testing.T) {
 	a := newAgent(t)
 	req := batch(t, 700, "sleep 30 & wait")
@@ -258,7 +276,7 @@ func TestSuspendResume(t *testing.T) {
 	if _, err := a.Suspend(700); err != nil {
 		t.Fatal(err)
 	}
-	for pid, s := range groupStates(st.PID) {
+	for pid, s := range waitGroupStopped(st.PID) {
 		if s != 'T' {
 			t.Errorf("pid %d state %c after suspend, want T", pid, s)
 		}
@@ -295,7 +313,7 @@ func TestSuspendWithSignalsOnly(t *testing.T) {
 	st := launch(t, a, req)
 	waitChildren(t, st.PID, 2)
 	a.Suspend(701)
-	for pid, s := range groupStates(st.PID) {
+	for pid, s := range waitGroupStopped(st.PID) {
 		if s != 'T' {
 			t.Errorf("pid %d state %c, want T", pid, s)
 		}

@@ -135,7 +135,7 @@ func TestAgentOverHTTP(t *testing.T) {
 		if st, err := client.Suspend(ctx, 1001); err != nil || st.State != api.StateSuspended {
 			t.Fatalf("suspend: %+v %v", st, err)
 		}
-		if s := groupStates(st.PID)[st.PID]; s != 'T' {
+		if s := waitGroupStopped(st.PID)[st.PID]; s != 'T' {
 			t.Fatalf("leader state %c", s)
 		}
 		if st, err := client.Resume(ctx, 1001); err != nil || st.State != api.StateRunning {
