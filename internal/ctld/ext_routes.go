@@ -132,4 +132,6 @@ func (c *Controller) registerExt(mux *http.ServeMux) {
 		}
 		return c.step(ctx, w, req)
 	}))
+	c.registerStepRoutes(mux)     // steps on the allocated nodes: ext_steps.go
+	c.registerPartitionAdmin(mux) // scontrol create/update/delete partition: partition.go
 }

