@@ -95,6 +95,19 @@ type Agent struct {
 	mu        sync.Mutex
 	jobs      map[uint32]*job
 	launching map[uint32]bool
+	// early holds exit events that overtook their Launch call.
+	early map[uint32]earlyExit
+	// supPID/supTick identify the supervisor the agent is connected to
+	// (0 when none): its jobs' exits arrive as events, the others' are
+	// found by full checks of /proc and the spool.
+	supPID  int
+	supTick uint64
+
+	// supMu guards sup, the connection to the node's resident supervisor.
+	supMu sync.Mutex
+	sup   *supClient
+	// fullCheck asks the next poll to check every job on disk and in /proc.
+	fullCheck atomic.Bool
 
 	wake       chan struct{}
 	reportWake chan struct{}
@@ -102,6 +115,7 @@ type Agent struct {
 	wg         sync.WaitGroup
 	srv        *http.Server
 	closed     atomic.Bool
+	lastFull   time.Time // monitor loop only
 }
 
 type job struct {
@@ -131,7 +145,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, log: cfg.Logger, euid: os.Geteuid(),
-		jobs: map[uint32]*job{}, launching: map[uint32]bool{},
+		jobs: map[uint32]*job{}, launching: map[uint32]bool{}, early: map[uint32]earlyExit{},
 		wake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
 	}
 	if cfg.euid != nil {
@@ -280,6 +294,8 @@ func (a *Agent) Start(ctx context.Context) error {
 	if a.cfg.Advertise != "" {
 		a.setAddr(a.cfg.Advertise)
 	}
+	a.connectSupervisor()
+	a.fullCheck.Store(true)
 	a.wg.Add(1)
 	go a.monitorLoop(ctx)
 	if a.ctl != nil {
@@ -298,8 +314,8 @@ func (a *Agent) setAddr(u string) {
 	a.mu.Unlock()
 }
 
-// Close stops the agent. Jobs keep running under their shims; a new agent
-// on the same spool re-attaches to them.
+// Close stops the agent. Jobs keep running under the node's supervisor; a
+// new agent on the same spool re-attaches to them.
 func (a *Agent) Close() error {
 	a.closed.Store(true)
 	if a.cancel != nil {
@@ -311,6 +327,11 @@ func (a *Agent) Close() error {
 		cancel()
 	}
 	a.wg.Wait()
+	a.supMu.Lock()
+	if a.sup != nil {
+		a.sup.close() // the supervisor stays while it has jobs
+	}
+	a.supMu.Unlock()
 	if a.cg != nil {
 		os.Remove(a.cg.base) // only succeeds when no job cgroup is left
 	}
@@ -339,14 +360,22 @@ func (a *Agent) monitorLoop(ctx context.Context) {
 	}
 }
 
-// poll checks every job once: exits, lost processes, time limits and the
-// SIGKILL step of kill sequences.
+// fullCheckEvery bounds how long a job's end can go unnoticed if an
+// event were missed: every job is then checked on disk and in /proc.
+const fullCheckEvery = 2 * time.Second
+
+// poll checks every job once: time limits and the SIGKILL step of kill
+// sequences, and (in full checks) exits and lost processes.
 func (a *Agent) poll(now time.Time) {
+	full := a.fullCheck.Swap(false) || now.Sub(a.lastFull) >= fullCheckEvery
+	if full {
+		a.lastFull = now
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	finished := false
 	for _, j := range a.jobs {
-		if a.track(j, now) {
+		if a.track(j, now, full) {
 			finished = true
 		}
 	}

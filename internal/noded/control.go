@@ -11,14 +11,22 @@ import (
 )
 
 // track brings one job up to date and reports whether it just finished.
-// The order matters: liveness is read before exit.json, so a shim that
-// writes its exit record and quits in between is never taken for lost.
-func (a *Agent) track(j *job, now time.Time) bool {
+// Jobs of the connected supervisor end through its exit events; a full
+// check reads the spool and /proc for every job (after an agent restart,
+// a lost supervisor connection, and periodically as a safety net). The
+// order matters: liveness is read before exit.json, so a supervisor that
+// writes the exit record and quits in between is never taken for lost.
+func (a *Agent) track(j *job, now time.Time, full bool) bool {
 	r := &j.rec
 	if api.AgentJobFinal(r.State) {
 		return false
 	}
-	if r.PID == 0 {
+	if !full && r.Resident && r.ShimPID == a.supPID && r.ShimTick == a.supTick {
+		a.enforce(j, now)
+		return false
+	}
+	if r.PID == 0 && !r.Resident {
+		// A job of an older agent's per-job shim.
 		var p shimPids
 		if readJSON(filepath.Join(j.dir, pidsFile), &p) == nil && p.PID != 0 {
 			r.PID, r.PIDTick = p.PID, p.PIDTick
@@ -26,21 +34,47 @@ func (a *Agent) track(j *job, now time.Time) bool {
 			a.save(j)
 		}
 	}
-	alive := sameProcess(r.ShimPID, r.ShimTick) || sameProcess(r.PID, r.PIDTick)
+	leader := sameProcess(r.PID, r.PIDTick)
+	sup := sameProcess(r.ShimPID, r.ShimTick)
 	var ex exitRecord
 	if readJSON(filepath.Join(j.dir, exitFile), &ex) == nil {
 		a.finish(j, ex, now)
 		return true
 	}
-	if !alive {
-		if r.PID == 0 && r.ShimPID == 0 && now.Sub(r.Start) < shimHandshakeTimeout {
-			return false // a launch in progress in an agent that just died
-		}
-		a.finish(j, exitRecord{WaitStatus: -1, Time: now, Error: "job supervisor and job processes vanished"}, now)
+	if lost := a.lostReason(r, leader, sup, now); lost != "" {
+		a.finish(j, exitRecord{WaitStatus: -1, Time: now, Error: lost}, now)
 		return true
 	}
-	a.enforce(j, now)
+	if leader {
+		a.enforce(j, now)
+	}
 	return false
+}
+
+// lostReason says why a job with no exit record can no longer end with a
+// known status ("" while it still may). A resident supervisor that is
+// alive records every exit of its jobs; once it is gone, a job whose
+// leader also ended has an unknown status and ends FAILED (1:0), as a
+// batch step whose slurmstepd vanished: the node itself is fine, so this
+// is not NODE_FAIL (docs/differences.md).
+func (a *Agent) lostReason(r *jobRecord, leader, sup bool, now time.Time) string {
+	switch {
+	case leader:
+		return ""
+	case !r.Resident:
+		if sup || r.PID == 0 && r.ShimPID == 0 && now.Sub(r.Start) < shimHandshakeTimeout {
+			return "" // the per-job shim still runs, or a launch in progress
+		}
+		return "job supervisor and job processes vanished"
+	case r.PID == 0:
+		if sup && now.Sub(r.Start) < shimHandshakeTimeout {
+			return "" // the supervisor may still answer the launch
+		}
+		return "batch job launch did not complete"
+	case sup:
+		return "" // the supervisor is about to record the exit
+	}
+	return "job supervisor died; the batch script's exit status is unknown"
 }
 
 // finish records a job's end: Slurm's state and ExitCode "code:signal".
@@ -206,7 +240,7 @@ func (a *Agent) Suspend(id uint32) (api.JobStatus, error) {
 	// Let the stop land before answering (signals are delivered
 	// asynchronously), and before freezing: a task frozen with the signal
 	// still pending would show as sleeping instead of stopped.
-	waitStopped(r.PID, 200*time.Millisecond)
+	waitStopped(r.PID, time.Second)
 	if r.Cgroup != "" {
 		if err := cgroupFreeze(r.Cgroup, true); err != nil {
 			a.log.Warn("cgroup freeze failed, relying on SIGSTOP", "job", id, "err", err)

@@ -1,16 +1,12 @@
 package noded
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -51,15 +47,24 @@ func (a *Agent) Launch(req api.LaunchRequest) (api.JobStatus, error) {
 		a.mu.Unlock()
 	}()
 
-	j, err := a.prepare(req)
+	j, spec, err := a.prepare(req)
 	if err != nil {
 		return api.JobStatus{}, err
 	}
-	a.start(j)
+	failed := a.start(j, spec)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.jobs[id] = j
-	a.track(j, time.Now())
+	if e, ok := a.early[id]; ok {
+		delete(a.early, id)
+		if e.restart == req.RestartCount && failed == nil {
+			failed = &e.ex
+		}
+	}
+	if failed != nil {
+		a.finish(j, *failed, time.Now())
+		a.wakeReport()
+	}
 	return j.rec.status(time.Now()), nil
 }
 
@@ -101,9 +106,9 @@ func (a *Agent) outputPath(pattern string, req *api.LaunchRequest, workdir strin
 	return p
 }
 
-// prepare writes the job's spool directory: script, launch spec and the
-// first record.
-func (a *Agent) prepare(req api.LaunchRequest) (*job, error) {
+// prepare writes the job's spool directory (the batch script) and returns
+// the job with what the supervisor must start; start writes the record.
+func (a *Agent) prepare(req api.LaunchRequest) (*job, execSpec, error) {
 	now := time.Now()
 	start := req.StartTime
 	if start.IsZero() {
@@ -135,7 +140,7 @@ func (a *Agent) prepare(req api.LaunchRequest) (*job, error) {
 	}
 	env, err := BuildJobEnv(&req, a.cfg.Name, start)
 	if err != nil {
-		return nil, fmt.Errorf("job %d: %v: %w", req.JobID, err, ErrBadRequest)
+		return nil, spec, fmt.Errorf("job %d: %v: %w", req.JobID, err, ErrBadRequest)
 	}
 	spec.Env = env
 	if m, err := strconv.ParseUint(envMap(env)["SLURM_UMASK"], 8, 32); err == nil {
@@ -144,10 +149,10 @@ func (a *Agent) prepare(req api.LaunchRequest) (*job, error) {
 	dir := jobDir(a.cfg.Spool, req.JobID)
 	os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return nil, fmt.Errorf("job %d: create spool dir: %w", req.JobID, err)
+		return nil, spec, fmt.Errorf("job %d: create spool dir: %w", req.JobID, err)
 	}
 	if spec.Argv, err = a.writeScript(dir, &req); err != nil {
-		return nil, err
+		return nil, spec, err
 	}
 	kw := time.Duration(req.KillWaitSec) * time.Second
 	if kw <= 0 {
@@ -164,11 +169,7 @@ func (a *Agent) prepare(req api.LaunchRequest) (*job, error) {
 			a.log.Warn("job runs without a cgroup", "job", req.JobID, "err", err)
 		}
 	}
-	if err := writeJSON(filepath.Join(dir, launchFile), spec, 0o600); err != nil {
-		return nil, fmt.Errorf("job %d: write launch spec: %w", req.JobID, err)
-	}
-	a.save(j)
-	return j, nil
+	return j, spec, nil
 }
 
 // writeScript stores the batch script as SPOOL/jobs/ID/slurm_script, owned
@@ -214,62 +215,39 @@ func userGroups(uid uint32) []uint32 {
 	return out
 }
 
-// shimHandshakeTimeout bounds how long a launch waits for the shim.
+// shimHandshakeTimeout bounds how long a launch waits for the supervisor.
 const shimHandshakeTimeout = 30 * time.Second
 
-// start runs the shim for a prepared job and waits for its handshake. The
-// shim gets its own session so that it survives the agent; the agent reaps
-// it while alive.
-func (a *Agent) start(j *job) {
-	fail := func(msg string) {
-		writeJSON(filepath.Join(j.dir, exitFile), exitRecord{WaitStatus: -1, Time: time.Now(), Error: msg}, 0o600)
-		j.rec.State = api.StateRunning
+// start hands a prepared job to the node's supervisor, which forks the
+// batch script and answers with its pid. The record names the supervisor
+// before the job exists, so an agent that dies in between finds the job
+// again through the supervisor's list. It returns the job's end when it
+// could not be started.
+func (a *Agent) start(j *job, spec execSpec) *exitRecord {
+	fail := func(msg string) *exitRecord {
+		ex := exitRecord{WaitStatus: -1, Time: time.Now(), Error: msg}
+		writeJSON(filepath.Join(j.dir, exitFile), ex, 0o600)
+		a.log.Warn("job launch failed", "job", j.rec.Req.JobID, "err", msg)
+		return &ex
 	}
-	args := append(append([]string{}, a.shim[1:]...), "run", j.dir)
-	cmd := exec.Command(a.shim[0], args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if logf, err := os.OpenFile(filepath.Join(j.dir, shimLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err == nil {
-		cmd.Stderr = logf
-		defer logf.Close()
-	}
-	out, err := cmd.StdoutPipe()
-	if err == nil {
-		err = cmd.Start()
-	}
+	sup, err := a.supervisor()
 	if err != nil {
-		fail(fmt.Sprintf("start job supervisor: %v", err))
-		return
+		return fail(err.Error())
 	}
-	st, _ := readProcStat(cmd.Process.Pid)
-	j.rec.ShimPID, j.rec.ShimTick = cmd.Process.Pid, st.StartTick
+	j.rec.ShimPID, j.rec.ShimTick, j.rec.Resident = sup.pid, sup.tick, true
 	a.save(j)
-	line := make(chan []byte, 1)
-	go func() {
-		b, _ := bufio.NewReader(out).ReadBytes('\n')
-		line <- b
-	}()
-	var pids shimPids
-	select {
-	case b := <-line:
-		if err := json.Unmarshal(b, &pids); err != nil {
-			pids.Error = fmt.Sprintf("job supervisor handshake: %q", b)
-		}
-	case <-time.After(shimHandshakeTimeout):
-		pids.Error = "job supervisor did not answer"
-		cmd.Process.Kill()
+	rep, err := sup.call(supMsg{Op: "start", Job: j.rec.Req.JobID, Restart: j.rec.Req.RestartCount, Dir: j.dir, Spec: &spec}, shimHandshakeTimeout)
+	switch {
+	case err != nil:
+		// The supervisor may or may not have started the job: the full
+		// checks settle it (its pid from a new supervisor's list, or the
+		// launch timing out as FAILED).
+		a.log.Warn("job supervisor did not confirm the launch", "job", j.rec.Req.JobID, "err", err)
+		return nil
+	case rep.Error != "":
+		return fail(rep.Error)
 	}
-	go func() {
-		cmd.Wait()
-		a.nudge()
-	}()
-	j.rec.State = api.StateRunning
-	if pids.Error != "" {
-		a.log.Warn("job launch failed", "job", j.rec.Req.JobID, "err", pids.Error)
-		if !fileExists(filepath.Join(j.dir, exitFile)) {
-			fail(pids.Error)
-		}
-		return
-	}
-	j.rec.PID, j.rec.PIDTick = pids.PID, pids.PIDTick
+	j.rec.PID, j.rec.PIDTick = rep.PID, rep.Tick
 	a.save(j)
+	return nil
 }

@@ -83,8 +83,9 @@ func (a *Agent) reportEvents(ctx context.Context) bool {
 		if !ok || j.rec.Req.RestartCount != e.Job.RestartCount {
 			continue
 		}
-		j.rec.Reported = true
-		a.save(j)
+		// No need to mark the record first: if the agent dies before the
+		// removal, its successor reports the job again and the controller
+		// ignores the repeat.
 		os.RemoveAll(j.dir)
 		delete(a.jobs, e.Job.JobID)
 	}

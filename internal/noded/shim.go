@@ -1,219 +1,432 @@
 package noded
 
 import (
+	"bufio"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
+	"net"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
-// ShimCommandName is the hidden subcommand the agent runs the shim with:
-// `sluice noded-shim run JOBDIR` supervises one job.
+// ShimCommandName is the hidden subcommand the agent runs the supervisor
+// with: `sluice noded-shim serve SPOOL` supervises every job of the node
+// whose spool is SPOOL.
 const ShimCommandName = "noded-shim"
 
-// ShimMain is the entry point of `sluice noded-shim run JOBDIR`. The shim
-// opens the job's files with the job user's file-system identity (so the
-// user's permissions apply and the files are theirs, as with slurmstepd),
-// starts the job as that user in a new process group (and cgroup), tells the
-// agent the pids on its standard output, waits for the job and records its
-// wait status. It enforces nothing, so it stays correct whatever happens to
-// the agent.
+// ShimMain is the entry point of `sluice noded-shim serve SPOOL`: the
+// node's resident job supervisor (the part slurmstepd plays for batch
+// jobs). One supervisor per node, not one per job: an exec of the sluice
+// binary costs ~20 ms of page faults on a small VM, which a queue of short
+// jobs pays per job, while a fork/exec of the job script from a resident
+// process costs a fraction of that.
 func ShimMain(args []string) int {
-	if len(args) == 2 && args[0] == "run" {
-		return shimRun(args[1])
+	if len(args) == 2 && args[0] == "serve" {
+		return superviseMain(args[1])
 	}
-	fmt.Fprintln(os.Stderr, "usage: sluice noded-shim run JOBDIR (internal to sluice noded)")
+	fmt.Fprintln(os.Stderr, "usage: sluice noded-shim serve SPOOL (internal to sluice noded)")
 	return 2
 }
 
-func shimRun(dir string) int {
-	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
-	// Orphaned descendants of the job are re-parented to the shim rather
-	// than to init, so the shim can reap what the job leaves behind (some
-	// inits, in containers, never do).
-	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
-	var spec execSpec
-	if err := readJSON(filepath.Join(dir, launchFile), &spec); err != nil {
-		return shimFail(dir, -1, fmt.Sprintf("read launch spec: %v", err))
-	}
-	cmd, err := jobCommand(spec)
+// supervisorAddr is the abstract Unix socket of the supervisor of spool:
+// no file to go stale when the supervisor dies, no path length limit, and
+// binding it is exclusive, so two supervisors never serve one spool. Both
+// ends check the other's uid (SO_PEERCRED), since any local user could
+// otherwise connect to (or squat) an abstract name.
+func supervisorAddr(spool string) string {
+	abs, err := filepath.Abs(spool)
 	if err != nil {
-		return shimFail(dir, -1, err.Error())
+		abs = spool
 	}
-	// The shim ignores SIGHUP and SIGPIPE; ignored signals survive exec,
-	// and jobs must start with default dispositions.
-	signal.Reset(syscall.SIGHUP, syscall.SIGPIPE)
-	err = startJob(cmd, spec)
-	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
-	for _, f := range []any{cmd.Stdin, cmd.Stdout, cmd.Stderr} {
-		if c, ok := f.(io.Closer); ok {
-			c.Close()
-		}
-	}
-	if err != nil {
-		return shimFail(dir, -1, err.Error())
-	}
-	pid := cmd.Process.Pid
-	st, _ := readProcStat(pid)
-	self, _ := readProcStat(os.Getpid())
-	pids := shimPids{ShimPID: os.Getpid(), ShimTick: self.StartTick, PID: pid, PIDTick: st.StartTick}
-	if err := writeJSON(filepath.Join(dir, pidsFile), pids, 0o600); err != nil {
-		fmt.Fprintf(os.Stderr, "noded-shim: write pids: %v\n", err)
-	}
-	handshake(pids)
-	cmd.Wait()
-	ws := waitStatus(cmd)
-	// The batch script is done: end whatever it left behind, as Slurm's
-	// proctrack does when the batch step completes.
-	syscall.Kill(-pid, syscall.SIGKILL)
-	if spec.Cgroup != "" {
-		cgroupKill(spec.Cgroup)
-	}
-	reapOrphans(time.Second)
-	if err := writeJSON(filepath.Join(dir, exitFile), exitRecord{WaitStatus: ws, Time: time.Now()}, 0o600); err != nil {
-		fmt.Fprintf(os.Stderr, "noded-shim: write exit status: %v\n", err)
-		return 1
-	}
-	return 0
+	sum := sha256.Sum256([]byte(abs))
+	return fmt.Sprintf("@sluice-noded-supervisor/%x", sum[:16])
 }
 
-// jobCommand prepares the job's process: files opened and working
-// directory checked as the job's user, credentials, process group.
-func jobCommand(spec execSpec) (*exec.Cmd, error) {
+// supMsg is one line of the agent <-> supervisor protocol (JSON lines over
+// the Unix socket). Ops: the supervisor greets with "hello" (its pid),
+// answers "start" and "list" with "reply" (same Seq), and pushes "exit"
+// when a job's batch script ends.
+type supMsg struct {
+	Seq     uint64    `json:"seq,omitempty"`
+	Op      string    `json:"op"`
+	Job     uint32    `json:"job,omitempty"`
+	Restart int       `json:"restart,omitempty"`
+	Dir     string    `json:"dir,omitempty"`
+	Spec    *execSpec `json:"spec,omitempty"`
+	PID     int       `json:"pid,omitempty"`
+	Tick    uint64    `json:"tick,omitempty"`
+	// WaitStatus is the raw wait(2) status (-1: the job never started).
+	WaitStatus int       `json:"ws,omitempty"`
+	Time       time.Time `json:"time,omitzero"`
+	Error      string    `json:"error,omitempty"`
+	Jobs       []supJob  `json:"jobs,omitempty"`
+}
+
+// supJob is a running job as the supervisor's "list" reports it.
+type supJob struct {
+	Job     uint32 `json:"job"`
+	Restart int    `json:"restart,omitempty"`
+	PID     int    `json:"pid"`
+	Tick    uint64 `json:"tick"`
+}
+
+// supervisor is the state of `noded-shim serve`. mu serialises job starts
+// with the reaping of job leaders: a leader's process group is killed
+// before its zombie is reaped, under mu, so its pid (= pgid) cannot have
+// been reused by a job started meanwhile. Starts are serialised anyway:
+// the umask is per process.
+type supervisor struct {
+	spool string
+	pid   int
+	tick  uint64
+	umask int
+
+	mu    sync.Mutex
+	jobs  map[int]*supRun // by leader pid
+	conns map[*supConn]bool
+	idle  chan struct{}
+}
+
+// supRun is one running batch script.
+type supRun struct {
+	job     uint32
+	restart int
+	dir     string
+	cgroup  string
+	tick    uint64
+}
+
+// supConn is one agent connection; writes are serialised.
+type supConn struct {
+	c  net.Conn
+	mu sync.Mutex
+}
+
+func (sc *supConn) send(m *supMsg) {
+	data, _ := json.Marshal(m)
+	sc.mu.Lock()
+	sc.c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	sc.c.Write(append(data, '\n'))
+	sc.mu.Unlock()
+}
+
+// supervisorIdleGrace is how long a supervisor with neither jobs nor an
+// agent waits before exiting (an agent restarting reconnects sooner).
+const supervisorIdleGrace = 2 * time.Second
+
+func superviseMain(spool string) int {
+	// SIGHUP/SIGPIPE are caught, not ignored: ignored dispositions would be
+	// inherited by the jobs, handled ones are reset to default on exec.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGPIPE, syscall.SIGCHLD)
+	// Orphaned descendants of jobs are re-parented to the supervisor rather
+	// than to init, so it reaps what jobs leave behind (some inits, in
+	// containers, never do).
+	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+	self, _ := readProcStat(os.Getpid())
+	s := &supervisor{spool: spool, pid: os.Getpid(), tick: self.StartTick,
+		jobs: map[int]*supRun{}, conns: map[*supConn]bool{}, idle: make(chan struct{}, 1)}
+	s.umask = syscall.Umask(0o022)
+	syscall.Umask(s.umask)
+	ln, err := net.Listen("unix", supervisorAddr(spool))
+	if err != nil {
+		// Another supervisor serves this spool: the agent connects to it.
+		handshake(supMsg{Op: "hello", Error: fmt.Sprintf("listen: %v", err)})
+		return 1
+	}
+	handshake(supMsg{Op: "hello", PID: s.pid, Tick: s.tick})
+	go s.accept(ln)
+	go func() {
+		for sig := range sigs {
+			if sig == syscall.SIGCHLD {
+				s.reap()
+			}
+		}
+	}()
+	// Safety net for a coalesced SIGCHLD, and the idle check.
+	t := time.NewTicker(time.Second)
+	idleSince := time.Now()
+	for {
+		select {
+		case <-t.C:
+			s.reap()
+		case <-s.idle:
+		}
+		s.mu.Lock()
+		busy := len(s.jobs) > 0 || len(s.conns) > 0
+		s.mu.Unlock()
+		switch {
+		case busy:
+			idleSince = time.Now()
+		case time.Since(idleSince) >= supervisorIdleGrace:
+			ln.Close()
+			return 0
+		}
+	}
+}
+
+func (s *supervisor) wakeIdle() {
+	select {
+	case s.idle <- struct{}{}:
+	default:
+	}
+}
+
+func (s *supervisor) accept(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		if uid, ok := peerUID(c); !ok || uid != os.Geteuid() {
+			c.Close() // only the node agent's own user may drive jobs
+			continue
+		}
+		go s.serve(&supConn{c: c})
+	}
+}
+
+// peerUID returns the uid of the other end of a Unix connection.
+func peerUID(c net.Conn) (int, bool) {
+	uc, ok := c.(*net.UnixConn)
+	if !ok {
+		return 0, false
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var cred *unix.Ucred
+	var cerr error
+	raw.Control(func(fd uintptr) { cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	if cerr != nil || cred == nil {
+		return 0, false
+	}
+	return int(cred.Uid), true
+}
+
+func (s *supervisor) serve(sc *supConn) {
+	s.mu.Lock()
+	s.conns[sc] = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, sc)
+		s.mu.Unlock()
+		sc.c.Close()
+		s.wakeIdle()
+	}()
+	sc.send(&supMsg{Op: "hello", PID: s.pid, Tick: s.tick})
+	r := bufio.NewReaderSize(sc.c, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if err != nil {
+			return
+		}
+		var m supMsg
+		if json.Unmarshal(line, &m) != nil {
+			return
+		}
+		switch m.Op {
+		case "start":
+			s.start(sc, &m)
+		case "list":
+			s.mu.Lock()
+			rep := supMsg{Seq: m.Seq, Op: "reply"}
+			for pid, run := range s.jobs {
+				rep.Jobs = append(rep.Jobs, supJob{Job: run.job, Restart: run.restart, PID: pid, Tick: run.tick})
+			}
+			sc.send(&rep)
+			s.mu.Unlock()
+		}
+	}
+}
+
+// start starts one job and answers with its pid. The answer is sent under
+// mu so that it always precedes the job's exit event on the connection.
+func (s *supervisor) start(sc *supConn, m *supMsg) {
+	rep := supMsg{Seq: m.Seq, Op: "reply", Job: m.Job, Restart: m.Restart}
+	if m.Spec == nil || m.Dir == "" {
+		rep.Error = "start without a job spec"
+		sc.send(&rep)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pid, err := s.fork(*m.Spec)
+	if err != nil {
+		rep.Error = strings.TrimSpace(err.Error())
+		writeJSON(filepath.Join(m.Dir, exitFile), exitRecord{WaitStatus: -1, Time: time.Now(), Error: rep.Error}, 0o600)
+		sc.send(&rep)
+		return
+	}
+	st, _ := readProcStat(pid)
+	s.jobs[pid] = &supRun{job: m.Job, restart: m.Restart, dir: m.Dir, cgroup: m.Spec.Cgroup, tick: st.StartTick}
+	rep.PID, rep.Tick = pid, st.StartTick
+	sc.send(&rep)
+}
+
+// fork starts the job's process: files opened and the working directory
+// checked as the job's user (as slurmstepd does), credentials and a new
+// process group applied in the child, inside the job's cgroup when there
+// is one. The caller holds mu.
+func (s *supervisor) fork(spec execSpec) (int, error) {
 	if len(spec.Argv) == 0 {
-		return nil, fmt.Errorf("empty command")
+		return 0, fmt.Errorf("empty command")
 	}
 	if spec.Umask >= 0 {
 		syscall.Umask(spec.Umask)
+		defer syscall.Umask(s.umask)
 	}
 	var in, out, errf *os.File
 	dir := spec.Dir
-	var chdirErr error
+	var dirErr error
 	err := asUser(spec, func() error {
 		var err error
 		if in, out, errf, err = openJobFiles(spec); err != nil {
 			return err
 		}
-		// Slurm runs the job in /tmp when the working directory is not
-		// usable by the user. Chdir is harmless in the shim: it uses
-		// absolute paths only.
-		if chdirErr = syscall.Chdir(dir); chdirErr != nil {
-			dir = "/tmp"
-		}
+		// Resolving DIR/. needs search permission on DIR, what chdir
+		// needs; the supervisor itself never changes directory (its
+		// working directory is shared by every job start).
+		_, dirErr = os.Stat(filepath.Join(dir, "."))
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	if chdirErr != nil {
-		fmt.Fprintf(errf, "slurmstepd: error: couldn't chdir to `%s': %v: going to /tmp instead\n", spec.Dir, chdirErr)
-	}
-	path, err := lookPath(spec.Argv[0], envMap(spec.Env)["PATH"])
-	if err != nil {
+	defer func() {
 		in.Close()
 		out.Close()
 		errf.Close()
-		return nil, fmt.Errorf("execve(): %s: %v", spec.Argv[0], err)
+	}()
+	if dirErr != nil {
+		// Slurm runs the job in /tmp when the working directory is not
+		// usable by the user.
+		fmt.Fprintf(errf, "slurmstepd: error: couldn't chdir to `%s': %v: going to /tmp instead\n", spec.Dir, unwrapPathErr(dirErr))
+		dir = "/tmp"
 	}
-	cmd := &exec.Cmd{Path: path, Args: spec.Argv, Env: spec.Env, Dir: dir, Stdin: in, Stdout: out, Stderr: errf}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if spec.Setuid {
-		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: spec.UID, Gid: spec.GID, Groups: spec.Groups}
-	}
-	return cmd, nil
-}
-
-// startJob starts cmd, inside the job's cgroup when there is one: created
-// there directly (clone3 CLONE_INTO_CGROUP) where the kernel allows it,
-// else moved in right after the fork.
-func startJob(cmd *exec.Cmd, spec execSpec) error {
-	if spec.Cgroup == "" {
-		return wrapStart(cmd.Start(), cmd)
-	}
-	cg, err := os.Open(spec.Cgroup)
+	path, err := lookPath(spec.Argv[0], envMap(spec.Env)["PATH"])
 	if err != nil {
-		return fmt.Errorf("open cgroup %s: %w", spec.Cgroup, err)
+		return 0, fmt.Errorf("execve(): %s: %v", spec.Argv[0], err)
 	}
-	defer cg.Close()
-	attr := *cmd.SysProcAttr
-	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.Fd())
-	if err := cmd.Start(); err == nil {
-		return nil
+	sys := &syscall.SysProcAttr{Setpgid: true}
+	if spec.Setuid {
+		sys.Credential = &syscall.Credential{Uid: spec.UID, Gid: spec.GID, Groups: spec.Groups}
 	}
-	retry := &exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: &attr}
-	*cmd = *retry
-	if err := cmd.Start(); err != nil {
-		return wrapStart(err, cmd)
+	attr := &syscall.ProcAttr{Dir: dir, Env: spec.Env, Files: []uintptr{in.Fd(), out.Fd(), errf.Fd()}, Sys: sys}
+	if spec.Cgroup != "" {
+		if cg, err := os.Open(spec.Cgroup); err == nil {
+			withCg := *sys
+			withCg.UseCgroupFD, withCg.CgroupFD = true, int(cg.Fd())
+			cgAttr := *attr
+			cgAttr.Sys = &withCg
+			pid, err := syscall.ForkExec(path, spec.Argv, &cgAttr)
+			cg.Close()
+			if err == nil {
+				return pid, nil
+			}
+		}
 	}
-	os.WriteFile(filepath.Join(spec.Cgroup, "cgroup.procs"), []byte(strconv.Itoa(cmd.Process.Pid)), 0)
-	return nil
+	pid, err := syscall.ForkExec(path, spec.Argv, attr)
+	if err != nil {
+		return 0, fmt.Errorf("execve(): %s: %v", path, err)
+	}
+	if spec.Cgroup != "" {
+		// clone3 into the cgroup was refused (old kernel): move it now.
+		os.WriteFile(filepath.Join(spec.Cgroup, "cgroup.procs"), []byte(itoa(pid)), 0)
+	}
+	return pid, nil
 }
 
-func wrapStart(err error, cmd *exec.Cmd) error {
-	if err == nil {
-		return nil
+// reap collects every exited child. A job leader's end is final for the
+// job: what the batch script left behind is killed first (its process
+// group and cgroup, as Slurm's proctrack does when the batch step
+// completes), then the status is recorded in the job's spool directory and
+// pushed to the connected agent.
+func (s *supervisor) reap() {
+	for {
+		s.mu.Lock()
+		var info siginfo
+		if err := waitidPeek(&info); err != nil || info.pid == 0 {
+			s.mu.Unlock()
+			return
+		}
+		pid := int(info.pid)
+		run := s.jobs[pid]
+		if run != nil {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			if run.cgroup != "" {
+				cgroupKill(run.cgroup)
+			}
+			delete(s.jobs, pid)
+		}
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		s.mu.Unlock()
+		if run == nil {
+			continue // an orphan the supervisor adopted as subreaper
+		}
+		ex := exitRecord{WaitStatus: int(ws), Time: time.Now()}
+		if err := writeJSON(filepath.Join(run.dir, exitFile), ex, 0o600); err != nil {
+			fmt.Fprintf(os.Stderr, "noded-shim: job %d: write exit status: %v\n", run.job, err)
+		}
+		ev := &supMsg{Op: "exit", Job: run.job, Restart: run.restart, PID: pid, WaitStatus: ex.WaitStatus, Time: ex.Time}
+		s.mu.Lock()
+		conns := make([]*supConn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			c.send(ev)
+		}
+		s.wakeIdle()
 	}
-	return fmt.Errorf("execve(): %s: %v", cmd.Path, unwrapPathErr(err))
+}
+
+// siginfo is the part of siginfo_t that waitid fills for a child.
+type siginfo struct {
+	signo, errno, code, _ int32
+	pid, uid, status      int32
+	_                     [100]byte
+}
+
+// waitidPeek finds an exited child without reaping it (waitid WNOHANG
+// WNOWAIT): its pid stays reserved until Wait4.
+func waitidPeek(info *siginfo) error {
+	const pAll = 0
+	_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pAll, 0, uintptr(unsafe.Pointer(info)),
+		syscall.WEXITED|syscall.WNOHANG|unix.WNOWAIT, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 // prSetChildSubreaper is PR_SET_CHILD_SUBREAPER from <linux/prctl.h>.
 const prSetChildSubreaper = 36
 
-// reapOrphans collects the job's leftover processes (already sent SIGKILL)
-// for at most d; a process that escaped the job's process group and cgroup
-// is left to run.
-func reapOrphans(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-		switch {
-		case err == syscall.ECHILD:
-			return
-		case err != nil || pid == 0:
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-}
-
-func waitStatus(cmd *exec.Cmd) int {
-	if cmd.ProcessState == nil {
-		return -1
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		return int(ws)
-	}
-	return -1
-}
-
-// handshake writes the pids as one JSON line to the agent, then points
-// stdout at /dev/null: the agent may be gone later and a write to a closed
-// pipe must not kill the shim.
-func handshake(p shimPids) {
-	data, _ := json.Marshal(p)
+// handshake writes the greeting as one JSON line to the agent that started
+// the supervisor, then points stdout at /dev/null: that agent may be gone
+// later and a write to a closed pipe must not hurt the supervisor.
+func handshake(m supMsg) {
+	data, _ := json.Marshal(m)
 	os.Stdout.Write(append(data, '\n'))
 	if null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0); err == nil {
 		syscall.Dup3(int(null.Fd()), 1, 0)
 		null.Close()
 	}
-}
-
-// shimFail records a job that could not be started.
-func shimFail(dir string, ws int, msg string) int {
-	msg = strings.TrimSpace(msg)
-	fmt.Fprintf(os.Stderr, "noded-shim: %s\n", msg)
-	writeJSON(filepath.Join(dir, exitFile), exitRecord{WaitStatus: ws, Time: time.Now(), Error: msg}, 0o600)
-	handshake(shimPids{ShimPID: os.Getpid(), Error: msg})
-	return 1
 }
 
 func unwrapPathErr(err error) error {
@@ -226,8 +439,8 @@ func unwrapPathErr(err error) error {
 // asUser runs fn on a dedicated OS thread whose file-system identity
 // (fsuid, fsgid, supplementary groups) is the job's user, so files are
 // opened with the user's permissions and created with the user's
-// ownership, without changing the identity of the shim itself. The thread
-// is never unlocked, so the runtime discards it afterwards.
+// ownership, without changing the identity of the supervisor itself. The
+// thread is never unlocked, so the runtime discards it afterwards.
 func asUser(spec execSpec, fn func() error) error {
 	if !spec.Setuid {
 		return fn()

@@ -30,6 +30,9 @@ type jobRecord struct {
 	// ShimPID/ShimTick and PID/PIDTick identify the supervisor and the
 	// job's leader (whose pid is also the process group id) together with
 	// their /proc start times, so a reused pid is never mistaken for them.
+	// Resident is set when ShimPID is the node's resident supervisor
+	// (serving every job), not a per-job shim of an older agent.
+	Resident bool   `json:"resident,omitempty"`
 	ShimPID  int    `json:"shim_pid,omitempty"`
 	ShimTick uint64 `json:"shim_tick,omitempty"`
 	PID      int    `json:"pid,omitempty"`
@@ -115,7 +118,7 @@ type exitRecord struct {
 // node has no running jobs left to re-attach to, and the controller ends
 // them as NODE_FAIL).
 func writeJSON(path string, v any, perm os.FileMode) error {
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
