@@ -18,6 +18,11 @@ type Env struct {
 	Stderr io.Writer
 	// Getenv reads an environment variable (os.Getenv in production).
 	Getenv func(string) string
+	// LookupEnv reads a variable and says whether it is set at all
+	// (os.LookupEnv in production): sbatch's flag variables such as
+	// SBATCH_REQUEUE are enabled by an empty value. Nil falls back to
+	// Getenv, an empty value counting as unset.
+	LookupEnv func(string) (string, bool)
 	// UID and GID are the invoking user's ids.
 	UID, GID int
 	// Cwd is the working directory the command was started in.
@@ -32,8 +37,22 @@ func OSEnv() *Env {
 	cwd, _ := os.Getwd()
 	return &Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Getenv: os.Getenv, UID: os.Getuid(), GID: os.Getgid(), Cwd: cwd,
+		Getenv: os.Getenv, LookupEnv: os.LookupEnv, UID: os.Getuid(), GID: os.Getgid(), Cwd: cwd,
 		IsTerminal: isTerminal(os.Stdin),
+	}
+}
+
+// lookupEnv is env.LookupEnv, or Getenv where the Env has none.
+func (env *Env) lookupEnv() func(string) (string, bool) {
+	if env.LookupEnv != nil {
+		return env.LookupEnv
+	}
+	if env.Getenv == nil {
+		return nil
+	}
+	return func(k string) (string, bool) {
+		v := env.Getenv(k)
+		return v, v != ""
 	}
 }
 

@@ -30,7 +30,7 @@ Common options: -J NAME -p PART -A ACCOUNT -q QOS -t TIME -N NODES -n TASKS
 `
 
 func runSbatch(ctx context.Context, env *Env, args []string) int {
-	req, err := ParseSbatch(args, func(name string) (string, error) { return loadScript(env, name) })
+	req, err := ParseSbatchEnv(args, env.lookupEnv(), func(name string) (string, error) { return loadScript(env, name) })
 	if err != nil {
 		return Errorf(env, "sbatch", "%v", err)
 	}

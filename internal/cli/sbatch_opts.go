@@ -47,6 +47,14 @@ const sbatchWrapHeader = "#!/bin/sh\n# This script was created by sbatch --wrap.
 // directives. load returns a script's text by name ("" = standard input);
 // it is not called for --wrap, --help, --usage or --version.
 func ParseSbatch(args []string, load func(name string) (string, error)) (*SbatchRequest, error) {
+	return ParseSbatchEnv(args, nil, load)
+}
+
+// ParseSbatchEnv is ParseSbatch with sbatch's input environment variables
+// (SBATCH_ACCOUNT, SBATCH_TIMELIMIT, ...; see sbatchEnvOptions) read through
+// lookup (nil reads none). Slurm's precedence: the command line overrides
+// the environment, which overrides the script's #SBATCH directives.
+func ParseSbatchEnv(args []string, lookup func(string) (string, bool), load func(name string) (string, error)) (*SbatchRequest, error) {
 	first, rest, err := parseSbatchArgs(&SbatchRequest{}, args)
 	if err != nil {
 		return nil, err
@@ -54,26 +62,24 @@ func ParseSbatch(args []string, load func(name string) (string, error)) (*Sbatch
 	if first.Help || first.Usage || first.Version {
 		return first, nil
 	}
-	req := &SbatchRequest{}
 	script, name, err := sbatchScript(first, rest, load)
 	if err != nil {
 		return nil, err
 	}
+	var dirs []Directive
 	if first.Spec.Wrap == "" {
-		dirs, err := SbatchDirectives(script)
-		if err != nil {
+		if dirs, err = SbatchDirectives(script); err != nil {
 			return nil, err
 		}
-		for _, d := range dirs {
-			if _, extra, err := parseSbatchArgs(req, d.Args); err != nil {
-				return nil, fmt.Errorf("line %d: %w", d.Line, err)
-			} else if len(extra) > 0 {
-				return nil, fmt.Errorf("line %d: invalid directive argument %q", d.Line, extra[0])
-			}
-		}
 	}
-	if _, _, err := parseSbatchArgs(req, args); err != nil {
-		return nil, err
+	envArgs := SbatchEnvArgs(lookup)
+	req := first
+	// Without directives or environment the first pass is the answer;
+	// otherwise the layers are applied again, lowest precedence first.
+	if len(dirs) > 0 || len(envArgs) > 0 {
+		if req, err = sbatchLayers(dirs, envArgs, args); err != nil {
+			return nil, err
+		}
 	}
 	req.Spec.Script = script
 	if first.Spec.Wrap == "" {
@@ -84,6 +90,28 @@ func ParseSbatch(args []string, load func(name string) (string, error)) (*Sbatch
 	}
 	if req.Spec.Name == "" {
 		req.Spec.Name = defaultJobName(req.Spec.Wrap, name)
+	}
+	return req, nil
+}
+
+// sbatchLayers applies the directives, then the environment's options,
+// then the command line to a fresh request: a later layer's value wins.
+func sbatchLayers(dirs []Directive, envArgs []EnvArg, args []string) (*SbatchRequest, error) {
+	req := &SbatchRequest{}
+	for _, d := range dirs {
+		if _, extra, err := parseSbatchArgs(req, d.Args); err != nil {
+			return nil, fmt.Errorf("line %d: %w", d.Line, err)
+		} else if len(extra) > 0 {
+			return nil, fmt.Errorf("line %d: invalid directive argument %q", d.Line, extra[0])
+		}
+	}
+	for _, e := range envArgs {
+		if _, _, err := parseSbatchArgs(req, []string{e.Arg}); err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Var, err)
+		}
+	}
+	if _, _, err := parseSbatchArgs(req, args); err != nil {
+		return nil, err
 	}
 	return req, nil
 }
@@ -353,7 +381,7 @@ func defineJobOptions(f sbatchFlags, s *api.JobSpec) {
 		{"ignore-pbs", "", "true"}, {"sockets-per-node", "", ""}, {"cores-per-socket", "", ""},
 		{"threads-per-core", "", ""}, {"ntasks-per-core", "", ""}, {"ntasks-per-socket", "", ""},
 		{"ntasks-per-gpu", "", ""}, {"extra-node-info", "B", ""}, {"gres-flags", "", ""},
-		{"mem-bind", "", ""}, {"segment", "", ""}, {"resv-ports", "", "0"},
+		{"mem-bind", "", ""}, {"segment", "", ""}, {"resv-ports", "", "0"}, {"wait-all-nodes", "", ""},
 	} {
 		f.ignored(o.long, o.short, o.noOpt)
 	}
@@ -559,4 +587,151 @@ func ParseTimeLimit(v string) (int64, error) {
 		m = nums[0]
 	}
 	return days*86400 + h*3600 + m*60 + s, nil
+}
+
+// envOption maps one of sbatch's input environment variables to the
+// option it stands for (man sbatch, INPUT ENVIRONMENT VARIABLES).
+type envOption struct {
+	// Vars are the variable names, the first one found wins
+	// (SBATCH_CLUSTERS before SLURM_CLUSTERS).
+	Vars []string
+	// Long is the option's long name.
+	Long string
+	// Kind says how the value is read.
+	Kind envKind
+}
+
+type envKind int
+
+const (
+	// envValue passes the value as the option's argument; an empty value
+	// sets nothing.
+	envValue envKind = iota
+	// envFlag is an option without argument: set by an empty value,
+	// "yes" or a non-zero number; any other value leaves it unset.
+	envFlag
+	// envOptional is an option whose argument is optional (--exclusive,
+	// --no-kill, --get-user-env): an empty value or "yes" gives the bare
+	// option, anything else is the argument.
+	envOptional
+	// envZeroOne is SBATCH_DEBUG: 1 enables, 0 disables (leaves unset).
+	envZeroOne
+)
+
+// sbatchEnvOptions lists the input environment variables sbatch reads, in
+// the man page's order.
+var sbatchEnvOptions = []envOption{
+	{[]string{"SBATCH_ACCOUNT"}, "account", envValue},
+	{[]string{"SBATCH_ACCTG_FREQ"}, "acctg-freq", envValue},
+	{[]string{"SBATCH_ARRAY_INX"}, "array", envValue},
+	{[]string{"SBATCH_BATCH"}, "batch", envValue},
+	{[]string{"SBATCH_CLUSTERS", "SLURM_CLUSTERS"}, "clusters", envValue},
+	{[]string{"SBATCH_CONSTRAINT"}, "constraint", envValue},
+	{[]string{"SBATCH_CONTAINER"}, "container", envValue},
+	{[]string{"SBATCH_CORE_SPEC"}, "core-spec", envValue},
+	{[]string{"SBATCH_CPUS_PER_GPU"}, "cpus-per-gpu", envValue},
+	{[]string{"SBATCH_DEBUG"}, "verbose", envZeroOne},
+	{[]string{"SBATCH_DELAY_BOOT"}, "delay-boot", envValue},
+	{[]string{"SBATCH_DISTRIBUTION"}, "distribution", envValue},
+	{[]string{"SBATCH_ERROR"}, "error", envValue},
+	{[]string{"SBATCH_EXCLUSIVE"}, "exclusive", envOptional},
+	{[]string{"SBATCH_EXPORT"}, "export", envValue},
+	{[]string{"SBATCH_GET_USER_ENV"}, "get-user-env", envOptional},
+	{[]string{"SBATCH_GPU_BIND"}, "gpu-bind", envValue},
+	{[]string{"SBATCH_GPU_FREQ"}, "gpu-freq", envValue},
+	{[]string{"SBATCH_GPUS"}, "gpus", envValue},
+	{[]string{"SBATCH_GPUS_PER_NODE"}, "gpus-per-node", envValue},
+	{[]string{"SBATCH_GPUS_PER_TASK"}, "gpus-per-task", envValue},
+	{[]string{"SBATCH_GRES"}, "gres", envValue},
+	{[]string{"SBATCH_GRES_FLAGS"}, "gres-flags", envValue},
+	{[]string{"SBATCH_HINT", "SLURM_HINT"}, "hint", envValue},
+	{[]string{"SBATCH_IGNORE_PBS"}, "ignore-pbs", envFlag},
+	{[]string{"SBATCH_INPUT"}, "input", envValue},
+	{[]string{"SBATCH_JOB_NAME"}, "job-name", envValue},
+	{[]string{"SBATCH_MEM_BIND"}, "mem-bind", envValue},
+	{[]string{"SBATCH_MEM_PER_CPU"}, "mem-per-cpu", envValue},
+	{[]string{"SBATCH_MEM_PER_GPU"}, "mem-per-gpu", envValue},
+	{[]string{"SBATCH_MEM_PER_NODE"}, "mem", envValue},
+	{[]string{"SBATCH_NETWORK"}, "network", envValue},
+	{[]string{"SBATCH_NO_KILL"}, "no-kill", envOptional},
+	{[]string{"SBATCH_NO_REQUEUE"}, "no-requeue", envFlag},
+	{[]string{"SBATCH_OPEN_MODE"}, "open-mode", envValue},
+	{[]string{"SBATCH_OUTPUT"}, "output", envValue},
+	{[]string{"SBATCH_OVERCOMMIT"}, "overcommit", envFlag},
+	{[]string{"SBATCH_PARTITION"}, "partition", envValue},
+	{[]string{"SBATCH_POWER"}, "power", envValue},
+	{[]string{"SBATCH_PROFILE"}, "profile", envValue},
+	{[]string{"SBATCH_QOS"}, "qos", envValue},
+	{[]string{"SBATCH_REQ_SWITCH"}, "switches", envValue},
+	{[]string{"SBATCH_REQUEUE"}, "requeue", envFlag},
+	{[]string{"SBATCH_RESERVATION"}, "reservation", envValue},
+	{[]string{"SBATCH_SIGNAL"}, "signal", envValue},
+	{[]string{"SBATCH_SPREAD_JOB"}, "spread-job", envFlag},
+	{[]string{"SBATCH_THREAD_SPEC"}, "thread-spec", envValue},
+	{[]string{"SBATCH_THREADS_PER_CORE"}, "threads-per-core", envValue},
+	{[]string{"SBATCH_TIMELIMIT"}, "time", envValue},
+	{[]string{"SBATCH_USE_MIN_NODES"}, "use-min-nodes", envFlag},
+	{[]string{"SBATCH_WAIT"}, "wait", envFlag},
+	{[]string{"SBATCH_WAIT_ALL_NODES"}, "wait-all-nodes", envValue},
+	{[]string{"SBATCH_WCKEY"}, "wckey", envValue},
+}
+
+// EnvArg is one option taken from the environment: the variable it came
+// from (for error messages) and the option as a command-line argument.
+type EnvArg struct {
+	Var string
+	Arg string
+}
+
+// SbatchEnvArgs turns the input environment variables that lookup finds
+// into sbatch options, ready to be parsed between the script's directives
+// and the command line. lookup nil reads nothing.
+func SbatchEnvArgs(lookup func(string) (string, bool)) []EnvArg {
+	if lookup == nil {
+		return nil
+	}
+	var out []EnvArg
+	for _, o := range sbatchEnvOptions {
+		for _, name := range o.Vars {
+			v, ok := lookup(name)
+			if !ok {
+				continue
+			}
+			if arg, set := o.arg(v); set {
+				out = append(out, EnvArg{Var: name, Arg: arg})
+			}
+			break
+		}
+	}
+	return out
+}
+
+// arg is the option for value v, and whether v sets it at all.
+func (o envOption) arg(v string) (string, bool) {
+	switch o.Kind {
+	case envFlag:
+		return "--" + o.Long, envEnables(v)
+	case envOptional:
+		if t := strings.TrimSpace(v); t == "" || strings.EqualFold(t, "yes") {
+			return "--" + o.Long, true
+		}
+		return "--" + o.Long + "=" + v, true
+	case envZeroOne:
+		return "--" + o.Long, strings.TrimSpace(v) == "1"
+	}
+	if v == "" {
+		return "", false
+	}
+	return "--" + o.Long + "=" + v, true
+}
+
+// envEnables reads a flag option's variable as Slurm does: empty, "yes"
+// or a non-zero number enable it.
+func envEnables(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "" || strings.EqualFold(v, "yes") {
+		return true
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	return err == nil && n != 0
 }

@@ -165,3 +165,125 @@ func FuzzParseSbatch(f *testing.F) {
 		_, _ = SbatchDirectives(script)
 	})
 }
+
+// environ is a fake environment for sbatch's input variables.
+type environ map[string]string
+
+func (e environ) lookup(k string) (string, bool) { v, ok := e[k]; return v, ok }
+
+func TestSbatchInputEnvironment(t *testing.T) {
+	job := scripts{
+		"job.sh": "#!/bin/sh\nhostname\n",
+		"dir.sh": "#!/bin/sh\n#SBATCH -p fromscript -A scriptacct -t 10 --requeue\n#SBATCH --exclusive=user\nhostname\n",
+	}
+	cases := []struct {
+		name string
+		env  environ
+		args []string
+		want api.JobSpec
+	}{
+		{"value variables set the options",
+			environ{"SBATCH_ACCOUNT": "ml", "SBATCH_PARTITION": "gpu,cpu", "SBATCH_QOS": "high", "SBATCH_TIMELIMIT": "1-0",
+				"SBATCH_JOB_NAME": "train", "SBATCH_GRES": "gpu:2", "SBATCH_GPUS": "4", "SBATCH_GPUS_PER_NODE": "2",
+				"SBATCH_MEM_PER_NODE": "4G", "SBATCH_OUTPUT": "o-%j", "SBATCH_ERROR": "e-%j", "SBATCH_EXPORT": "NONE",
+				"SBATCH_ARRAY_INX": "1-3", "SBATCH_CONSTRAINT": "a100", "SBATCH_RESERVATION": "maint", "SBATCH_WCKEY": "w"},
+			[]string{"job.sh"},
+			api.JobSpec{Name: "train", Account: "ml", Partitions: []string{"gpu", "cpu"}, QOS: "high", TimeLimitSec: 86400,
+				Gres: "gpu:2", GPUs: "4", GPUsPerNode: "2", MemPerNodeMB: 4096, MemPerNodeSet: true, Output: "o-%j",
+				Error: "e-%j", Export: "NONE", Array: "1-3", Constraint: "a100", Reservation: "maint", WCKey: "w"}},
+		{"command line overrides the environment",
+			environ{"SBATCH_ACCOUNT": "envacct", "SBATCH_PARTITION": "envpart", "SBATCH_TIMELIMIT": "5"},
+			[]string{"-A", "cliacct", "-t", "30", "job.sh"},
+			api.JobSpec{Name: "job.sh", Account: "cliacct", Partitions: []string{"envpart"}, TimeLimitSec: 1800}},
+		{"environment overrides #SBATCH directives",
+			environ{"SBATCH_PARTITION": "envpart", "SBATCH_NO_REQUEUE": "", "SBATCH_EXCLUSIVE": ""},
+			[]string{"dir.sh"},
+			api.JobSpec{Name: "dir.sh", Partitions: []string{"envpart"}, Account: "scriptacct", TimeLimitSec: 600,
+				Requeue: boolp(false), Exclusive: "node"}},
+		{"all three layers: command line > environment > directive",
+			environ{"SBATCH_ACCOUNT": "envacct", "SBATCH_TIMELIMIT": "20"},
+			[]string{"-t", "40", "dir.sh"},
+			api.JobSpec{Name: "dir.sh", Partitions: []string{"fromscript"}, Account: "envacct", TimeLimitSec: 2400,
+				Requeue: boolp(true), Exclusive: "user"}},
+		{"flag variables: empty, yes and non-zero numbers enable",
+			environ{"SBATCH_REQUEUE": "yes", "SBATCH_EXCLUSIVE": "user"},
+			[]string{"job.sh"},
+			api.JobSpec{Name: "job.sh", Requeue: boolp(true), Exclusive: "user"}},
+		{"flag variables: other values leave the option unset",
+			environ{"SBATCH_REQUEUE": "no", "SBATCH_NO_REQUEUE": "0"},
+			[]string{"job.sh"},
+			api.JobSpec{Name: "job.sh"}},
+		{"empty value variables set nothing",
+			environ{"SBATCH_ACCOUNT": "", "SBATCH_JOB_NAME": ""},
+			[]string{"job.sh"},
+			api.JobSpec{Name: "job.sh"}},
+		{"SBATCH_JOB_NAME names a --wrap job",
+			environ{"SBATCH_JOB_NAME": "named"},
+			[]string{"--wrap", "true"},
+			api.JobSpec{Name: "named", Wrap: "true"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := ParseSbatchEnv(c.args, c.env.lookup, job.load)
+			if err != nil {
+				t.Fatalf("ParseSbatchEnv: %v", err)
+			}
+			got := r.Spec
+			got.Script, got.ScriptName = "", ""
+			if diff := cmp.Diff(c.want, got); diff != "" {
+				t.Errorf("spec mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSbatchInputEnvironmentClientOptions(t *testing.T) {
+	cases := []struct {
+		name     string
+		env      environ
+		args     []string
+		wait     bool
+		verbose  int
+		clusters string
+	}{
+		{"SBATCH_WAIT=1 waits", environ{"SBATCH_WAIT": "1"}, nil, true, 0, ""},
+		{"SBATCH_DEBUG=1 is -v, 0 is not", environ{"SBATCH_DEBUG": "1"}, []string{"-v"}, false, 2, ""},
+		{"SBATCH_DEBUG=0", environ{"SBATCH_DEBUG": "0"}, nil, false, 0, ""},
+		{"SBATCH_CLUSTERS before SLURM_CLUSTERS", environ{"SBATCH_CLUSTERS": "a", "SLURM_CLUSTERS": "b"}, nil, false, 0, "a"},
+		{"SLURM_CLUSTERS alone", environ{"SLURM_CLUSTERS": "b"}, nil, false, 0, "b"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := ParseSbatchEnv(append(c.args, "--wrap", "true"), c.env.lookup, scripts{}.load)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Wait != c.wait || r.Verbose != c.verbose || r.Clusters != c.clusters {
+				t.Errorf("wait=%v verbose=%d clusters=%q; want %v %d %q", r.Wait, r.Verbose, r.Clusters, c.wait, c.verbose, c.clusters)
+			}
+		})
+	}
+}
+
+func TestSbatchInputEnvironmentErrors(t *testing.T) {
+	for _, c := range []struct {
+		env       environ
+		variable  string
+		complaint string
+	}{
+		{environ{"SBATCH_TIMELIMIT": "1:2:3:4"}, "SBATCH_TIMELIMIT: ", "Invalid --time specification"},
+		{environ{"SBATCH_MEM_PER_NODE": "lots"}, "SBATCH_MEM_PER_NODE: ", "invalid --mem specification"},
+		{environ{"SBATCH_EXCLUSIVE": "maybe"}, "SBATCH_EXCLUSIVE: ", "invalid exclusive option"},
+	} {
+		_, err := ParseSbatchEnv([]string{"--wrap", "true"}, c.env.lookup, scripts{}.load)
+		if err == nil || !strings.HasPrefix(err.Error(), c.variable) || !strings.Contains(err.Error(), c.complaint) {
+			t.Errorf("env %v: error %v, want %q naming the variable and %q", c.env, err, c.variable, c.complaint)
+		}
+	}
+	// Every listed variable maps to an option the parser knows.
+	for _, o := range sbatchEnvOptions {
+		if newSbatchFlagSet(&SbatchRequest{}).Lookup(o.Long) == nil {
+			t.Errorf("%s maps to unknown option --%s", o.Vars[0], o.Long)
+		}
+	}
+}
