@@ -116,12 +116,14 @@ type StepNodeIO struct {
 type AgentStepLaunch struct {
 	// Job carries the job's identity and context (user, ids, partition,
 	// node list, ...); its Script and Environment are empty.
-	Job    LaunchRequest `json:"job"`
-	StepID int           `json:"step_id"`
-	Name   string        `json:"name,omitempty"`
-	Argv   []string      `json:"argv"`
-	Cwd    string        `json:"cwd,omitempty"`
-	Env    []string      `json:"env,omitempty"`
+	Job LaunchRequest `json:"job"`
+	// Node is the node this part is for (an agent refuses another's).
+	Node   string   `json:"node"`
+	StepID int      `json:"step_id"`
+	Name   string   `json:"name,omitempty"`
+	Argv   []string `json:"argv"`
+	Cwd    string   `json:"cwd,omitempty"`
+	Env    []string `json:"env,omitempty"`
 	// NodeID is this node's index in the step (SLURM_NODEID).
 	NodeID int `json:"node_id"`
 	// Tasks are the global task ids run here (SLURM_PROCID).

@@ -2,13 +2,17 @@ package ctld
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
 	"github.com/sluice-hpc/sluice/internal/sched"
 )
 
@@ -190,5 +194,531 @@ func (ls *loopState) stepOp(w Who, req api.StepRequest, next int) (stepRec, erro
 }
 
 // registerStepRoutes adds the endpoints that run job steps on the allocated
-// nodes (srun inside an allocation, as Slurm's step launch through slurmd).
-func (c *Controller) registerStepRoutes(mux *http.ServeMux) {}
+// nodes (srun inside an allocation, as Slurm's step launch through slurmd):
+// the controller checks the caller may use the job, picks the nodes and
+// tasks, has each node's agent prepare its part, and answers srun with
+// where to connect and a credential for each node.
+func (c *Controller) registerStepRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST "+api.PathStepLaunch, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		var req api.StepLaunchRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return c.launchStep(ctx, w, req)
+	}))
+	c.recoverSteps()
+}
+
+// stepAttachTimeout is how long agents wait for srun's I/O connection.
+const stepAttachTimeout = 60 * time.Second
+
+// stepWatchInterval is how often a running step's job is checked: a step
+// ends with its job (scancel, time limit, requeue) and stops while the job
+// is suspended, as Slurm's steps do.
+const stepWatchInterval = 250 * time.Millisecond
+
+// stepPlan is a step about to be launched: its record and each node's part.
+type stepPlan struct {
+	rec      stepRec
+	parts    []api.AgentStepLaunch
+	addrs    []string
+	warnings []string
+}
+
+// launchStep creates a step of a running job and has its nodes' agents
+// prepare the tasks; it returns what srun needs to connect to them.
+func (c *Controller) launchStep(ctx context.Context, w Who, req api.StepLaunchRequest) (api.StepLaunchResponse, error) {
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return api.StepLaunchResponse{}, &apiErr{status: http.StatusBadRequest, msg: "No command given to execute."}
+	}
+	next, err := c.nextStepID(ctx, req.JobID)
+	if err != nil {
+		return api.StepLaunchResponse{}, err
+	}
+	res, err := c.do(ctx, func(ls *loopState) (any, error) { return ls.planStep(w, req, next) })
+	if err != nil {
+		return api.StepLaunchResponse{}, err
+	}
+	plan := res.(*stepPlan)
+	if err := c.saveStep(ctx, &plan.rec); err != nil {
+		return api.StepLaunchResponse{}, err
+	}
+	if err := c.prepareStepParts(plan); err != nil {
+		c.finishStep(plan.rec.JobID, plan.rec.StepID, api.StateFailed, "1:0")
+		return api.StepLaunchResponse{}, &apiErr{status: http.StatusBadGateway, msg: err.Error()}
+	}
+	out := api.StepLaunchResponse{JobID: plan.rec.JobID, StepID: plan.rec.StepID, NodeList: plan.rec.NodeList,
+		NTasks: plan.rec.NTasks, Warnings: plan.warnings}
+	now := c.now()
+	names := make([]string, len(plan.parts))
+	for i, p := range plan.parts {
+		out.Nodes = append(out.Nodes, api.StepNodeIO{Node: p.Node, NodeID: p.NodeID, Tasks: p.Tasks, URL: plan.addrs[i],
+			Credential: api.SignStepIO(c.clusterKey, plan.rec.JobID, plan.rec.StepID, now)})
+		names[i] = p.Node
+	}
+	go c.followStep(plan.rec.JobID, plan.rec.StepID, names)
+	return out, nil
+}
+
+// nextStepID numbers the job's next step from the stored steps (they
+// survive restarts); the loop also checks the ones in memory.
+func (c *Controller) nextStepID(ctx context.Context, job uint32) (int, error) {
+	steps, err := c.loadSteps(ctx)
+	if err != nil {
+		return 0, err
+	}
+	next := 0
+	for _, s := range steps {
+		if s.JobID == job && s.StepID >= next {
+			next = s.StepID + 1
+		}
+	}
+	return next, nil
+}
+
+// planStep checks the request against the job and lays the tasks out on
+// its nodes: -N nodes (default all, or fewer when fewer tasks), -n tasks
+// (default the job's, at least one per node), block distribution
+// (consecutive task ids fill a node before the next), as srun(1) does.
+func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*stepPlan, error) {
+	j := ls.st.Job(sched.JobID(req.JobID))
+	if j == nil {
+		return nil, notFound()
+	}
+	if !ls.mayModify(w, j) {
+		return nil, denied()
+	}
+	switch j.State.Base() {
+	case sched.JobRunning:
+	case sched.JobPending:
+		return nil, &apiErr{status: http.StatusConflict, msg: "Job is pending execution"}
+	case sched.JobSuspended:
+		return nil, &apiErr{status: http.StatusConflict, msg: "Requested operation is presently disabled"}
+	default:
+		return nil, &apiErr{status: http.StatusConflict, msg: "Job/step already completing or completed"}
+	}
+	alloc := j.Alloc.Nodes
+	nnodes, ntasks, warns, err := stepShape(len(alloc), int(j.Req.NTasks), req.NNodes, req.NTasks)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range ls.ext.steps[j.ID] {
+		next = max(next, s.StepID+1)
+	}
+	plan := &stepPlan{warnings: warns}
+	counts := blockCounts(ntasks, nnodes)
+	kw := int64(ls.c.cfg.KillWait / time.Second)
+	jobCtx := ls.launchRequest(j)
+	jobCtx.Script, jobCtx.Args, jobCtx.Environment, jobCtx.StdOut, jobCtx.StdErr, jobCtx.StdIn = "", nil, nil, "", "", ""
+	stepNodes := alloc[:nnodes]
+	nodeList := compressNodes(ls.st.Cluster, stepNodes)
+	task := 0
+	for slot, idx := range stepNodes {
+		n := &ls.st.Cluster.Nodes[idx]
+		rt := ls.nodes[idx]
+		if !rt.registered || rt.info.Addr == "" {
+			return nil, &apiErr{status: http.StatusServiceUnavailable, msg: "Required node not available (down, drained or reserved): " + n.Name}
+		}
+		part := api.AgentStepLaunch{Job: jobCtx, StepID: next, Name: req.Name, Argv: req.Argv, Cwd: req.Cwd, Env: req.Env,
+			NodeID: slot, NTasks: ntasks, NNodes: nnodes, NodeList: nodeList, TasksPerNode: tasksPerNode(counts),
+			CPUsPerTask: req.CPUsPerTask, TimeLimitSec: req.TimeLimitSec, KillWaitSec: kw, Input: req.Input,
+			AttachTimeoutSec: int(stepAttachTimeout / time.Second)}
+		part.Node = n.Name
+		part.Job.CPUs = int(j.Alloc.CPUs[slot])
+		if !ls.cfg.ConsumeMemory {
+			part.Job.MemoryMB = 0
+		} else {
+			part.Job.MemoryMB = j.Alloc.Mem[slot]
+		}
+		part.Job.GPUs = ls.stepGPUs(j, slot)
+		part.GPUs = part.Job.GPUs
+		for k := 0; k < counts[slot]; k++ {
+			part.Tasks = append(part.Tasks, task)
+			task++
+		}
+		plan.parts = append(plan.parts, part)
+		plan.addrs = append(plan.addrs, rt.info.Addr)
+	}
+	name := req.Name
+	if name == "" {
+		name = j.Req.Name
+	}
+	plan.rec = stepRec{JobID: uint32(j.ID), StepID: next, Name: name, User: j.User, UID: j.UID, Account: j.Account,
+		QOS: j.QOS, Part: ls.partitionName(j), NodeList: nodeList, NTasks: ntasks, Start: ls.c.now(), State: "RUNNING",
+		ExitCode: "0:0"}
+	if ls.ext.steps == nil {
+		ls.ext.steps = map[sched.JobID][]stepRec{}
+	}
+	ls.ext.steps[j.ID] = append(ls.ext.steps[j.ID], plan.rec)
+	return plan, nil
+}
+
+// stepShape resolves the step's node and task counts within an allocation
+// of allocNodes nodes for a job of jobTasks tasks. Asking for more nodes
+// than allocated is srun's "Only allocated N nodes asked for M"; fewer
+// tasks than nodes shrink the node count with srun's warning.
+func stepShape(allocNodes, jobTasks, nnodes, ntasks int) (int, int, []string, error) {
+	if nnodes < 0 || ntasks < 0 {
+		return 0, 0, nil, &apiErr{status: http.StatusBadRequest, msg: "Invalid node or task count"}
+	}
+	if nnodes > allocNodes {
+		return 0, 0, nil, &apiErr{status: http.StatusBadRequest,
+			msg: fmt.Sprintf("Only allocated %d nodes asked for %d", allocNodes, nnodes)}
+	}
+	explicitNodes := nnodes > 0
+	if nnodes == 0 {
+		nnodes = allocNodes
+		if ntasks > 0 {
+			nnodes = min(ntasks, allocNodes)
+		}
+	}
+	if ntasks == 0 {
+		ntasks = nnodes
+		if !explicitNodes {
+			ntasks = max(jobTasks, nnodes)
+		}
+	}
+	var warns []string
+	if ntasks < nnodes {
+		warns = append(warns, fmt.Sprintf("can't run %d processes on %d nodes, setting nnodes to %d", ntasks, nnodes, ntasks))
+		nnodes = ntasks
+	}
+	return nnodes, ntasks, warns, nil
+}
+
+// blockCounts spreads ntasks over nnodes as evenly as possible, the first
+// nodes taking one more when it does not divide.
+func blockCounts(ntasks, nnodes int) []int {
+	out := make([]int, nnodes)
+	for i := range out {
+		out[i] = ntasks / nnodes
+		if i < ntasks%nnodes {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// tasksPerNode prints task counts as Slurm's SLURM_TASKS_PER_NODE: runs
+// of equal counts compressed, "2(x3),1".
+func tasksPerNode(counts []int) string {
+	var parts []string
+	for i := 0; i < len(counts); {
+		k := i
+		for k < len(counts) && counts[k] == counts[i] {
+			k++
+		}
+		if k-i > 1 {
+			parts = append(parts, fmt.Sprintf("%d(x%d)", counts[i], k-i))
+		} else {
+			parts = append(parts, strconv.Itoa(counts[i]))
+		}
+		i = k
+	}
+	return strings.Join(parts, ",")
+}
+
+// stepGPUs returns the device indices of j's GPUs on its slot-th node: the
+// batch host's are the controller's bookkeeping; on the other nodes the
+// first devices (the core counts GPUs per node, not which ones).
+func (ls *loopState) stepGPUs(j *sched.Job, slot int) []int {
+	if slot == 0 {
+		return ls.assignGPUs(j)
+	}
+	cl := ls.st.Cluster
+	n := 0
+	for _, g := range j.Alloc.Gres {
+		if int(g.Slot) == slot && cl.GresKinds[g.Kind].Name == "gpu" {
+			n += int(g.Count)
+		}
+	}
+	var out []int
+	for d := 0; d < n; d++ {
+		out = append(out, d)
+	}
+	return out
+}
+
+// prepareStepParts sends each node its part, in parallel; if one fails
+// the others are killed.
+func (c *Controller) prepareStepParts(plan *stepPlan) error {
+	errs := make([]error, len(plan.parts))
+	var wg sync.WaitGroup
+	for i, p := range plan.parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			a := c.agentClient(p.Node, plan.addrs[i])
+			_, errs[i] = a.LaunchStep(ctx, p)
+		}()
+	}
+	wg.Wait()
+	var first error
+	for i, err := range errs {
+		if err != nil && first == nil {
+			first = fmt.Errorf("launch on node %s: %v", plan.parts[i].Node, err)
+		}
+	}
+	if first != nil {
+		for i, p := range plan.parts {
+			if errs[i] == nil {
+				go c.signalStepNode(p.Node, plan.addrs[i], p.Job.JobID, p.StepID,
+					api.StepSignalRequest{Kill: true, State: api.StateFailed, Message: "-"})
+			}
+		}
+	}
+	return first
+}
+
+// signalStepNode sends one node a step signal or kill (best effort: a
+// node that no longer knows the step has nothing to kill).
+func (c *Controller) signalStepNode(node, addr string, job uint32, step int, req api.StepSignalRequest) {
+	a := c.agentClient(node, addr)
+	if a == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := a.SignalStep(ctx, job, step, req); err != nil {
+		c.log.Debug("step signal failed", "node", node, "step", fmt.Sprintf("%d.%d", job, step), "err", err)
+	}
+}
+
+// stepJobState is what a step's follower needs to know of its job.
+type stepJobState struct {
+	active, suspended bool
+	state             sched.JobState
+	addrs             map[string]string
+}
+
+// stepJob reads the job's state and the current agent addresses of nodes.
+func (c *Controller) stepJob(job uint32, nodes []string) (stepJobState, error) {
+	res, err := c.do(context.Background(), func(ls *loopState) (any, error) {
+		out := stepJobState{addrs: map[string]string{}}
+		if j := ls.st.Job(sched.JobID(job)); j != nil {
+			out.state = j.State.Base()
+			out.active = isActive(j)
+			out.suspended = out.state == sched.JobSuspended
+		}
+		for _, n := range nodes {
+			if i := ls.st.Cluster.NodeIndex(n); i >= 0 && ls.nodes[i].registered {
+				out.addrs[n] = ls.nodes[i].info.Addr
+			}
+		}
+		return out, nil
+	})
+	if err != nil {
+		return stepJobState{}, err
+	}
+	return res.(stepJobState), nil
+}
+
+// followStep waits for every node's part of a step to end and records the
+// step; meanwhile it kills the step when its job ends and stops/continues
+// it while the job is suspended.
+func (c *Controller) followStep(job uint32, step int, nodes []string) {
+	done := make(chan struct{})
+	defer close(done)
+	results := make(chan api.StepNodeResult, len(nodes))
+	for _, n := range nodes {
+		go c.waitStepNode(job, step, n, results, done)
+	}
+	got := make([]api.StepNodeResult, 0, len(nodes))
+	tick := time.NewTicker(stepWatchInterval)
+	defer tick.Stop()
+	killed, stopped := false, false
+	for len(got) < len(nodes) {
+		select {
+		case <-c.stop:
+			return
+		case r := <-results:
+			if killed && r.State == api.StateNodeFail {
+				r.State = api.StateCancelled // the node forgot a step its job's end killed
+			}
+			got = append(got, r)
+			continue
+		case <-tick.C:
+		}
+		st, err := c.stepJob(job, nodes)
+		if err != nil {
+			continue
+		}
+		var req *api.StepSignalRequest
+		switch {
+		case !st.active && !killed:
+			killed = true
+			msg := ""
+			if st.state == sched.JobTimeout {
+				msg = " DUE TO TIME LIMIT"
+			}
+			req = &api.StepSignalRequest{Kill: true, State: api.StateCancelled, Message: msg}
+		case st.suspended && !stopped:
+			stopped, req = true, &api.StepSignalRequest{Signal: int(syscall.SIGSTOP)}
+		case st.active && !st.suspended && stopped:
+			stopped, req = false, &api.StepSignalRequest{Signal: int(syscall.SIGCONT)}
+		}
+		if req != nil {
+			for _, n := range nodes {
+				go c.signalStepNode(n, st.addrs[n], job, step, *req)
+			}
+		}
+	}
+	state, exit := combineStep(got)
+	c.finishStep(job, step, state, exit)
+}
+
+// waitStepNode long-polls one node's part until it ends. A node that does
+// not know the step (its agent restarted) or stays unreachable for
+// SlurmdTimeout ends its part NODE_FAIL.
+func (c *Controller) waitStepNode(job uint32, step int, node string, out chan<- api.StepNodeResult, done <-chan struct{}) {
+	lost := api.StepNodeResult{Node: node, JobID: job, StepID: step, Done: true, State: api.StateNodeFail}
+	var failingSince time.Time
+	for {
+		select {
+		case <-done:
+			return
+		case <-c.stop:
+			return
+		default:
+		}
+		st, err := c.stepJob(job, []string{node})
+		var res api.StepNodeResult
+		if err == nil && st.addrs[node] != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			res, err = c.agentClient(node, st.addrs[node]).WaitStep(ctx, job, step, 20*time.Second)
+			cancel()
+		} else if err == nil {
+			err = errNoAgent
+		}
+		var ae *api.AgentError
+		switch {
+		case err == nil && res.Done:
+			out <- res
+			return
+		case err == nil:
+			failingSince = time.Time{}
+			continue
+		case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
+			lost.Reason = "the node agent does not know the step"
+			out <- lost
+			return
+		}
+		if failingSince.IsZero() {
+			failingSince = time.Now()
+		}
+		if time.Since(failingSince) > c.cfg.SlurmdTimeout+5*time.Second {
+			lost.Reason = err.Error()
+			out <- lost
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-c.stop:
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// combineStep turns the nodes' results into the step's state and
+// ExitCode: the highest exit code of any task (a signal when no task
+// exited non-zero), TIMEOUT, CANCELLED or NODE_FAIL when a node says so,
+// FAILED when a task failed.
+func combineStep(res []api.StepNodeResult) (string, string) {
+	code, sig := 0, 0
+	rank := map[string]int{api.StateCompleted: 0, api.StateFailed: 1, api.StateCancelled: 2, api.StateNodeFail: 3, api.StateTimeout: 4}
+	state := api.StateCompleted
+	for _, r := range res {
+		if rank[r.State] > rank[state] {
+			state = r.State
+		}
+		for _, t := range r.Tasks {
+			c, s := splitExit(t.ExitCode)
+			code, sig = max(code, c), max(sig, s)
+		}
+	}
+	if state == api.StateCompleted && (code != 0 || sig != 0) {
+		state = api.StateFailed
+	}
+	if code != 0 {
+		return state, strconv.Itoa(code) + ":0"
+	}
+	return state, "0:" + strconv.Itoa(sig)
+}
+
+func splitExit(s string) (int, int) {
+	a, b, _ := strings.Cut(s, ":")
+	code, _ := strconv.Atoi(a)
+	sig, _ := strconv.Atoi(b)
+	return code, sig
+}
+
+// finishStep records a step's end (in memory and in the store).
+func (c *Controller) finishStep(job uint32, step int, state, exit string) {
+	res, err := c.do(context.Background(), func(ls *loopState) (any, error) {
+		for i := range ls.ext.steps[sched.JobID(job)] {
+			s := &ls.ext.steps[sched.JobID(job)][i]
+			if s.StepID == step {
+				s.End, s.State, s.ExitCode = ls.c.now(), state, exit
+				return *s, nil
+			}
+		}
+		return nil, fmt.Errorf("step %d.%d is not known", job, step)
+	})
+	if err != nil {
+		c.log.Warn("cannot record the end of a step", "step", fmt.Sprintf("%d.%d", job, step), "err", err)
+		return
+	}
+	rec := res.(stepRec)
+	if err := c.saveStep(context.Background(), &rec); err != nil {
+		c.log.Error("cannot store the end of a step", "step", fmt.Sprintf("%d.%d", job, step), "err", err)
+	}
+}
+
+// stepRecovery remembers the controllers whose running steps were taken
+// up again (clientMux, hence registerStepRoutes, runs more than once).
+var stepRecovery sync.Map
+
+// recoverSteps follows again the steps a previous controller left
+// running: their agents still run them (or report them lost).
+func (c *Controller) recoverSteps() {
+	if _, dup := stepRecovery.LoadOrStore(c, true); dup {
+		return
+	}
+	go func() {
+		steps, err := c.loadSteps(context.Background())
+		if err != nil {
+			return
+		}
+		for _, s := range steps {
+			if !s.End.IsZero() || s.State != "RUNNING" {
+				continue
+			}
+			s := s
+			known, err := c.do(context.Background(), func(ls *loopState) (any, error) {
+				for _, m := range ls.ext.steps[sched.JobID(s.JobID)] {
+					if m.StepID == s.StepID {
+						return true, nil
+					}
+				}
+				if ls.ext.steps == nil {
+					ls.ext.steps = map[sched.JobID][]stepRec{}
+				}
+				ls.ext.steps[sched.JobID(s.JobID)] = append(ls.ext.steps[sched.JobID(s.JobID)], s)
+				return false, nil
+			})
+			if err != nil || known.(bool) {
+				continue
+			}
+			nodes, err := hostlist.Expand(s.NodeList)
+			if err != nil || len(nodes) == 0 {
+				c.finishStep(s.JobID, s.StepID, api.StateNodeFail, "0:0")
+				continue
+			}
+			go c.followStep(s.JobID, s.StepID, nodes)
+		}
+	}()
+}

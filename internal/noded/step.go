@@ -139,6 +139,8 @@ func (a *Agent) checkStep(req *api.AgentStepLaunch) error {
 		return fmt.Errorf("step %d.%d: no task on node %s: %w", req.Job.JobID, req.StepID, a.cfg.Name, ErrBadRequest)
 	case req.StepID < 0:
 		return fmt.Errorf("step id %d: %w", req.StepID, ErrBadRequest)
+	case req.Node != "" && req.Node != a.cfg.Name:
+		return fmt.Errorf("step %d.%d: part for node %s sent to node %s: %w", req.Job.JobID, req.StepID, req.Node, a.cfg.Name, ErrBadRequest)
 	}
 	if a.euid != 0 && int(req.Job.UID) != a.euid {
 		return fmt.Errorf("step %d.%d: user %s (uid %d) differs from the node agent's uid %d; an unprivileged node agent runs only its own user's tasks: %w",
