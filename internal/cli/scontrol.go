@@ -23,6 +23,7 @@ const scontrolUsage = `Usage: scontrol COMMAND
   update NodeName=NODES State=DRAIN|RESUME|DOWN|UNDRAIN Reason="..."
   hold|uhold|release|requeue|requeuehold|suspend|resume JOB_LIST
   token [lifespan=SECONDS] [username=USER]
+  create partition PartitionName=P Nodes=... [K=V...] | update PartitionName=P K=V... | delete PartitionName=P
   create reservation K=V... | update ReservationName=R K=V... | delete ReservationName=R
   show reservation [NAME] | show licenses [NAME]
   ping | version
@@ -66,6 +67,9 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 	case "show":
 		return s.show(args[1:])
 	case "create", "delete":
+		if words, ok := partitionWords(args[1:]); ok {
+			return s.partition(cmd, words)
+		}
 		return s.reservation(args) // scontrol_resv.go
 	case "update":
 		return s.update(args[1:])
@@ -220,6 +224,8 @@ func (s *scontrolRun) update(args []string) int {
 	switch key {
 	case "reservationname", "reservation":
 		return s.reservation(append([]string{"update"}, args...)) // scontrol_resv.go
+	case "partitionname":
+		return s.partition(api.PartitionUpdate, args)
 	case "jobid", "job":
 		set := map[string]string{}
 		for _, kv := range kvs[1:] {
@@ -250,6 +256,54 @@ func (s *scontrolRun) update(args []string) int {
 		return 0
 	}
 	return Errorf(s.env, "scontrol", "Invalid input: %s", args[0])
+}
+
+// partitionWords recognises a partition command's words after the verb:
+// "partition PartitionName=P ..." or "PartitionName=P ..." (as Slurm's
+// scontrol, which tells the entity by its first key).
+func partitionWords(args []string) ([]string, bool) {
+	if len(args) == 0 {
+		return nil, false
+	}
+	if strings.EqualFold(args[0], "partition") || strings.EqualFold(args[0], "partitionname") {
+		rest := args[1:]
+		if len(rest) > 0 && !strings.Contains(rest[0], "=") {
+			rest = append([]string{"PartitionName=" + rest[0]}, rest[1:]...) // delete partition NAME
+		}
+		return rest, true
+	}
+	k, _, _ := strings.Cut(args[0], "=")
+	return args, strings.EqualFold(k, "PartitionName")
+}
+
+// partition runs scontrol create|update|delete partition. The controller
+// checks the words, the caller's privileges and applies the change; a
+// refusal prints Slurm's line ("Error creating the partition: ...",
+// "slurm_update error: ...", "delete_partition PartitionName=P: ...") and
+// a malformed command scontrol's "scontrol: error: ..." lines; both exit 1.
+func (s *scontrolRun) partition(verb string, words []string) int {
+	if _, err := s.cl.PartitionCommand(s.ctx, api.PartitionCommandRequest{Verb: verb, Words: words}); err != nil {
+		var ae *api.Error
+		if !errors.As(err, &ae) {
+			return clientError(s.env, "scontrol", err)
+		}
+		if ae.Reason == api.PartitionUsageReason {
+			for _, line := range strings.Split(ae.Message, "\n") {
+				Errorf(s.env, "scontrol", "%s", line)
+			}
+			return 1
+		}
+		switch verb {
+		case api.PartitionCreate:
+			fmt.Fprintf(s.env.Stderr, "Error creating the partition: %s\n", ae.Message)
+		case api.PartitionUpdate:
+			fmt.Fprintf(s.env.Stderr, "slurm_update error: %s\n", ae.Message)
+		default:
+			fmt.Fprintf(s.env.Stderr, "delete_partition %s: %s\n", strings.Join(words, " "), ae.Message)
+		}
+		return 1
+	}
+	return 0
 }
 
 func (s *scontrolRun) control(op string, args []string) int {

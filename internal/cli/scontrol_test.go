@@ -3,6 +3,7 @@ package cli
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
 )
@@ -37,5 +38,66 @@ func TestScontrolArgErrors(t *testing.T) {
 	env, _, errb := testEnv()
 	if code := runScontrol(t.Context(), env, []string{"--bogus"}); code != 1 || !strings.Contains(errb.String(), "unrecognized option") {
 		t.Errorf("scontrol --bogus: %d %q", code, errb.String())
+	}
+}
+
+// TestE2EScontrolPartition administers a partition on a real cluster
+// with scontrol and checks what scontrol, sinfo, sbatch and squeue see at
+// once, and Slurm's error lines and exit codes for refused commands.
+func TestE2EScontrolPartition(t *testing.T) {
+	c := upCluster(t, 2, "")
+	steps := []struct {
+		name    string
+		args    []string
+		rc      int
+		out     string // substring of stdout
+		errText string // exact stderr
+	}{
+		{"create", []string{"scontrol", "create", "PartitionName=gpu", "Nodes=ALL", "MaxTime=30", "PriorityTier=2"}, 0, "", ""},
+		{"show", []string{"scontrol", "show", "partition", "gpu"}, 0, "MaxNodes=UNLIMITED MaxTime=00:30:00", ""},
+		{"sinfo sees it", []string{"sinfo", "-h", "-p", "gpu", "-o", "%P %a %l"}, 0, "gpu up 30:00", ""},
+		{"create twice", []string{"scontrol", "create", "partition", "PartitionName=gpu"}, 1, "",
+			"Error creating the partition: Invalid partition name specified\n"},
+		{"bad time", []string{"scontrol", "update", "PartitionName=gpu", "MaxTime=soon"}, 1, "",
+			"scontrol: error: Invalid input: MaxTime=soon\nscontrol: error: Request aborted\n"},
+		{"bad node", []string{"scontrol", "update", "PartitionName=gpu", "Nodes=nope1"}, 1, "",
+			"slurm_update error: Invalid node name specified\n"},
+		{"no name", []string{"scontrol", "update", "PartitionName=", "State=UP"}, 1, "",
+			"scontrol: error: PartitionName must be given.\n"},
+		{"down", []string{"scontrol", "update", "PartitionName=gpu", "State=DOWN"}, 0, "", ""},
+		{"show down", []string{"scontrol", "-o", "show", "partition", "gpu"}, 0, "State=DOWN", ""},
+	}
+	for _, s := range steps {
+		rc, out, errs := c.run(s.args[0], s.args[1:]...)
+		if rc != s.rc || !strings.Contains(out, s.out) || errs != s.errText {
+			t.Errorf("%s: %v: exit %d stdout %q stderr %q; want exit %d, stdout with %q, stderr %q",
+				s.name, s.args, rc, out, errs, s.rc, s.out, s.errText)
+		}
+	}
+	id := c.submit("-p", "gpu", "--wrap", "true")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, out, _ := c.run("squeue", "-h", "-j", id, "-o", "%P %T %r")
+		if strings.TrimSpace(out) == "gpu PENDING PartitionDown" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("squeue for a job in a DOWN partition: %q", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if rc, _, errs := c.run("scontrol", "delete", "PartitionName=gpu"); rc != 1 ||
+		errs != "delete_partition PartitionName=gpu: Partition is in use\n" {
+		t.Errorf("delete while in use: %d %q", rc, errs)
+	}
+	if rc, _, errs := c.run("scontrol", "update", "PartitionName=gpu", "State=UP"); rc != 0 {
+		t.Fatalf("state up: %s", errs)
+	}
+	c.waitState(id, "COMPLETED")
+	if rc, _, errs := c.run("scontrol", "delete", "PartitionName=gpu"); rc != 0 || errs != "" {
+		t.Errorf("delete: %d %q", rc, errs)
+	}
+	if rc, _, errs := c.run("scontrol", "show", "partition", "gpu"); rc != 1 || errs != "Partition gpu not found\n" {
+		t.Errorf("show a deleted partition: %d %q", rc, errs)
 	}
 }

@@ -18,6 +18,15 @@ type prioState struct {
 	calc     *priority.Calculator
 	basic    priority.BasicAllocator
 	lastPass time.Time
+
+	// billing holds each partition's TRESBillingWeights (slurm.conf's or
+	// set by scontrol), by partition name; billingText as written.
+	billing     map[string][]priority.TRESWeight
+	billingText map[string]string
+	// parts is the scontrol partition bookkeeping (partition.go); stale
+	// marks partitions changed before the calculator existed.
+	parts      partBook
+	partsStale bool
 }
 
 // init builds the priority configuration and the fair-share tree.
@@ -38,7 +47,28 @@ func (p *prioState) init(c *conf.Config, ap *acct.Policy) {
 	}
 	p.tree.Recompute(&p.cfg)
 	p.calc = priority.NewCalculator(&p.cfg, p.cluster, p.tree)
+	for _, cp := range c.Partitions {
+		if _, set := p.billingText[cp.Name]; !set { // a restored scontrol change wins
+			p.setBilling(cp.Name, cp.TRESBillingWeights)
+		}
+	}
 }
+
+// setBilling sets partition name's TRESBillingWeights ("" = bill the
+// allocated CPUs); weights that do not parse bill CPUs as well.
+func (p *prioState) setBilling(name, text string) {
+	if p.billing == nil {
+		p.billing, p.billingText = map[string][]priority.TRESWeight{}, map[string]string{}
+	}
+	w, err := priority.ParseTRESWeights(text)
+	if err != nil {
+		w = nil
+	}
+	p.billing[name], p.billingText[name] = w, text
+}
+
+// billingText returns partition name's TRESBillingWeights as written.
+func (p *prioState) billingTextOf(name string) string { return p.billingText[name] }
 
 // period is PriorityCalcPeriod.
 func (p *prioState) period() time.Duration {
@@ -56,6 +86,9 @@ func (ls *loopState) recalcPriorities(now time.Time) {
 	ls.lastPrio = now
 	if p.cfg.Type == priority.Basic {
 		return
+	}
+	if p.partsStale {
+		ls.syncPrioPartitions() // partitions restored before the calculator was built
 	}
 	var running []priority.RunningJob
 	for _, j := range ls.st.Jobs() {
@@ -101,6 +134,9 @@ func (ls *loopState) setPriority(j *sched.Job, now time.Time) {
 	}
 	j.PartPriority = j.PartPriority[:len(j.Partitions)]
 	for i, part := range j.Partitions {
+		if int(part) >= len(ls.st.Cluster.Partitions) {
+			continue // a partition not restored yet (partition.go)
+		}
 		pj := ls.priorityJobIn(j, part)
 		j.PartPriority[i] = p.calc.Priority(&pj, now)
 	}
@@ -122,6 +158,9 @@ func (ls *loopState) priorityJob(j *sched.Job) priority.Job {
 	if part < 0 && len(j.Partitions) > 0 {
 		part = j.Partitions[0]
 	}
+	if int(part) >= len(ls.st.Cluster.Partitions) {
+		part = 0 // a partition not restored yet (partition.go)
+	}
 	return ls.priorityJobIn(j, max(part, 0))
 }
 
@@ -139,9 +178,41 @@ func (ls *loopState) runningJob(j *sched.Job) priority.RunningJob {
 		assoc = a
 	}
 	alloc := allocVector(ls.st.Cluster, &j.Alloc)
-	billing := priority.Billable(alloc, nil, ls.prio.cfg.Flags)
+	// Fair-share is charged the billable TRES: the partition's
+	// TRESBillingWeights applied to the allocation (PriorityFlags
+	// MAX_TRES / MAX_TRES_GRES honoured), the CPU count without weights.
+	billing := priority.Billable(alloc, ls.prio.billing[ls.runPartition(j)], ls.prio.cfg.Flags)
 	return priority.RunningJob{Assoc: assoc, QOS: j.QOS, Start: j.StartTime, End: j.EndTime,
 		Billing: billing, Alloc: alloc}
+}
+
+// runPartition is the name of the partition j runs in ("" if none).
+func (ls *loopState) runPartition(j *sched.Job) string {
+	if j.Partition >= 0 && int(j.Partition) < len(ls.st.Cluster.Partitions) {
+		return ls.st.Cluster.Partitions[j.Partition].Name
+	}
+	return ""
+}
+
+// refreshPendingPriorities recomputes the pending jobs' priorities
+// without a usage pass (after a partition change: PriorityJobFactor and
+// the TRES totals may have moved).
+func (ls *loopState) refreshPendingPriorities(now time.Time) {
+	p := &ls.prio
+	if p.cfg.Type == priority.Basic || p.calc == nil {
+		return
+	}
+	p.calc.Reset(&p.cfg, p.cluster, p.tree)
+	for _, j := range ls.st.Jobs() {
+		if j.State.Base() != sched.JobPending {
+			continue
+		}
+		old := j.Priority
+		ls.setPriority(j, now)
+		if j.Priority != old {
+			ls.dirty[j.ID] = struct{}{}
+		}
+	}
 }
 
 // charge adds the usage of a job that ends at end since the last pass
