@@ -293,8 +293,9 @@ func TestE2EAccounting(t *testing.T) {
 // sacct's records of all of them.
 func TestE2ESrunSalloc(t *testing.T) {
 	c := upCluster(t, 2, "")
+	// The tasks' stderr comes back on srun's stderr, as Slurm's I/O forwarding does.
 	rc, out, errs := c.run("srun", "-J", "hello", "sh", "-c", "echo hello from $SLURM_JOB_ID; echo to-stderr >&2")
-	if rc != 0 || !strings.Contains(out, "hello from ") || !strings.Contains(out, "to-stderr") {
+	if rc != 0 || !strings.Contains(out, "hello from ") || !strings.Contains(errs, "to-stderr") {
 		t.Fatalf("srun: exit %d, out %q, err %q", rc, out, errs)
 	}
 	rc, _, errs = c.run("srun", "sh", "-c", "exit 3")

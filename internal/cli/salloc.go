@@ -50,18 +50,28 @@ func runSalloc(ctx context.Context, env *Env, args []string) int {
 }
 
 // sallocAllocate is salloc (and srun --pty): submit a job that holds the
-// allocation, wait until it runs, run command here in it, then sallocRelease
-// it. The job's script waits on a FIFO in a private directory; the exit
-// code written there at the end becomes the job's, so sacct shows the
-// allocation COMPLETED (or FAILED with the command's code), as Slurm
-// records an salloc job.
+// allocation, wait until it runs, run command here in it, then release
+// it.
 func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, command []string) int {
+	return allocateAndRun(ctx, env, cl, me, req, true, func(j *api.JobInfo) (int, bool) {
+		return sallocRun(ctx, env, command, j), false
+	})
+}
+
+// allocateAndRun obtains an allocation and runs run in it: the job's
+// script waits on a FIFO in a private directory; the exit code written
+// there at the end becomes the job's, so sacct shows the allocation
+// COMPLETED (or FAILED with the command's code), as Slurm records an
+// salloc job. run may ask for the job to be cancelled instead (an
+// interrupted srun). verbose prints salloc's allocation messages.
+func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, verbose bool,
+	run func(j *api.JobInfo) (int, bool)) int {
 	dir, err := os.MkdirTemp("", "salloc-")
 	if err != nil {
 		return Errorf(env, me, "%v", err)
 	}
 	defer os.RemoveAll(dir)
-	fifo := filepath.Join(dir, "sallocRelease")
+	fifo := filepath.Join(dir, "release")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		return Errorf(env, me, "mkfifo: %v", err)
 	}
@@ -80,20 +90,37 @@ func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, re
 			if ae.Reason != "" {
 				Errorf(env, me, "%s", ae.Reason)
 			}
+			if me == "srun" {
+				return Errorf(env, me, "Unable to allocate resources: %s", ae.Message)
+			}
 			return Errorf(env, me, "Job submit/allocate failed: %s", ae.Message)
 		}
 		return clientError(env, me, err)
 	}
 	id := strconv.FormatUint(uint64(res.JobID), 10)
-	fmt.Fprintf(env.Stderr, "%s: Pending job allocation %s\n", me, id)
+	if verbose {
+		fmt.Fprintf(env.Stderr, "%s: Pending job allocation %s\n", me, id)
+	}
 	j, ok := sallocWaitRunning(ctx, env, cl, me, id)
 	if !ok {
 		return 1
 	}
-	fmt.Fprintf(env.Stderr, "%s: Granted job allocation %s\n", me, id)
-	rc := sallocRun(ctx, env, command, &j)
-	fmt.Fprintf(env.Stderr, "%s: Relinquishing job allocation %s\n", me, id)
-	sallocRelease(fifo, rc)
+	if verbose {
+		fmt.Fprintf(env.Stderr, "%s: Granted job allocation %s\n", me, id)
+	}
+	rc, cancel := run(&j)
+	if cancel {
+		cl.Control(context.Background(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{id}})
+		fmt.Fprintf(env.Stderr, "%s: Job step aborted: job %s cancelled\n", me, id)
+		if rc == 0 {
+			rc = 130
+		}
+	} else {
+		if verbose {
+			fmt.Fprintf(env.Stderr, "%s: Relinquishing job allocation %s\n", me, id)
+		}
+		sallocRelease(fifo, rc)
+	}
 	sallocWaitEnded(cl, id, 5*time.Second)
 	return rc
 }

@@ -1,13 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,22 +24,29 @@ func init() {
 }
 
 const srunUsage = `Usage: srun [OPTIONS...] COMMAND [ARGS...]
-Outside an allocation: submits COMMAND as a job (-N -n -c -p -q -A -J -t
---mem --gres ...: sbatch's options), streams its output while it runs and
-exits with its exit code; Ctrl-C cancels it. --pty: COMMAND runs here,
-attached to this terminal, inside a fresh allocation.
 Inside an allocation (SLURM_JOB_ID set, e.g. under salloc or in a batch
-script): runs COMMAND as a step of that job (-n copies, SLURM_PROCID set),
-recorded in sacct as JOBID.STEP.
+script, or --jobid): runs COMMAND as a step of that job, its -n tasks
+spread over the job's nodes (-N) and started there by the node agents;
+their output comes back here (-l/--label prefixes "TASK: "), stdin goes to
+the tasks (-i/--input=all|none|TASKID|FILE), Ctrl-C is forwarded to them,
+-t limits the step's time. The step is recorded in sacct as JOBID.STEP and
+srun exits with the highest exit code of its tasks.
+Outside an allocation: obtains an allocation with sbatch's options (-N -n
+-c -p -q -A -J -t --mem --gres ...), runs COMMAND in it as step 0 and
+releases it. --pty: COMMAND runs here, attached to this terminal, inside a
+fresh allocation.
 `
 
 // srunOpts are srun's own options on top of sbatch's.
 type srunOpts struct {
-	req     *SbatchRequest
-	command []string
-	pty     bool
-	label   bool
-	jobID   string
+	req        *SbatchRequest
+	command    []string
+	pty        bool
+	label      bool
+	unbuffered bool
+	jobID      string
+	// input is --input: all (default), none, a task id or a file name.
+	input string
 }
 
 // parseSrun strips srun's own options, parses the rest with sbatch's
@@ -56,6 +65,17 @@ func parseSrun(args []string) (*srunOpts, error) {
 			o.pty = true
 		case a == "-l" || a == "--label":
 			o.label = true
+		case a == "-u" || a == "--unbuffered":
+			o.unbuffered = true
+		case a == "-O" || a == "--overcommit" || a == "--overlap":
+			// Steps may always share the allocation here (docs/differences.md).
+		case (a == "-i" || a == "--input") && i+1 < len(args):
+			o.input = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--input="):
+			o.input = strings.TrimPrefix(a, "--input=")
+		case strings.HasPrefix(a, "-i") && len(a) > 2:
+			o.input = a[2:]
 		case a == "--jobid" && i+1 < len(args):
 			o.jobID = args[i+1]
 			i++
@@ -127,6 +147,21 @@ func runSrun(ctx context.Context, env *Env, args []string) int {
 	return srunJob(ctx, env, cl, o)
 }
 
+// srunJob runs the command outside an allocation as Slurm's srun does:
+// an allocation for the job (sbatch's options), the command as its step
+// 0 with the output streamed here, then the allocation released with the
+// step's exit code (an interrupted srun cancels the job).
+func srunJob(ctx context.Context, env *Env, cl *api.Client, o *srunOpts) int {
+	req := *o.req
+	if req.Spec.Name == "" {
+		req.Spec.Name = filepath.Base(o.command[0])
+	}
+	return allocateAndRun(ctx, env, cl, "srun", &req, false, func(j *api.JobInfo) (int, bool) {
+		rc := srunStep(ctx, env, cl, o, strconv.FormatUint(uint64(j.JobID), 10))
+		return rc, ctx.Err() != nil
+	})
+}
+
 // srunQuote quotes words for /bin/sh.
 func srunQuote(words []string) string {
 	q := make([]string, len(words))
@@ -136,112 +171,396 @@ func srunQuote(words []string) string {
 	return strings.Join(q, " ")
 }
 
-// srunJob runs the command as a new job. Design: the agent writes the
-// job's output (stdout and stderr) to a private file srun created, and
-// srun follows that file until the job ends, then exits with the job's
-// exit code (docs/differences.md: output arrives in chunks, not per
-// line as Slurm's I/O forwarding does, and stdin is not forwarded).
-func srunJob(ctx context.Context, env *Env, cl *api.Client, o *srunOpts) int {
-	dir, err := os.MkdirTemp("", "srun-")
-	if err != nil {
-		return Errorf(env, "srun", "%v", err)
-	}
-	defer os.RemoveAll(dir)
-	out := filepath.Join(dir, "output")
-	if err := os.WriteFile(out, nil, 0o600); err != nil {
-		return Errorf(env, "srun", "%v", err)
-	}
-	spec := o.req.Spec
-	if spec.Name == "" {
-		spec.Name = filepath.Base(o.command[0])
-	}
-	spec.Script = "#!/bin/sh\n# srun\nexec " + srunQuote(o.command) + "\n"
-	spec.Output, spec.Error, spec.OpenMode = out, out, "append"
-	fillSubmitContext(env, &spec)
-	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: spec})
-	if err != nil {
-		return srunSubmitFailed(env, err)
-	}
-	id := strconv.FormatUint(uint64(res.JobID), 10)
-	return srunFollow(ctx, env, cl, id, out)
-}
-
-func srunSubmitFailed(env *Env, err error) int {
-	var ae *api.Error
-	if errors.As(err, &ae) {
-		if ae.Reason != "" {
-			Errorf(env, "srun", "%s", ae.Reason)
-		}
-		return Errorf(env, "srun", "Unable to allocate resources: %s", ae.Message)
-	}
-	return clientError(env, "srun", err)
-}
-
-// srunFollow copies the output file to stdout while job id is pending or
-// running and returns its exit code; a cancelled context cancels the job.
-func srunFollow(ctx context.Context, env *Env, cl *api.Client, id, path string) int {
-	f, err := os.Open(path)
-	if err != nil {
-		return Errorf(env, "srun", "%v", err)
-	}
-	defer f.Close()
-	queued, t0 := false, time.Now()
-	for {
-		io.Copy(env.Stdout, f)
-		if ctx.Err() != nil {
-			cl.Control(context.Background(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{id}})
-			fmt.Fprintf(env.Stderr, "srun: Job step aborted: job %s cancelled\n", id)
-			return 130
-		}
-		res, err := cl.Jobs(ctx, api.JobQuery{IDs: []string{id}})
-		if err != nil || len(res.Jobs) == 0 {
-			time.Sleep(20 * time.Millisecond)
-			continue
-		}
-		j := res.Jobs[0]
-		switch j.State {
-		case "PENDING":
-			if !queued && time.Since(t0) > srunQueuedAfter {
-				fmt.Fprintf(env.Stderr, "srun: job %s queued and waiting for resources\n", id)
-				queued = true
-			}
-		case "RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING":
-		default:
-			time.Sleep(20 * time.Millisecond) // the agent closes the file as it reports
-			io.Copy(env.Stdout, f)
-			return srunExit(env, &j)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 // srunQueuedAfter is how long a job may stay pending before srun/salloc
 // say it is queued (a job the next cycle starts is "granted" at once).
 const srunQueuedAfter = time.Second
 
-// srunExit turns a finished job into srun's exit status and message.
-func srunExit(env *Env, j *api.JobInfo) int {
-	code, sig := srunExitParts(j.ExitCode)
-	switch {
-	case j.State == "COMPLETED":
-		return 0
-	case j.State == "CANCELLED":
-		fmt.Fprintf(env.Stderr, "srun: error: job %d: CANCELLED\n", j.JobID)
-	case j.State == "TIMEOUT":
-		fmt.Fprintf(env.Stderr, "srun: error: job %d: task 0: TIMEOUT (time limit reached)\n", j.JobID)
-	case sig != 0:
-		fmt.Fprintf(env.Stderr, "srun: error: job %d: task 0: Killed by signal %d\n", j.JobID, sig)
-		return 128 + sig
-	default:
-		fmt.Fprintf(env.Stderr, "srun: error: job %d: task 0: Exited with exit code %d\n", j.JobID, code)
+// srunStep runs the command as a step of a running job: the controller
+// checks the caller may use the job, lays the tasks out on its nodes and
+// has their agents prepare them; srun then connects to each node for the
+// tasks' I/O.
+func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job string) int {
+	n, err := strconv.ParseUint(strings.Split(job, "_")[0], 10, 32)
+	if err != nil || n == 0 {
+		return Errorf(env, "srun", "Invalid job id %s", job)
 	}
-	if code == 0 {
-		return 1
+	in, input, err := srunInput(env, o.input)
+	if err != nil {
+		return Errorf(env, "srun", "%v", err)
 	}
-	return code
+	if c, ok := in.(io.Closer); ok && in != env.Stdin {
+		defer c.Close()
+	}
+	spec := &o.req.Spec
+	name := spec.Name
+	if name == "" {
+		name = filepath.Base(o.command[0])
+	}
+	cwd := env.Cwd
+	if spec.WorkDir != "" {
+		cwd = spec.WorkDir
+		if !filepath.IsAbs(cwd) {
+			cwd = filepath.Join(env.Cwd, cwd)
+		}
+	}
+	limit := spec.TimeLimitSec
+	if limit == api.TimeInfinite {
+		limit = 0
+	}
+	res, err := cl.StepLaunch(ctx, api.StepLaunchRequest{JobID: uint32(n), Name: name, Argv: o.command, Cwd: cwd,
+		Env: srunEnviron(env), NTasks: spec.NTasks, NNodes: spec.MinNodes, CPUsPerTask: spec.CPUsPerTask,
+		TimeLimitSec: limit, Input: input})
+	if err != nil {
+		var ae *api.Error
+		switch {
+		case errors.As(err, &ae) && strings.HasPrefix(ae.Message, "Only allocated"):
+			return Errorf(env, "srun", "%s", ae.Message)
+		case errors.As(err, &ae):
+			return Errorf(env, "srun", "Unable to create step for job %s: %s", job, ae.Message)
+		}
+		return clientError(env, "srun", err)
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(env.Stderr, "srun: Warning: %s\n", w)
+	}
+	if t, err := strconv.Atoi(input); err == nil && (t < 0 || t >= res.NTasks) {
+		fmt.Fprintf(env.Stderr, "srun: error: --input=%s: task id out of range (step has %d tasks); stdin goes to no task\n", input, res.NTasks)
+	}
+	s := newSrunSession(env, o, res)
+	return s.run(ctx, in)
+}
+
+// srunInput resolves --input: all (default), none, a task id, or a file
+// on this host broadcast to all tasks (srun(1) "IO Redirection").
+func srunInput(env *Env, mode string) (io.Reader, string, error) {
+	switch mode {
+	case "", api.StepInputAll:
+		return env.Stdin, api.StepInputAll, nil
+	case api.StepInputNone:
+		return nil, api.StepInputNone, nil
+	}
+	if _, err := strconv.Atoi(mode); err == nil {
+		return env.Stdin, mode, nil
+	}
+	path := mode
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(env.Cwd, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("Could not open stdin file: %v", err)
+	}
+	return f, api.StepInputAll, nil
+}
+
+// srunEnviron is the environment srun passes to the tasks (--export=ALL):
+// its own, as the command environment shows it.
+func srunEnviron(env *Env) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(k, v string) {
+		if !seen[k] && k != "SLURM_JWT" {
+			seen[k] = true
+			out = append(out, k+"="+v)
+		}
+	}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if ev := env.Getenv(k); ev != "" {
+			v = ev
+		}
+		add(k, v)
+	}
+	for _, k := range []string{"SLURM_CONF", "SLURM_JOB_ID", "HOME", "PATH", "USER"} {
+		if v := env.Getenv(k); v != "" {
+			add(k, v)
+		}
+	}
+	return out
+}
+
+// srunSession is srun attached to a step: one I/O connection per node.
+type srunSession struct {
+	env   *Env
+	o     *srunOpts
+	res   api.StepLaunchResponse
+	width int
+
+	outMu   sync.Mutex
+	partial map[srunStream][]byte
+	conns   []*srunConn
+	exits   map[int]string
+	lost    []string
+}
+
+type srunStream struct {
+	task   int
+	stderr bool
+}
+
+// srunConn is the connection to one node of the step.
+type srunConn struct {
+	node api.StepNodeIO
+	rw   io.ReadWriteCloser
+	mu   sync.Mutex
+}
+
+func (c *srunConn) send(kind byte, task uint32, p []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	api.WriteStepFrame(c.rw, kind, task, p)
+}
+
+func newSrunSession(env *Env, o *srunOpts, res api.StepLaunchResponse) *srunSession {
+	return &srunSession{env: env, o: o, res: res, width: len(strconv.Itoa(max(res.NTasks-1, 0))),
+		partial: map[srunStream][]byte{}, exits: map[int]string{}}
+}
+
+// srunConnectTimeout bounds the connection to a node agent.
+const srunConnectTimeout = 30 * time.Second
+
+// run connects, streams until every node is done and returns srun's exit
+// status: the highest of its tasks' (128+signal for a task killed by a
+// signal).
+func (s *srunSession) run(ctx context.Context, in io.Reader) int {
+	for _, n := range s.res.Nodes {
+		rw, err := api.DialStepIO(n, s.res.JobID, s.res.StepID, srunConnectTimeout)
+		if err != nil {
+			for _, c := range s.conns {
+				c.rw.Close()
+			}
+			return Errorf(s.env, "srun", "Unable to connect to node %s for step %d.%d: %v", n.Node, s.res.JobID, s.res.StepID, err)
+		}
+		s.conns = append(s.conns, &srunConn{node: n, rw: rw})
+	}
+	var wg sync.WaitGroup
+	for _, c := range s.conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.read(c)
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	if s.res.Nodes != nil && s.stdinTargets() != nil {
+		go s.forwardStdin(in)
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.interrupt(done)
+	}
+	for _, c := range s.conns {
+		c.rw.Close()
+	}
+	s.flushPartial()
+	return s.report()
+}
+
+// interrupt is Ctrl-C: SIGINT goes to every task, then, if they have not
+// ended within a second, the step's kill sequence (SIGCONT, SIGTERM,
+// SIGKILL), as srun does for a Ctrl-C repeated within a second.
+func (s *srunSession) interrupt(done <-chan struct{}) {
+	fmt.Fprintf(s.env.Stderr, "srun: sending Ctrl-C to StepId=%d.%d\n", s.res.JobID, s.res.StepID)
+	for _, c := range s.conns {
+		c.send(api.StepFrameSignal, 0, []byte(strconv.Itoa(int(syscall.SIGINT))))
+	}
+	select {
+	case <-done:
+		return
+	case <-time.After(time.Second):
+	}
+	fmt.Fprintf(s.env.Stderr, "srun: forcing job termination\n")
+	for _, c := range s.conns {
+		c.send(api.StepFrameKill, 0, nil)
+	}
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		fmt.Fprintf(s.env.Stderr, "srun: error: Timed out waiting for job step to complete\n")
+	}
+}
+
+// stdinTargets are the connections (and task) srun's stdin goes to.
+func (s *srunSession) stdinTargets() map[*srunConn]uint32 {
+	in := s.res.Nodes
+	mode := s.o.input
+	if mode == api.StepInputNone || len(in) == 0 {
+		return nil
+	}
+	out := map[*srunConn]uint32{}
+	task, err := strconv.Atoi(mode)
+	for _, c := range s.conns {
+		if err != nil {
+			out[c] = api.StepAllTasks
+			continue
+		}
+		for _, t := range c.node.Tasks {
+			if t == task {
+				out[c] = uint32(t)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// forwardStdin sends srun's stdin to the tasks until its end.
+func (s *srunSession) forwardStdin(in io.Reader) {
+	targets := s.stdinTargets()
+	if in != nil {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := in.Read(buf)
+			if n > 0 {
+				for c, task := range targets {
+					c.send(api.StepFrameStdin, task, buf[:n])
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+	}
+	for c, task := range targets {
+		c.send(api.StepFrameStdinEOF, task, nil)
+	}
+}
+
+// read handles one node's frames until its Done frame.
+func (s *srunSession) read(c *srunConn) {
+	for {
+		kind, task, p, err := api.ReadStepFrame(c.rw)
+		if err != nil {
+			s.outMu.Lock()
+			s.lost = append(s.lost, c.node.Node)
+			s.outMu.Unlock()
+			return
+		}
+		switch kind {
+		case api.StepFrameStdout, api.StepFrameStderr:
+			s.output(int(int32(task)), kind == api.StepFrameStderr, p)
+		case api.StepFrameExit:
+			var e api.StepTaskExit
+			if json.Unmarshal(p, &e) == nil {
+				s.outMu.Lock()
+				s.exits[e.Task] = e.ExitCode
+				s.flushTask(e.Task)
+				s.outMu.Unlock()
+			}
+		case api.StepFrameDone:
+			return
+		}
+	}
+}
+
+// output writes a task's output: whole lines (with "TASK: " under -l),
+// as srun's default line-buffered output; -u writes as it comes.
+// Messages of the node itself (task -1) are written as they are.
+func (s *srunSession) output(task int, stderr bool, p []byte) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	w := s.env.Stdout
+	if stderr {
+		w = s.env.Stderr
+	}
+	if task < 0 || (s.o.unbuffered && !s.o.label) {
+		w.Write(p)
+		return
+	}
+	k := srunStream{task, stderr}
+	buf := append(s.partial[k], p...)
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			break
+		}
+		s.writeLine(w, task, buf[:i+1])
+		buf = buf[i+1:]
+	}
+	s.partial[k] = append(s.partial[k][:0], buf...)
+}
+
+func (s *srunSession) writeLine(w io.Writer, task int, line []byte) {
+	if s.o.label {
+		fmt.Fprintf(w, "%*d: ", s.width, task)
+	}
+	w.Write(line)
+}
+
+// flushTask writes what is left of an ended task's last line (caller
+// holds outMu).
+func (s *srunSession) flushTask(task int) {
+	for _, stderr := range []bool{false, true} {
+		k := srunStream{task, stderr}
+		if len(s.partial[k]) > 0 {
+			w := s.env.Stdout
+			if stderr {
+				w = s.env.Stderr
+			}
+			s.writeLine(w, task, s.partial[k])
+			delete(s.partial, k)
+		}
+	}
+}
+
+func (s *srunSession) flushPartial() {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	for k := range s.partial {
+		s.flushTask(k.task)
+	}
+}
+
+// report prints srun's per-node errors for failed tasks ("srun: error:
+// node1: tasks 0-1: Exited with exit code 3") and returns the exit status.
+func (s *srunSession) report() int {
+	rc := 0
+	for _, c := range s.conns {
+		groups := map[string][]int{}
+		var order []string
+		for _, t := range c.node.Tasks {
+			e, ok := s.exits[t]
+			if !ok {
+				continue
+			}
+			code, sig := srunExitParts(e)
+			msg := ""
+			switch {
+			case sig != 0:
+				msg = srunSignalText(sig)
+				rc = max(rc, 128+sig)
+			case code != 0:
+				msg = fmt.Sprintf("Exited with exit code %d", code)
+				rc = max(rc, code)
+			default:
+				continue
+			}
+			if _, ok := groups[msg]; !ok {
+				order = append(order, msg)
+			}
+			groups[msg] = append(groups[msg], t)
+		}
+		for _, msg := range order {
+			ts := groups[msg]
+			word := "task"
+			if len(ts) > 1 {
+				word = "tasks"
+			}
+			fmt.Fprintf(s.env.Stderr, "srun: error: %s: %s %s: %s\n", c.node.Node, word, srunTaskRanges(ts), msg)
+		}
+	}
+	for _, n := range s.lost {
+		fmt.Fprintf(s.env.Stderr, "srun: error: Node failure on %s\n", n)
+		rc = max(rc, 1)
+	}
+	return rc
 }
 
 func srunExitParts(s string) (int, int) {
@@ -251,126 +570,43 @@ func srunExitParts(s string) (int, int) {
 	return code, sig
 }
 
-// srunStep runs the command as a step of a running job: the controller
-// numbers the step and checks the caller owns the job; the tasks run
-// here (Sluice's nodes share this machine under `sluice up`; on a
-// multi-host cluster steps run on the submit host: docs/differences.md).
-func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job string) int {
-	n, err := strconv.ParseUint(strings.Split(job, "_")[0], 10, 32)
-	if err != nil {
-		return Errorf(env, "srun", "Invalid job id %s", job)
+// srunSignalText is strsignal's text for the usual signals, the words srun
+// prints for a task killed by one.
+func srunSignalText(sig int) string {
+	switch syscall.Signal(sig) {
+	case syscall.SIGKILL:
+		return "Killed"
+	case syscall.SIGTERM:
+		return "Terminated"
+	case syscall.SIGINT:
+		return "Interrupt"
+	case syscall.SIGSEGV:
+		return "Segmentation fault"
+	case syscall.SIGABRT:
+		return "Aborted"
+	case syscall.SIGBUS:
+		return "Bus error"
+	case syscall.SIGHUP:
+		return "Hangup"
 	}
-	ntasks := max(o.req.Spec.NTasks, 1)
-	name := o.req.Spec.Name
-	if name == "" {
-		name = filepath.Base(o.command[0])
-	}
-	st, err := cl.Step(ctx, api.StepRequest{Op: api.StepBegin, JobID: uint32(n), Name: name, NTasks: ntasks})
-	if err != nil {
-		var ae *api.Error
-		if errors.As(err, &ae) {
-			return Errorf(env, "srun", "Unable to create step for job %s: %s", job, ae.Message)
-		}
-		return clientError(env, "srun", err)
-	}
-	codes := make([]int, ntasks)
-	var wg sync.WaitGroup
-	var outMu sync.Mutex
-	for t := 0; t < ntasks; t++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			codes[t] = srunTask(ctx, env, o, st, t, ntasks, &outMu)
-		}()
-	}
-	wg.Wait()
-	rc, state := 0, "COMPLETED"
-	for _, c := range codes {
-		if c != 0 && rc == 0 {
-			rc, state = c, "FAILED"
-		}
-	}
-	exit := strconv.Itoa(rc) + ":0"
-	if rc > 128 {
-		exit, state = "0:"+strconv.Itoa(rc-128), "CANCELLED"
-	}
-	if _, err := cl.Step(context.Background(), api.StepRequest{Op: api.StepEnd, JobID: st.JobID, StepID: st.StepID,
-		ExitCode: exit, State: state}); err != nil {
-		fmt.Fprintf(env.Stderr, "srun: error: recording the end of step %d.%d: %v\n", st.JobID, st.StepID, err)
-	}
-	return rc
+	return fmt.Sprintf("Killed by signal %d", sig)
 }
 
-// srunTask runs one task of a step with Slurm's step environment.
-func srunTask(ctx context.Context, env *Env, o *srunOpts, st api.StepResponse, task, ntasks int, mu *sync.Mutex) int {
-	cmd := exec.CommandContext(ctx, o.command[0], o.command[1:]...)
-	cmd.Dir = env.Cwd
-	cmd.Env = append(os.Environ(),
-		"SLURM_JOB_ID="+strconv.FormatUint(uint64(st.JobID), 10), "SLURM_JOBID="+strconv.FormatUint(uint64(st.JobID), 10),
-		"SLURM_STEP_ID="+strconv.Itoa(st.StepID), "SLURM_STEPID="+strconv.Itoa(st.StepID),
-		"SLURM_PROCID="+strconv.Itoa(task), "SLURM_LOCALID="+strconv.Itoa(task), "SLURM_NTASKS="+strconv.Itoa(ntasks),
-		"SLURM_NPROCS="+strconv.Itoa(ntasks), "SLURM_STEP_NUM_TASKS="+strconv.Itoa(ntasks),
-		"SLURM_STEP_NODELIST="+st.NodeList, "SLURM_NODEID=0")
-	if conf := env.Getenv("SLURM_CONF"); conf != "" {
-		cmd.Env = append(cmd.Env, "SLURM_CONF="+conf)
-	}
-	var stdout, stderr io.Writer = env.Stdout, env.Stderr
-	if o.label {
-		stdout = &srunLabelWriter{w: env.Stdout, prefix: strconv.Itoa(task) + ": ", mu: mu}
-		stderr = &srunLabelWriter{w: env.Stderr, prefix: strconv.Itoa(task) + ": ", mu: mu}
-	} else {
-		stdout, stderr = &srunLockedWriter{w: env.Stdout, mu: mu}, &srunLockedWriter{w: env.Stderr, mu: mu}
-	}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if task == 0 {
-		cmd.Stdin = env.Stdin
-	}
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-				return 128 + int(ws.Signal())
-			}
-			return ee.ExitCode()
+// srunTaskRanges prints sorted task ids as ranges: "0-2,5".
+func srunTaskRanges(ts []int) string {
+	sort.Ints(ts)
+	var parts []string
+	for i := 0; i < len(ts); {
+		k := i
+		for k+1 < len(ts) && ts[k+1] == ts[k]+1 {
+			k++
 		}
-		fmt.Fprintf(env.Stderr, "srun: error: task %d: %v\n", task, err)
-		return 2
-	}
-	return 0
-}
-
-// srunLockedWriter serialises writes of concurrent tasks.
-type srunLockedWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
-}
-
-func (l *srunLockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// srunLabelWriter is srun -l: every line prefixed with the task number.
-type srunLabelWriter struct {
-	w      io.Writer
-	prefix string
-	mu     *sync.Mutex
-	buf    []byte
-}
-
-func (l *srunLabelWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf = append(l.buf, p...)
-	for {
-		i := strings.IndexByte(string(l.buf), '\n')
-		if i < 0 {
-			return len(p), nil
+		if k > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ts[i], ts[k]))
+		} else {
+			parts = append(parts, strconv.Itoa(ts[i]))
 		}
-		if _, err := io.WriteString(l.w, l.prefix+string(l.buf[:i+1])); err != nil {
-			return 0, err
-		}
-		l.buf = l.buf[i+1:]
+		i = k + 1
 	}
+	return strings.Join(parts, ",")
 }
