@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The srun end-to-end tests run `sluice up` (controller, SQLite store, two
+// node agents) and srun in-process against it: steps whose tasks the node
+// agents start, with their I/O streamed back to srun.
+
+// srunWith runs srun with stdin and extra environment; ctx ends it early
+// (Ctrl-C) when cancelled.
+func (c *extCluster) srunWith(ctx context.Context, stdin string, vars []string, args ...string) (int, string, string) {
+	c.t.Helper()
+	env, out, errb := c.env(0, vars...)
+	env.Stdin = strings.NewReader(stdin)
+	cmd, _ := Lookup("srun")
+	rc := cmd.Run(ctx, env, args)
+	return rc, out.String(), errb.String()
+}
+
+// TestE2ESrunStdin: srun outside an allocation forwards its stdin to the
+// tasks (all of them by default, one with --input=TASKID, none with
+// --input=none) and returns the highest task exit code.
+func TestE2ESrunStdin(t *testing.T) {
+	c := upCluster(t, 2, "")
+	cases := []struct {
+		args []string
+		want []string
+		rc   int
+	}{
+		{[]string{"-n", "2", "-l", "sh", "-c", "read a; read b; echo $SLURM_PROCID:$a:$b"}, []string{"0: 0:one:two", "1: 1:one:two"}, 0},
+		{[]string{"-n", "2", "-l", "--input=1", "sh", "-c", "read a; echo got[$a]; exit $SLURM_PROCID"}, []string{"0: got[]", "1: got[one]"}, 1},
+		{[]string{"--input", "none", "cat"}, nil, 0},
+		{[]string{"-N", "2", "-l", "sh", "-c", "cat >/dev/null; echo $SLURMD_NODENAME"}, []string{"0: node1", "1: node2"}, 0},
+	}
+	for _, tc := range cases {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		rc, out, errs := c.srunWith(ctx, "one\ntwo\n", nil, tc.args...)
+		cancel()
+		got := strings.Join(sortedCopy(strings.Split(strings.TrimSpace(out), "\n")), "\n")
+		if rc != tc.rc || got != strings.Join(tc.want, "\n") {
+			t.Errorf("srun %v: exit %d, output:\n%s\nwant exit %d, output:\n%s\nstderr: %s", tc.args, rc, out, tc.rc,
+				strings.Join(tc.want, "\n"), errs)
+		}
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}
+
+// TestE2ESrunInBatchScript: srun inside a batch script runs its step on
+// the job's two nodes (block distribution: tasks 0-1 on node1, 2-3 on
+// node2), its output lands in the job's output file, and sacct records
+// the step.
+func TestE2ESrunInBatchScript(t *testing.T) {
+	c := upCluster(t, 2, "")
+	out := filepath.Join(c.state, "batch.out")
+	script := "#!/bin/sh\n" + c.bin + " srun -l sh -c 'echo $SLURMD_NODENAME $SLURM_STEP_NODELIST'\n"
+	path := filepath.Join(c.state, "job.sh")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	id := c.submit("-N", "2", "-n", "4", "-o", out, "--export=ALL,SLURM_CONF="+c.conf, path)
+	c.waitState(id, "COMPLETED", "FAILED")
+	data, _ := os.ReadFile(out)
+	lines := sortedCopy(strings.Split(strings.TrimSpace(string(data)), "\n"))
+	want := []string{"0: node1 node[1-2]", "1: node1 node[1-2]", "2: node2 node[1-2]", "3: node2 node[1-2]"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("batch output:\n%s\nwant:\n%s", data, strings.Join(want, "\n"))
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, acct, _ := c.run("sacct", "-j", id, "-P", "-n", "--format=JobID,JobName,State,ExitCode")
+		if strings.Contains(acct, id+".0|sh|COMPLETED|0:0") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sacct lacks step %s.0:\n%s", id, acct)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestE2ESrunInterruptAndLimits: Ctrl-C reaches the tasks (their SIGINT
+// trap runs; srun exits with their code), and a step asking for more
+// nodes than the allocation has gets srun's error.
+func TestE2ESrunInterruptAndLimits(t *testing.T) {
+	c := upCluster(t, 2, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(1500 * time.Millisecond)
+		cancel()
+	}()
+	rc, out, errs := c.srunWith(ctx, "", nil, "sh", "-c", "trap 'echo caught INT; exit 3' INT; echo ready; while :; do sleep 0.1; done")
+	if rc != 3 || !strings.Contains(out, "ready") || !strings.Contains(out, "caught INT") || !strings.Contains(errs, "srun: sending Ctrl-C to StepId=") {
+		t.Errorf("interrupted srun: exit %d, out %q, err %q", rc, out, errs)
+	}
+
+	inner := c.bin + " srun -N 2 true"
+	rc, _, errs = c.run("salloc", "-N", "1", "sh", "-c", inner)
+	if rc == 0 || !strings.Contains(errs, "srun: error: Only allocated 1 nodes asked for 2") {
+		t.Errorf("srun -N 2 in a one-node allocation: exit %d, %q", rc, errs)
+	}
+}
