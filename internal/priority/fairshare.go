@@ -37,7 +37,14 @@ func (t *Tree) computeCommon() {
 		a := &t.Assocs[i]
 		a.NormUsage = 0
 		if ru > 0 {
-			a.NormUsage = math.Min(1, a.UsageRaw/ru)
+			// min(1, x) as math.Min computes it here (x is never -0 and a
+			// NaN stays NaN), without the call: this runs for every
+			// association at every PriorityCalcPeriod
+			v := a.UsageRaw / ru
+			if v >= 1 {
+				v = 1
+			}
+			a.NormUsage = v
 		}
 	}
 	for p, kids := range t.fsKids {
@@ -94,7 +101,6 @@ func (t *Tree) fairTree() {
 		}
 	}
 	rank, rnt := t.users, t.users
-	t.scratch = t.scratch[:0]
 	t.rankLevel(t.Assocs[0].Children, false, &rank, &rnt, float64(t.users))
 }
 
@@ -114,10 +120,7 @@ func levelFS(s, u float64) float64 {
 // next rank; an account passes on whether it tied, so its first child
 // shares the rank of the last ranked user.
 func (t *Tree) rankLevel(kids []int, accountTied bool, rank, rnt *int, n float64) {
-	start := len(t.scratch)
-	t.scratch = append(t.scratch, kids...)
-	seg := t.scratch[start:]
-	slices.SortFunc(seg, func(x, y int) int { return t.cmpLevelFS(x, y) })
+	seg := t.sortedLevel(kids)
 	for k, i := range seg {
 		a := &t.Assocs[i]
 		tied := accountTied
@@ -134,7 +137,47 @@ func (t *Tree) rankLevel(kids []int, accountTied bool, rank, rnt *int, n float64
 		}
 		t.rankLevel(a.Children, tied, rank, rnt, n)
 	}
-	t.scratch = t.scratch[:start]
+}
+
+// sortedLevel returns kids (the children of one account) sorted by
+// cmpLevelFS. The order of the previous Recompute is kept per level and
+// re-sorted by insertion: between two PriorityCalcPeriods only the
+// associations charged by running jobs move, so that is linear where a
+// full sort of every level on every pass dominated a long simulation.
+// cmpLevelFS is a total order among siblings (ties end on the unique
+// position in the parent), so any correct sort gives the same sequence;
+// a NaN LevelFS (which would break that) or a level that moved a lot
+// falls back to slices.SortFunc.
+func (t *Tree) sortedLevel(kids []int) []int {
+	if len(kids) == 0 {
+		return kids
+	}
+	p := t.Assocs[kids[0]].Parent
+	if p < 0 || p >= len(t.levels) {
+		return kids
+	}
+	seg := t.levels[p]
+	if len(seg) != len(kids) {
+		seg = append(seg[:0], kids...)
+		t.levels[p] = seg
+	}
+	for _, i := range seg {
+		if math.IsNaN(t.Assocs[i].LevelFS) {
+			slices.SortFunc(seg, t.cmpLevelFS)
+			return seg
+		}
+	}
+	budget := 8 * len(seg)
+	for k := 1; k < len(seg); k++ {
+		for m := k; m > 0 && t.cmpLevelFS(seg[m-1], seg[m]) > 0; m-- {
+			seg[m-1], seg[m] = seg[m], seg[m-1]
+			if budget--; budget < 0 {
+				slices.SortFunc(seg, t.cmpLevelFS)
+				return seg
+			}
+		}
+	}
+	return seg
 }
 
 func (t *Tree) cmpLevelFS(x, y int) int {

@@ -112,12 +112,14 @@ type Tree struct {
 	// print GrpTRESRaw; DefaultTRESNames when empty.
 	TRESNames []string
 
-	byKey   map[assocKey]int
-	users   int
-	dirty   bool
-	order   []int // every association in display (depth-first) order
-	fsKids  [][]int
-	scratch []int
+	byKey  map[assocKey]int
+	users  int
+	dirty  bool
+	order  []int // every association in display (depth-first) order
+	fsKids [][]int
+	// levels keeps, per account, its children in the LevelFS order of
+	// the last Recompute (Fair Tree), the starting point of the next sort.
+	levels [][]int
 	// hot mirrors the per-association values the job loop reads, packed
 	// so 100,000 jobs hit a small array instead of the large Assoc records.
 	hot []assocHot
@@ -258,9 +260,7 @@ func (t *Tree) prepare() {
 		}
 		t.fsKids[i] = t.flatten(i, nil)
 	}
-	if cap(t.scratch) < len(t.Assocs) {
-		t.scratch = make([]int, 0, len(t.Assocs))
-	}
+	t.levels = make([][]int, len(t.Assocs))
 }
 
 func (t *Tree) childLess(x, y int) bool {

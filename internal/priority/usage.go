@@ -38,6 +38,9 @@ func (t *Tree) Decay(cfg *Config, seconds float64) {
 		a := &t.Assocs[i]
 		a.UsageRaw = decayed(a.UsageRaw, f)
 		a.UsedWall = decayed(a.UsedWall, f)
+		if len(a.UsageTRES) == 0 {
+			continue // most associations: no per-TRES usage, no map walk
+		}
 		for k, v := range a.UsageTRES {
 			a.UsageTRES[k] = decayed(v, f)
 		}

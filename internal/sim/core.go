@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -27,22 +26,23 @@ const purgeEvery = 512
 // plugin (internal/priority: fair-share tree, usage decay, multifactor or
 // basic priorities) on the engine's virtual clock.
 type Core struct {
-	// ids and before are refresh's buffers (pending ids, queue order).
-	ids, before []sched.JobID
-	conf        *conf.Config
-	st          *sched.State
-	cfg         sched.Config
-	pcfg        priority.Config
-	pcl         *priority.Cluster
-	tree        *priority.Tree
-	calc        priority.Calculator
-	basic       priority.BasicAllocator
-	epoch       int64
+	// queue holds the pending jobs in queue order under their current
+	// priorities; runs the running jobs in id order (queue.go).
+	queue []queued
+	runs  []running
+	conf  *conf.Config
+	st    *sched.State
+	cfg   sched.Config
+	pcfg  priority.Config
+	pcl   *priority.Cluster
+	tree  *priority.Tree
+	calc  priority.Calculator
+	basic priority.BasicAllocator
+	epoch int64
 
 	toSched  map[int64]sched.JobID
 	toTrace  map[sched.JobID]int64
 	pending  map[sched.JobID]*sched.Job
-	running  map[sched.JobID]*priority.RunningJob
 	ended    []priority.RunningJob
 	wakes    []int64
 	lastCalc time.Time
@@ -68,7 +68,7 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 	}
 	c := &Core{conf: cf, cfg: sched.ConfigFromConf(cf), epoch: tr.StartUnix,
 		toSched: map[int64]sched.JobID{}, toTrace: map[sched.JobID]int64{},
-		pending: map[sched.JobID]*sched.Job{}, running: map[sched.JobID]*priority.RunningJob{}}
+		pending: map[sched.JobID]*sched.Job{}}
 	if c.epoch == 0 {
 		c.epoch = defaultEpoch
 	}
@@ -187,6 +187,7 @@ func (c *Core) Submit(now int64, j *Job) error {
 			sj.Priority = c.priority(sj, t)
 		}
 	}
+	c.enqueue(sj)
 	if b := req.BeginTime; b.After(t) {
 		c.wakes = append(c.wakes, b.Unix()-c.epoch)
 	}
@@ -228,10 +229,9 @@ func (c *Core) End(now int64, id int64, timeout bool) {
 
 // release stops charging a job that leaves the running set.
 func (c *Core) release(sid sched.JobID, t time.Time) {
-	if rj := c.running[sid]; rj != nil {
+	if rj := c.removeRunning(sid); rj != nil {
 		rj.End = t
 		c.ended = append(c.ended, *rj)
-		delete(c.running, sid)
 	}
 	if j := c.st.Job(sid); j != nil && j.State.Base() == sched.JobRunning {
 		cpus, gpus := c.allocCounts(&j.Alloc)
@@ -283,6 +283,7 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 		if j := c.st.Job(p.Job); j != nil && j.State.Base() == sched.JobPending {
 			c.pending[j.ID] = j
 			j.Priority = c.priority(j, t)
+			c.enqueue(j)
 			d.Wake = append(d.Wake, j.Req.BeginTime.Unix()-c.epoch)
 		}
 	}
@@ -317,6 +318,7 @@ func (c *Core) started(id sched.JobID, backfill bool, t time.Time) (Started, boo
 		return Started{}, false // an array task split off: not in the trace
 	}
 	delete(c.pending, id)
+	c.dequeue(id)
 	cpus, gpus := c.allocCounts(&j.Alloc)
 	c.allocCPU += cpus
 	c.allocGPU += gpus
@@ -332,7 +334,7 @@ func (c *Core) started(id sched.JobID, backfill bool, t time.Time) (Started, boo
 			rj.Billing = c.billing(j, cpus, gpus)
 		}
 	}
-	c.running[id] = rj
+	c.addRunning(id, rj)
 	limit := int64(0)
 	if j.TimeLimit > 0 && j.TimeLimit != sched.Infinite {
 		limit = int64(j.TimeLimit / time.Second)
@@ -398,8 +400,8 @@ func (c *Core) Recalc(now int64) bool {
 		for i := range c.ended {
 			c.tree.Charge(&c.pcfg, &c.ended[i], c.lastCalc, t)
 		}
-		for _, id := range sortedJobIDs(c.running) {
-			c.tree.Charge(&c.pcfg, c.running[id], c.lastCalc, t)
+		for _, r := range c.runs {
+			c.tree.Charge(&c.pcfg, r.rj, c.lastCalc, t)
 		}
 	}
 	c.lastCalc = t
@@ -412,52 +414,29 @@ func (c *Core) Recalc(now int64) bool {
 }
 
 // refresh recomputes fair-share and every pending job's priority and
-// reports whether the queue order changed.
+// reports whether the queue order changed. The queue is kept sorted
+// under the priorities of the last refresh, so that is one scan; it is
+// sorted again only when the order did change. The calculator is not
+// Reset: what Reset derives (the largest partition, association and QOS
+// priorities) never changes during a simulation, and Recompute refreshes
+// the fair-share values it reads.
 func (c *Core) refresh(t time.Time) bool {
 	c.stale = false
 	c.tree.Recompute(&c.pcfg)
-	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
-	c.ids = appendSortedIDs(c.ids[:0], c.pending)
-	c.before = c.order(append(c.before[:0], c.ids...))
-	for _, id := range c.ids {
-		if j := c.pending[id]; !j.DirectPriority && j.Hold == sched.HoldNone {
-			j.Priority = c.priority(j, t)
+	if !c.queueInOrder() { // a priority changed outside refresh
+		slices.SortFunc(c.queue, cmpQueued)
+	}
+	for k := range c.queue {
+		q := &c.queue[k]
+		if j := q.j; !j.DirectPriority && j.Hold == sched.HoldNone {
+			c.fillPriorityJobAssoc(j, q.assoc, &c.pj)
+			j.Priority = c.calc.Priority(&c.pj, t)
 		}
 	}
-	return !c.inOrder(c.before)
-}
-
-// order sorts ids by priority (descending), submit time and id: the part
-// of Slurm's queue order a recalculation can change.
-func (c *Core) order(ids []sched.JobID) []sched.JobID {
-	slices.SortFunc(ids, c.cmpQueue)
-	return ids
-}
-
-// cmpQueue is order's comparison, a total order (ids are unique).
-func (c *Core) cmpQueue(a, b sched.JobID) int {
-	ja, jb := c.pending[a], c.pending[b]
-	if ja.Priority != jb.Priority {
-		if ja.Priority > jb.Priority {
-			return -1
-		}
-		return 1
+	if c.queueInOrder() {
+		return false
 	}
-	if r := ja.SubmitTime.Compare(jb.SubmitTime); r != 0 {
-		return r
-	}
-	return cmp.Compare(a, b)
-}
-
-// inOrder reports whether ids are in order under the current priorities:
-// since order is a total order, that is exactly whether sorting them again
-// would give the same sequence (one linear scan instead of a sort).
-func (c *Core) inOrder(ids []sched.JobID) bool {
-	for k := 1; k < len(ids); k++ {
-		if c.cmpQueue(ids[k-1], ids[k]) >= 0 {
-			return false
-		}
-	}
+	slices.SortFunc(c.queue, cmpQueued)
 	return true
 }
 
@@ -481,13 +460,16 @@ func (c *Core) priority(j *sched.Job, t time.Time) uint32 {
 }
 
 func (c *Core) fillPriorityJob(j *sched.Job, pj *priority.Job) {
-	part := ""
-	if len(j.Partitions) > 0 {
-		part = c.st.Cluster.Partitions[j.Partitions[0]].Name
-	}
+	c.fillPriorityJobAssoc(j, c.assocIndex(j, firstPartition(c.st, j)), pj)
+}
+
+// fillPriorityJobAssoc is fillPriorityJob for a job whose association
+// index is known.
+func (c *Core) fillPriorityJobAssoc(j *sched.Job, assoc int, pj *priority.Job) {
+	part := firstPartition(c.st, j)
 	cpus := int64(requestCPUs(&j.Req))
 	*pj = priority.Job{ID: uint32(j.ID), User: j.User, Account: j.Account, Partition: part, QOS: j.QOS,
-		Assoc: c.assocIndex(j, part), Nodes: uint32(max(j.Req.MinNodes, 1)), CPUs: uint32(cpus),
+		Assoc: assoc, Nodes: uint32(max(j.Req.MinNodes, 1)), CPUs: uint32(cpus),
 		AccrueTime: j.AccrueTime, EligibleTime: j.EligibleTime, Nice: j.Req.Nice,
 		Held: j.Hold != sched.HoldNone, Priority: j.Priority, TRES: pj.TRES}
 	if j.TimeLimit != sched.Infinite {
@@ -515,8 +497,8 @@ func (c *Core) Blocked(now int64) bool {
 		return false
 	}
 	freeCPU, freeGPU := c.capa.CPUs-c.allocCPU, c.capa.GPUs-c.allocGPU
-	for _, j := range c.pending {
-		if int64(requestCPUs(&j.Req)) <= freeCPU && requestGPUs(&j.Req) <= freeGPU {
+	for k := range c.queue {
+		if q := &c.queue[k]; q.cpus <= freeCPU && q.gpus <= freeGPU {
 			return false
 		}
 	}
