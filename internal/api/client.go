@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -36,6 +37,57 @@ func NewUnixClient(socket string) *Client {
 		MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second,
 	}
 	return &Client{base: "http://sluice", http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
+}
+
+// NewUnixOneShotClient returns a client for a short-lived command (sbatch)
+// that makes one or two calls: each call dials the Unix socket, writes the
+// request, reads the answer and closes the connection. No connection pool,
+// no background reader and writer goroutines, no timer goroutine (bound a
+// call with its context): a process that lives for one request starts
+// fewer threads and touches less memory.
+func NewUnixOneShotClient(socket string) *Client {
+	return &Client{base: "http://sluice", http: &http.Client{Transport: unixOneShot(socket)}}
+}
+
+// unixOneShot is the RoundTripper of NewUnixOneShotClient: one request
+// per connection, on the caller's goroutine.
+type unixOneShot string
+
+// RoundTrip sends req on a new connection and returns its answer.
+func (s unixOneShot) RoundTrip(req *http.Request) (*http.Response, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(req.Context(), "unix", string(s))
+	if err != nil {
+		return nil, err
+	}
+	if dl, ok := req.Context().Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	r := *req // a RoundTripper must not change the caller's request
+	r.Close = true
+	if err := r.Write(conn); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	resp.Body = connBody{resp.Body, conn}
+	return resp, nil
+}
+
+// connBody closes the connection with the body it carries.
+type connBody struct {
+	io.ReadCloser
+	conn net.Conn
+}
+
+func (b connBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.conn.Close()
+	return err
 }
 
 // NewTCPClient returns a client for the controller at addr ("host:port"

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -49,7 +50,7 @@ func runSbatch(ctx context.Context, env *Env, args []string) int {
 		return Errorf(env, "sbatch", "--gid only permitted by root user")
 	}
 	fillSubmitContext(env, &req.Spec)
-	cl, err := controllerClient(env)
+	cl, err := submitClient(env)
 	if err != nil {
 		return submitFailed(env, err)
 	}
@@ -75,6 +76,69 @@ func runSbatch(ctx context.Context, env *Env, args []string) int {
 		return waitJob(parent, env, cl, res.JobID)
 	}
 	return 0
+}
+
+// submitClient is controllerClient for a command that lives for one
+// submission: when slurm.conf names the state directory plainly (no
+// Include, no token in SLURM_JWT) and the socket is there, the file is
+// scanned for StateSaveLocation instead of being parsed and checked whole,
+// and the client makes its call on one connection of its own. Anything
+// else takes controllerClient's path, with its errors.
+func submitClient(env *Env) (*api.Client, error) {
+	if s := env.Getenv("SLUICE_SOCKET"); s != "" {
+		return api.NewUnixOneShotClient(s), nil
+	}
+	if env.Getenv("SLURM_JWT") == "" {
+		if dir, ok := scanStateSaveLocation(confPath(env)); ok {
+			sock := filepath.Join(dir, api.SocketFile)
+			if st, err := os.Stat(sock); err == nil && st.Mode()&os.ModeSocket != 0 {
+				return api.NewUnixOneShotClient(sock), nil
+			}
+		}
+	}
+	return controllerClient(env)
+}
+
+// scanStateSaveLocation finds StateSaveLocation in a slurm.conf without
+// parsing the rest: keys are case-insensitive, a line holds
+// whitespace-separated key=value pairs, '#' starts a comment, the last
+// setting wins. ok is false (the caller parses the file properly) when
+// the file cannot be read, has an Include line, quotes or escapes the
+// value, or does not set the key.
+func scanStateSaveLocation(path string) (dir string, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if i := bytes.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		fields := bytes.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		if bytes.EqualFold(fields[0], []byte("include")) || bytes.IndexByte(line, '\\') >= 0 {
+			return "", false
+		}
+		for _, f := range fields {
+			k, v, found := bytes.Cut(f, []byte("="))
+			if !found || !bytes.EqualFold(k, []byte("StateSaveLocation")) {
+				continue
+			}
+			if len(v) == 0 || bytes.ContainsAny(v, "\"'") {
+				return "", false
+			}
+			dir = string(v)
+		}
+	}
+	return dir, dir != ""
 }
 
 // submitFailed prints Slurm's submission failure: the reason name on a

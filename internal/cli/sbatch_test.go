@@ -232,3 +232,46 @@ func TestScancelAndScontrolAgainstController(t *testing.T) {
 		t.Errorf("scontrol token: %d %q", code, out)
 	}
 }
+
+// TestScanStateSaveLocation checks sbatch's quick look into slurm.conf
+// against the full parser: where the scan answers, it answers what
+// conf.Parse reads; where the file is not plain, it defers to the parser.
+func TestScanStateSaveLocation(t *testing.T) {
+	cases := []struct {
+		name, text string
+		ok         bool
+	}{
+		{"plain", "ClusterName=c\nStateSaveLocation=/var/spool/x\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n", true},
+		{"case-insensitive key, several pairs on a line, comment", "ClusterName=c stateSAVElocation=/a/b # note\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n", true},
+		{"last setting wins", "ClusterName=c\nStateSaveLocation=/first\nStateSaveLocation=/second\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n", true},
+		{"commented out", "ClusterName=c\n#StateSaveLocation=/nope\nNodeName=n1 CPUs=1\nPartitionName=p Nodes=n1\n", false},
+		{"include defers to the parser", "ClusterName=c\nInclude /etc/slurm/other.conf\nStateSaveLocation=/x\n", false},
+		{"quoted value defers to the parser", "StateSaveLocation=\"/x y\"\n", false},
+		{"escaped # defers to the parser", "StateSaveLocation=/x\\#y\n", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "slurm.conf")
+			if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dir, ok := scanStateSaveLocation(path)
+			if ok != c.ok {
+				t.Fatalf("scan ok = %v (dir %q), want %v", ok, dir, c.ok)
+			}
+			if !ok {
+				return
+			}
+			cfg, _, err := conf.Parse(path, []byte(c.text))
+			if err != nil {
+				t.Fatalf("conf.Parse: %v", err)
+			}
+			if dir != cfg.StateSaveLocation {
+				t.Errorf("scan found %q, the parser %q", dir, cfg.StateSaveLocation)
+			}
+		})
+	}
+	if _, ok := scanStateSaveLocation(filepath.Join(t.TempDir(), "missing.conf")); ok {
+		t.Error("a missing file must defer to the parser (and its error)")
+	}
+}
