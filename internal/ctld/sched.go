@@ -418,3 +418,28 @@ func (ls *loopState) assignGPUs(j *sched.Job) []int {
 	ls.dirty[j.ID] = struct{}{}
 	return out
 }
+
+// JobCounts returns how many jobs the controller holds pending, running
+// (or suspended) and finished: a cheap progress probe for `sluice bench
+// drain`, which must not list every job while it measures.
+func (c *Controller) JobCounts(ctx context.Context) (pending, running, finished int, err error) {
+	res, err := c.do(ctx, func(ls *loopState) (any, error) {
+		var n [3]int
+		for _, j := range ls.st.Jobs() {
+			switch b := j.State.Base(); {
+			case b == sched.JobPending:
+				n[0]++
+			case isActive(j):
+				n[1]++
+			case j.State.Finished():
+				n[2]++
+			}
+		}
+		return n, nil
+	})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	n := res.([3]int)
+	return n[0], n[1], n[2], nil
+}

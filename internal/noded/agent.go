@@ -121,6 +121,9 @@ type Agent struct {
 type job struct {
 	rec jobRecord
 	dir string
+	// dirty marks a record changed in memory only (the pid after a
+	// launch); the next poll writes it.
+	dirty bool
 }
 
 // New prepares an agent: it creates the spool, discovers the node's
@@ -412,6 +415,7 @@ func (a *Agent) Job(id uint32) (api.JobStatus, error) {
 }
 
 func (a *Agent) save(j *job) {
+	j.dirty = false
 	if err := writeJSON(filepath.Join(j.dir, recordFile), &j.rec, 0o600); err != nil {
 		a.log.Error("cannot write job record", "job", j.rec.Req.JobID, "err", err)
 	}

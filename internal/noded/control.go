@@ -22,6 +22,9 @@ func (a *Agent) track(j *job, now time.Time, full bool) bool {
 		return false
 	}
 	if !full && r.Resident && r.ShimPID == a.supPID && r.ShimTick == a.supTick {
+		if j.dirty {
+			a.save(j)
+		}
 		a.enforce(j, now)
 		return false
 	}
@@ -38,6 +41,7 @@ func (a *Agent) track(j *job, now time.Time, full bool) bool {
 	sup := sameProcess(r.ShimPID, r.ShimTick)
 	var ex exitRecord
 	if readJSON(filepath.Join(j.dir, exitFile), &ex) == nil {
+		ex.recorded = true
 		a.finish(j, ex, now)
 		return true
 	}
@@ -96,7 +100,15 @@ func (a *Agent) finish(j *job, ex exitRecord, now time.Time) {
 		r.End = now
 	}
 	r.Reason = ex.Error
-	a.save(j)
+	if !ex.recorded || r.State == api.StateOutOfMemory {
+		// A state the spool's exit.json would not give again (a lost
+		// job, an OOM kill seen in the cgroup now removed) is saved; the
+		// rest is recomputed by a restarted agent from the record and
+		// exit.json.
+		a.save(j)
+	} else {
+		j.dirty = false
+	}
 	a.log.Info("job ended", "job", r.Req.JobID, "state", r.State, "exit_code", r.ExitCode)
 }
 

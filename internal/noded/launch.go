@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -195,9 +196,38 @@ func (a *Agent) writeScript(dir string, req *api.LaunchRequest) ([]string, error
 	return append(argv, req.Args...), nil
 }
 
+// groupCacheTTL is how long a user's group list is reused, as slurmd's
+// group cache does (GroupUpdateTime): a queue of one user's short jobs
+// must not read the group database once per job.
+const groupCacheTTL = time.Minute
+
+var groupCache struct {
+	sync.Mutex
+	m map[uint32]cachedGroups
+}
+
+type cachedGroups struct {
+	ids []uint32
+	at  time.Time
+}
+
 // userGroups lists uid's supplementary groups (initgroups), empty when the
 // user is unknown locally.
 func userGroups(uid uint32) []uint32 {
+	groupCache.Lock()
+	defer groupCache.Unlock()
+	if c, ok := groupCache.m[uid]; ok && time.Since(c.at) < groupCacheTTL {
+		return c.ids
+	}
+	ids := lookupGroups(uid)
+	if groupCache.m == nil || len(groupCache.m) > 1024 {
+		groupCache.m = map[uint32]cachedGroups{}
+	}
+	groupCache.m[uid] = cachedGroups{ids: ids, at: time.Now()}
+	return ids
+}
+
+func lookupGroups(uid uint32) []uint32 {
 	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
 	if err != nil {
 		return nil
@@ -226,7 +256,7 @@ const shimHandshakeTimeout = 30 * time.Second
 func (a *Agent) start(j *job, spec execSpec) *exitRecord {
 	fail := func(msg string) *exitRecord {
 		ex := exitRecord{WaitStatus: -1, Time: time.Now(), Error: msg}
-		writeJSON(filepath.Join(j.dir, exitFile), ex, 0o600)
+		ex.recorded = writeJSON(filepath.Join(j.dir, exitFile), ex, 0o600) == nil
 		a.log.Warn("job launch failed", "job", j.rec.Req.JobID, "err", msg)
 		return &ex
 	}
@@ -247,7 +277,10 @@ func (a *Agent) start(j *job, spec execSpec) *exitRecord {
 	case rep.Error != "":
 		return fail(rep.Error)
 	}
+	// The pid reaches the disk with the job's next save or the next poll
+	// (dirty): a batch job that ends at once is written once more, not
+	// twice. Until then a restarted agent learns it from the supervisor.
 	j.rec.PID, j.rec.PIDTick = rep.PID, rep.Tick
-	a.save(j)
+	j.dirty = true
 	return nil
 }

@@ -110,6 +110,8 @@ type exitRecord struct {
 	WaitStatus int       `json:"wait_status"`
 	Time       time.Time `json:"time"`
 	Error      string    `json:"error,omitempty"`
+	// recorded: this record is in the job's exit.json.
+	recorded bool
 }
 
 // writeJSON writes v to path atomically (temp file, rename) so a crashed
