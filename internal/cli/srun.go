@@ -53,7 +53,7 @@ type srunOpts struct {
 // option set (up to the command) and returns the command.
 func parseSrun(args []string) (*srunOpts, error) {
 	o := &srunOpts{}
-	var rest []string
+	var rest, after []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") {
@@ -82,7 +82,9 @@ func parseSrun(args []string) (*srunOpts, error) {
 		case strings.HasPrefix(a, "--jobid="):
 			o.jobID = strings.TrimPrefix(a, "--jobid=")
 		case a == "--":
-			rest = append(rest, args[i+1:]...)
+			// Everything after "--" is the command, even words that
+			// look like options.
+			after = append([]string{}, args[i+1:]...)
 			i = len(args)
 		default:
 			rest = append(rest, a)
@@ -96,7 +98,7 @@ func parseSrun(args []string) (*srunOpts, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.req, o.command = req, cmd
+	o.req, o.command = req, append(cmd, after...)
 	return o, nil
 }
 
@@ -227,7 +229,65 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 		fmt.Fprintf(env.Stderr, "srun: error: --input=%s: task id out of range (step has %d tasks); stdin goes to no task\n", input, res.NTasks)
 	}
 	s := newSrunSession(env, o, res)
+	closeFiles, err := s.openOutputs(spec, cwd)
+	if err != nil {
+		s.abandon()
+		return Errorf(env, "srun", "%v", err)
+	}
+	defer closeFiles()
 	return s.run(ctx, in)
+}
+
+// openOutputs applies srun's -o/-e: the step's stdout (and stderr, unless
+// -e names another file) go to a file on this host instead of srun's own
+// streams. %j, %s, %J (job.step) and %% are expanded.
+func (s *srunSession) openOutputs(spec *api.JobSpec, cwd string) (func(), error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	open := func(pattern string) (*os.File, error) {
+		r := strings.NewReplacer("%%", "%", "%j", strconv.FormatUint(uint64(s.res.JobID), 10),
+			"%s", strconv.Itoa(s.res.StepID), "%J", fmt.Sprintf("%d.%d", s.res.JobID, s.res.StepID))
+		path := r.Replace(pattern)
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cwd, path)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("Could not open output file %s: %v", path, err)
+		}
+		files = append(files, f)
+		return f, nil
+	}
+	if spec.Output != "" {
+		f, err := open(spec.Output)
+		if err != nil {
+			return closeAll, err
+		}
+		s.stdout, s.stderr = f, f
+	}
+	if spec.Error != "" && spec.Error != spec.Output {
+		f, err := open(spec.Error)
+		if err != nil {
+			closeAll()
+			return func() {}, err
+		}
+		s.stderr = f
+	}
+	return closeAll, nil
+}
+
+// abandon ends a step srun will not attach to: connecting and closing at
+// once makes every node kill its part.
+func (s *srunSession) abandon() {
+	for _, n := range s.res.Nodes {
+		if rw, err := api.DialStepIO(n, s.res.JobID, s.res.StepID, srunConnectTimeout); err == nil {
+			rw.Close()
+		}
+	}
 }
 
 // srunInput resolves --input: all (default), none, a task id, or a file
@@ -281,10 +341,11 @@ func srunEnviron(env *Env) []string {
 
 // srunSession is srun attached to a step: one I/O connection per node.
 type srunSession struct {
-	env   *Env
-	o     *srunOpts
-	res   api.StepLaunchResponse
-	width int
+	env            *Env
+	o              *srunOpts
+	res            api.StepLaunchResponse
+	width          int
+	stdout, stderr io.Writer
 
 	outMu   sync.Mutex
 	partial map[srunStream][]byte
@@ -313,7 +374,7 @@ func (c *srunConn) send(kind byte, task uint32, p []byte) {
 
 func newSrunSession(env *Env, o *srunOpts, res api.StepLaunchResponse) *srunSession {
 	return &srunSession{env: env, o: o, res: res, width: len(strconv.Itoa(max(res.NTasks-1, 0))),
-		partial: map[srunStream][]byte{}, exits: map[int]string{}}
+		stdout: env.Stdout, stderr: env.Stderr, partial: map[srunStream][]byte{}, exits: map[int]string{}}
 }
 
 // srunConnectTimeout bounds the connection to a node agent.
@@ -466,9 +527,9 @@ func (s *srunSession) read(c *srunConn) {
 func (s *srunSession) output(task int, stderr bool, p []byte) {
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	w := s.env.Stdout
+	w := s.stdout
 	if stderr {
-		w = s.env.Stderr
+		w = s.stderr
 	}
 	if task < 0 || (s.o.unbuffered && !s.o.label) {
 		w.Write(p)
@@ -500,9 +561,9 @@ func (s *srunSession) flushTask(task int) {
 	for _, stderr := range []bool{false, true} {
 		k := srunStream{task, stderr}
 		if len(s.partial[k]) > 0 {
-			w := s.env.Stdout
+			w := s.stdout
 			if stderr {
-				w = s.env.Stderr
+				w = s.stderr
 			}
 			s.writeLine(w, task, s.partial[k])
 			delete(s.partial, k)

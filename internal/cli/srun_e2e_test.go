@@ -97,8 +97,9 @@ func TestE2ESrunInBatchScript(t *testing.T) {
 }
 
 // TestE2ESrunInterruptAndLimits: Ctrl-C reaches the tasks (their SIGINT
-// trap runs; srun exits with their code), and a step asking for more
-// nodes than the allocation has gets srun's error.
+// trap runs; srun exits with their code), -o sends the step's output to a
+// file, and a step asking for more nodes than the allocation has gets
+// srun's error.
 func TestE2ESrunInterruptAndLimits(t *testing.T) {
 	c := upCluster(t, 2, "")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -109,6 +110,16 @@ func TestE2ESrunInterruptAndLimits(t *testing.T) {
 	rc, out, errs := c.srunWith(ctx, "", nil, "sh", "-c", "trap 'echo caught INT; exit 3' INT; echo ready; while :; do sleep 0.1; done")
 	if rc != 3 || !strings.Contains(out, "ready") || !strings.Contains(out, "caught INT") || !strings.Contains(errs, "srun: sending Ctrl-C to StepId=") {
 		t.Errorf("interrupted srun: exit %d, out %q, err %q", rc, out, errs)
+	}
+
+	// -o: the step's output goes to a file on srun's host.
+	outFile := filepath.Join(c.state, "step-%s.out")
+	if rc, out, errs := c.srunWith(context.Background(), "", nil, "-o", outFile, "-n", "2", "-l", "echo", "hi"); rc != 0 || out != "" {
+		t.Errorf("srun -o: exit %d, stdout %q, stderr %q", rc, out, errs)
+	}
+	data, _ := os.ReadFile(filepath.Join(c.state, "step-0.out"))
+	if got := strings.Join(sortedCopy(strings.Split(strings.TrimSpace(string(data)), "\n")), "|"); got != "0: hi|1: hi" {
+		t.Errorf("srun -o file: %q", data)
 	}
 
 	inner := c.bin + " srun -N 2 true"
