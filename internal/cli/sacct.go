@@ -462,8 +462,8 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 			continue
 		}
 		row := sacctRow{AcctRecord: r, now: res.Now, loc: loc, cluster: res.Cluster, cpus: tresOf(r.AllocTRES, "cpu")}
-		if r.Step != "" {
-			row.cpus = cpus[r.JobID]
+		if r.Step != "" && row.cpus == 0 {
+			row.cpus = cpus[r.JobID] // srun steps carry no TRES: the job's CPUs
 		}
 		out = append(out, row)
 	}

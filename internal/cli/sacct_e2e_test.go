@@ -245,8 +245,21 @@ func TestE2EAccounting(t *testing.T) {
 		}
 	}
 	rc, out, _ = c.run("sacct", "-j", long, "-n", "-b")
-	if rc != 0 || strings.Count(out, "\n") != 2 {
-		t.Errorf("sacct -j %s: want 2 records (one per run), got %d:\n%s", long, rc, out)
+	if rc != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, long+".batch") {
+		t.Errorf("sacct -j %s: want 3 records (one per run, the batch step of the first), got %d:\n%s", long, rc, out)
+	}
+	// Without -X each batch job has its JOBID.batch step line: the
+	// script's state and exit code; the requeued run's was killed.
+	rc, out, _ = c.run("sacct", "-P", "-n", "--format=JobID,JobName,State,ExitCode,AllocCPUS,NodeList")
+	t.Logf("sacct -P:\n%s", out)
+	for _, want := range []string{ok + ".batch|batch|COMPLETED|0:0|1|", bad + ".batch|batch|FAILED|3:0|1|",
+		long + ".batch|batch|CANCELLED|0:15|"} {
+		if rc != 0 || !strings.Contains(out, want) {
+			t.Errorf("sacct output lacks %q", want)
+		}
+	}
+	if strings.Contains(out, held+".batch") {
+		t.Errorf("a job that never started has a batch step:\n%s", out)
 	}
 
 	rc, out, errs = c.run("sdiag")
@@ -336,6 +349,9 @@ func TestE2ESrunSalloc(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Logf("sacct:\n%s", out)
+	if strings.Contains(out, "batch|") {
+		t.Errorf("srun and salloc allocations have no batch step:\n%s", out)
+	}
 	// A step needs a running job the caller owns.
 	rc, _, errs = c.runEnv([]string{"SLURM_JOB_ID", "999"}, "srun", "true")
 	if rc == 0 || !strings.Contains(errs, "Unable to create step for job 999") {

@@ -1,0 +1,64 @@
+package ctld
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// TestBatchStepRecords: every started run of a batch job gets a
+// JOBID.batch record (first node, one node's TRES, the script's state and
+// exit code; a killed run's step CANCELLED by SIGTERM); pending jobs and
+// salloc/srun allocations get none; steps sort batch, extern, 0, 1, 10.
+func TestBatchStepRecords(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
+	run := func(id uint32, state, exit string) api.AcctRecord {
+		return api.AcctRecord{JobID: id, Name: "job", User: "alice", State: state, ExitCode: exit, Submit: t0,
+			Start: t0.Add(time.Minute), End: t0.Add(2 * time.Minute), NodeList: "n[1-2]",
+			AllocTRES: "cpu=4,mem=2000M,node=2,billing=4", ReqTRES: "cpu=4", TimeLimitSec: 600}
+	}
+	cases := []struct {
+		rec         api.AcctRecord
+		state, exit string
+	}{
+		{run(1, "COMPLETED", "0:0"), "COMPLETED", "0:0"},
+		{run(2, "FAILED", "3:0"), "FAILED", "3:0"},
+		{run(3, "TIMEOUT", "0:0"), "CANCELLED", "0:15"},
+		{run(4, "CANCELLED by 0", "0:0"), "CANCELLED", "0:15"},
+		{run(5, "PREEMPTED", "0:0"), "CANCELLED", "0:15"},
+		{run(6, "NODE_FAIL", "0:0"), "NODE_FAIL", "0:0"},
+		{run(7, "RUNNING", "0:0"), "RUNNING", "0:0"},
+	}
+	for _, tc := range cases {
+		out := appendBatchSteps([]api.AcctRecord{tc.rec}, nil)
+		if len(out) != 2 {
+			t.Fatalf("job %d: %d records", tc.rec.JobID, len(out))
+		}
+		b := out[1]
+		if b.Step != "batch" || b.Name != "batch" || b.State != tc.state || b.ExitCode != tc.exit || b.NodeList != "n1" ||
+			b.AllocTRES != "cpu=2,mem=1000M,node=1" || !b.Start.Equal(tc.rec.Start) || !b.End.Equal(tc.rec.End) {
+			t.Errorf("%s: batch step %+v", tc.rec.State, b)
+		}
+	}
+	pending := api.AcctRecord{JobID: 8, State: "PENDING"}
+	alloc := run(9, "COMPLETED", "0:0")
+	if out := appendBatchSteps([]api.AcctRecord{pending, alloc}, map[uint32]bool{9: true}); len(out) != 2 {
+		t.Errorf("pending job or allocation got a batch step: %+v", out)
+	}
+	recs := []api.AcctRecord{{JobID: 1, Step: "10"}, {JobID: 1, Step: "1"}, {JobID: 1, Step: "batch"},
+		{JobID: 1, Step: "0"}, {JobID: 1, Step: "extern"}, {JobID: 1}}
+	slices.SortStableFunc(recs, compareRecords)
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Step)
+	}
+	if want := []string{"", "batch", "extern", "0", "1", "10"}; !slices.Equal(got, want) {
+		t.Errorf("step order %q, want %q", got, want)
+	}
+	if !isAllocationScript("#!/bin/sh\n# salloc allocation: held until the command exits\nread code < x\n") ||
+		isAllocationScript("#!/bin/sh\necho allocation: held until the command exits\n") {
+		t.Error("allocation script detection")
+	}
+}
