@@ -1,9 +1,11 @@
 package ctld
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -262,5 +264,97 @@ func TestStepRefused(t *testing.T) {
 		t.Errorf("root (admin) step in alice's job: %d %s", code, msg)
 	} else {
 		attachAll(t, res)
+	}
+}
+
+// TestStepFollowsSuspend: scontrol suspend stops a running step's tasks
+// (SIGSTOP; the agents here run without cgroups) and resume continues
+// them, so the step ends normally afterwards.
+func TestStepFollowsSuspend(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("sleep 30"))
+	c.waitState(id, "RUNNING", 10*time.Second)
+	pidFile := c.work + "/step.pid"
+	res, err := c.client.StepLaunch(c.ctx(), api.StepLaunchRequest{JobID: id,
+		Argv: []string{"sh", "-c", "echo $$ > " + pidFile + "; exec sleep 2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *srunIO)
+	go func() { done <- attachAll(t, res) }()
+	var pid string
+	c.eventually(5*time.Second, "the step's pid", func() bool {
+		pid = c.readOut("step.pid")
+		return pid != ""
+	})
+	c.control(api.OpSuspend, idStr(id))
+	c.eventually(5*time.Second, "the step's task stopped", func() bool { return procState(pid) == "T" })
+	c.control(api.OpResume, idStr(id))
+	c.eventually(5*time.Second, "the step's task running again", func() bool { return procState(pid) != "T" })
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the resumed step did not end")
+	}
+	if rec := c.stepRecord(id, 0); rec.State != "COMPLETED" {
+		t.Errorf("resumed step record %+v", rec)
+	}
+}
+
+// procState is the /proc state letter of pid ("" when gone).
+func procState(pid string) string {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return ""
+	}
+	return s[i+2 : i+3]
+}
+
+// TestStepSurvivesControllerRestart: a controller restarted while a step
+// runs (its agents and their tasks stay) takes the step up again from the
+// store and records its end when the tasks finish.
+func TestStepSurvivesControllerRestart(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("sleep 30"))
+	c.waitState(id, "RUNNING", 10*time.Second)
+	res, err := c.client.StepLaunch(c.ctx(), api.StepLaunchRequest{JobID: id, Argv: []string{"sh", "-c", "sleep 2; echo finished"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *srunIO)
+	go func() { done <- attachAll(t, res) }()
+	time.Sleep(200 * time.Millisecond)
+
+	// Same address, so the running agents find the new controller.
+	addr := c.ctl.Addr()
+	c.ctl.Close()
+	ctl, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.dir, Store: c.store, Socket: shortSocket(t),
+		Listen: addr, Logger: quietLogger(), TickInterval: 50 * time.Millisecond, SchedDelay: 5 * time.Millisecond,
+		HeartbeatInterval: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ctl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ctl.Close() })
+	c.ctl, c.client = ctl, api.NewUnixClient(ctl.Socket())
+
+	var got *srunIO
+	select {
+	case got = <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the step did not end")
+	}
+	if len(got.stdout) != 1 || got.stdout[0] != "0: finished" {
+		t.Errorf("srun's output across the restart: %q", got.stdout)
+	}
+	if rec := c.stepRecord(id, 0); rec.State != "COMPLETED" || rec.ExitCode != "0:0" {
+		t.Errorf("step record after the restart %+v", rec)
 	}
 }
