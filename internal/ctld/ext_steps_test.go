@@ -358,3 +358,27 @@ func TestStepSurvivesControllerRestart(t *testing.T) {
 		t.Errorf("step record after the restart %+v", rec)
 	}
 }
+
+// TestStepGPUs: a step's tasks see the job's GPUs on their node
+// (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS), the devices the batch script
+// got: the second of two one-GPU jobs on a two-GPU node runs its step on
+// device 1.
+func TestStepGPUs(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "GresTypes=gpu\nNodeName=DEFAULT Gres=gpu:2\n", gpus: 2})
+	gpu := func(s *api.JobSpec) { s.Gres = "gpu:1" }
+	first := c.submit(c.wrap("sleep 30", gpu))
+	c.waitState(first, "RUNNING", 10*time.Second)
+	second := c.submit(c.wrap(`echo "$CUDA_VISIBLE_DEVICES" > batch.gpus; sleep 30`, gpu))
+	c.waitState(second, "RUNNING", 10*time.Second)
+	res, err := c.client.StepLaunch(c.ctx(), api.StepLaunchRequest{JobID: second,
+		Argv: []string{"sh", "-c", `echo "$CUDA_VISIBLE_DEVICES $SLURM_STEP_GPUS"`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := attachAll(t, res)
+	c.eventually(5*time.Second, "the batch script's devices", func() bool { return c.readOut("batch.gpus") != "" })
+	batch := c.readOut("batch.gpus")
+	if want := "0: " + batch + " " + batch; len(got.stdout) != 1 || got.stdout[0] != want || batch != "1" {
+		t.Errorf("step GPUs %q, want %q (batch script saw %q)", got.stdout, want, batch)
+	}
+}
