@@ -34,6 +34,12 @@ const (
 	PathAgentHeartbeat = "/agent/v1/heartbeat"
 	// PathAgentEvents receives a JobEvents batch (job completions).
 	PathAgentEvents = "/agent/v1/events"
+	// PathAgentWatch answers a signed POST at once with a WatchResponse
+	// (the controller's boot id) and then holds the connection open for as
+	// long as the controller runs: its end tells the agent the controller
+	// stopped, and the next watch whether a new one (another boot id)
+	// needs the node's registration.
+	PathAgentWatch = "/agent/v1/watch"
 )
 
 // Paths served by a node agent for the controller. {id} is the job id.
@@ -54,6 +60,9 @@ const (
 	// PathAgentTerminate takes a TerminateRequest (scancel, requeue,
 	// preemption, node failure handling).
 	PathAgentTerminate = "/agent/v1/jobs/{id}/terminate"
+	// PathAgentTimeLimit takes a TimeLimitRequest: the running job's new
+	// limit (scontrol update job TimeLimit=), which the agent enforces.
+	PathAgentTimeLimit = "/agent/v1/jobs/{id}/timelimit"
 )
 
 // Job states the agent reports, Slurm's names.
@@ -142,6 +151,24 @@ type RegisterResponse struct {
 	// HeartbeatIntervalSec is the heartbeat period; 0 keeps the agent's
 	// default.
 	HeartbeatIntervalSec int `json:"heartbeat_interval_s,omitempty"`
+	// BootID identifies the controller process the node registered with.
+	BootID string `json:"boot_id,omitempty"`
+}
+
+// WatchResponse is the first (and only) line of a PathAgentWatch answer.
+type WatchResponse struct {
+	// BootID identifies the running controller; a value other than the
+	// one the agent registered with means the controller restarted and
+	// the node must register again (slurmd answering a new slurmctld's
+	// node registration request).
+	BootID string `json:"boot_id"`
+}
+
+// TimeLimitRequest sets a running job's time limit on its agent.
+type TimeLimitRequest struct {
+	// TimeLimitSec is the new limit (TimeInfinite = none), counted from
+	// the job's start, suspended time not included.
+	TimeLimitSec int64 `json:"time_limit_s"`
 }
 
 // Heartbeat is sent periodically by each agent; the controller marks a node
@@ -264,6 +291,9 @@ type JobStatus struct {
 	// StdOut and StdErr are the expanded output paths.
 	StdOut string `json:"stdout,omitempty"`
 	StdErr string `json:"stderr,omitempty"`
+	// TimeLimitSec is the limit the agent enforces (TimeInfinite = none;
+	// 0 from agents that do not report it).
+	TimeLimitSec int64 `json:"time_limit_s,omitempty"`
 }
 
 // JobEvent reports a change of a job's state (today: its end). Events are
@@ -572,6 +602,12 @@ func (a *AgentClient) Terminate(ctx context.Context, id uint32, req TerminateReq
 	return s, a.c.call(ctx, http.MethodPost, jobPath(PathAgentTerminate, id), req, &s)
 }
 
+// SetTimeLimit changes a running job's time limit.
+func (a *AgentClient) SetTimeLimit(ctx context.Context, id uint32, req TimeLimitRequest) (JobStatus, error) {
+	var s JobStatus
+	return s, a.c.call(ctx, http.MethodPost, jobPath(PathAgentTimeLimit, id), req, &s)
+}
+
 // ControllerClient is a node agent's client for the controller.
 type ControllerClient struct{ c signedClient }
 
@@ -596,6 +632,34 @@ func (c *ControllerClient) Heartbeat(ctx context.Context, hb Heartbeat) (Heartbe
 // ReportEvents delivers job events; a nil error acknowledges all of them.
 func (c *ControllerClient) ReportEvents(ctx context.Context, ev JobEvents) error {
 	return c.c.call(ctx, http.MethodPost, PathAgentEvents, ev, nil)
+}
+
+// Watch opens a PathAgentWatch stream and returns the controller's boot id
+// and the stream, which ends when the controller stops (or after a few
+// minutes); the caller reads it to its end and closes it. The stream is
+// not bound by the client's request timeout.
+func (c *ControllerClient) Watch(ctx context.Context) (string, io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.c.base+PathAgentWatch, http.NoBody)
+	if err != nil {
+		return "", nil, err
+	}
+	SignRequest(req, c.c.key, c.c.node, nil, c.c.now())
+	hc := &http.Client{Transport: c.c.http.Transport}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "", nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		return "", nil, &AgentError{Status: resp.StatusCode, Message: strings.TrimSpace(string(data))}
+	}
+	var w WatchResponse
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&w); err != nil {
+		resp.Body.Close()
+		return "", nil, fmt.Errorf("watch: %w", err)
+	}
+	return w.BootID, resp.Body, nil
 }
 
 // decodeJSON reads r's body into v. Unknown fields are ignored so that a

@@ -2,10 +2,14 @@ package ctld
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -59,8 +63,10 @@ func (c *Controller) agentMux() http.Handler {
 			api.WriteAgentError(w, http.StatusNotFound, err.Error())
 			return
 		}
-		api.WriteAgentJSON(w, http.StatusOK, api.RegisterResponse{HeartbeatIntervalSec: int(max(c.heartbeatInterval()/time.Second, 1))})
+		api.WriteAgentJSON(w, http.StatusOK, api.RegisterResponse{HeartbeatIntervalSec: int(max(c.heartbeatInterval()/time.Second, 1)),
+			BootID: c.bootID()})
 	})
+	mux.HandleFunc("POST "+api.PathAgentWatch, c.watch)
 	mux.HandleFunc("POST "+api.PathAgentHeartbeat, func(w http.ResponseWriter, r *http.Request) {
 		var hb api.Heartbeat
 		if err := api.DecodeAgentRequest(r, &hb); err != nil {
@@ -99,6 +105,55 @@ func (c *Controller) agentMux() http.Handler {
 		api.WriteAgentJSON(w, http.StatusOK, struct{}{})
 	})
 	return api.RequireSignature(c.clusterKey, c.now, mux)
+}
+
+// bootIDs holds each controller's boot id (a Controller's own fields
+// belong to controller.go).
+var bootIDs sync.Map
+
+// bootID identifies this controller process: random, so that a restart
+// is told apart even with a fixed test clock.
+func (c *Controller) bootID() string {
+	if v, ok := bootIDs.Load(c); ok {
+		return v.(string)
+	}
+	b := make([]byte, 8)
+	rand.Read(b)
+	v, _ := bootIDs.LoadOrStore(c, hex.EncodeToString(b))
+	return v.(string)
+}
+
+// watchHold bounds one watch stream; the agent opens the next at once.
+const watchHold = 5 * time.Minute
+
+// watch answers an agent's watch with the boot id and keeps the connection
+// until the controller stops. The connection is hijacked so that the
+// server's graceful shutdown does not wait for it; a controller that dies
+// closes it with the process. Either way the agent learns at once that
+// the controller went away, and registers again with the next one as soon
+// as that one answers, instead of at its next heartbeat.
+func (c *Controller) watch(w http.ResponseWriter, r *http.Request) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		api.WriteAgentJSON(w, http.StatusOK, api.WatchResponse{BootID: c.bootID()})
+		return
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	body, _ := json.Marshal(api.WatchResponse{BootID: c.bootID()})
+	fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n%s\n", body)
+	if buf.Flush() != nil {
+		return
+	}
+	t := time.NewTimer(watchHold)
+	defer t.Stop()
+	select {
+	case <-c.stop:
+	case <-t.C:
+	}
 }
 
 // register handles an agent's registration: the node comes up and the
@@ -172,6 +227,9 @@ func (ls *loopState) reconcile(i int32, jobs []api.JobStatus) {
 		}
 		seen[id] = true
 		ls.launched[id] = j.RestartCount
+		if s.TimeLimitSec != 0 {
+			ls.limits().sent[id] = s.TimeLimitSec
+		}
 		if s.State == api.StateSuspended && j.State.Base() == sched.JobRunning {
 			ls.agentCallOn(i, id, resumeCall(uint32(id)))
 		}

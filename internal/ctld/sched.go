@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -22,6 +23,7 @@ func (ls *loopState) schedule(now time.Time) {
 	t0 := time.Now()
 	plan := sched.Schedule(ls.st, now, ls.cfg)
 	ls.applyPlan(&plan)
+	ls.syncTimeLimits()
 	d := time.Since(t0)
 	ls.lastSched = now
 	ls.stats.Cycles++
@@ -203,6 +205,7 @@ func (ls *loopState) queueLaunch(j *sched.Job) {
 		return
 	}
 	req := ls.launchRequest(j)
+	ls.limits().sent[j.ID] = req.TimeLimitSec
 	id, restart := j.ID, j.RestartCount
 	c := ls.c
 	name := ls.st.Cluster.Nodes[host].Name
@@ -307,6 +310,7 @@ func (c *Controller) launchDone(id sched.JobID, restart int32, node string, err 
 			return nil, nil
 		}
 		ls.launched[id] = restart
+		ls.syncTimeLimit(j) // changed while the launch was on its way
 		if j.State.Base() == sched.JobSuspended {
 			// Suspended (preemption, scontrol) before the launch landed.
 			if i := ls.st.Cluster.NodeIndex(node); i >= 0 {
@@ -344,7 +348,7 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 			r.MemoryMB = j.Alloc.Mem[0]
 		}
 	}
-	r.GPUs = ls.assignGPUs(j)
+	r.GPUs = ls.gpuIndices(j.Alloc.Nodes[0], ls.assignGPUs(j))
 	if a := j.Array; a != nil && a.TaskID >= 0 {
 		r.ArrayJobID, r.ArrayTaskID = uint32(a.JobID), uint32(a.TaskID)
 		if tasks, n, _, err := sched.ParseArray(j.Req.Array, ls.cfg.MaxArraySize); err == nil {
@@ -364,6 +368,102 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 		r.WorkDir = "/"
 	}
 	return r
+}
+
+// gpuIndices turns GPU positions on node host (the controller's
+// bookkeeping: 0..n-1) into the device indices the node's agent
+// registered (gres.conf File=/dev/nvidiaN or discovery, in index order),
+// which CUDA_VISIBLE_DEVICES and SLURM_JOB_GPUS must name. A node whose
+// agent reported no devices (Count= only) keeps the positions.
+func (ls *loopState) gpuIndices(host int32, pos []int) []int {
+	devs := ls.nodes[host].info.Resources.GPUs
+	if len(pos) == 0 || len(devs) == 0 {
+		return pos
+	}
+	out := make([]int, len(pos))
+	for i, p := range pos {
+		out[i] = p
+		if p >= 0 && p < len(devs) {
+			out[i] = devs[p].Index
+		}
+	}
+	return out
+}
+
+// limitBook remembers, per running job, the time limit its agent
+// enforces: sent with the launch, reported at registration, or pushed
+// after a change.
+type limitBook struct{ sent map[sched.JobID]int64 }
+
+// limitBooks holds each loop's limitBook (loopState's own fields belong
+// to state.go); only the loop goroutine touches a book.
+var limitBooks sync.Map
+
+func (ls *loopState) limits() *limitBook {
+	if b, ok := limitBooks.Load(ls); ok {
+		return b.(*limitBook)
+	}
+	b, _ := limitBooks.LoadOrStore(ls, &limitBook{sent: map[sched.JobID]int64{}})
+	return b.(*limitBook)
+}
+
+// limitRetry marks a push that failed: it never equals a real limit, so
+// the next pass sends the limit again.
+const limitRetry = -2
+
+// syncTimeLimits sends running jobs' changed time limits (scontrol update
+// job TimeLimit=, raised or lowered) to their agents, which enforce them,
+// as slurmctld tells slurmd of a new limit. It runs after each scheduling
+// pass, which every job update triggers.
+func (ls *loopState) syncTimeLimits() {
+	b := ls.limits()
+	for id, restart := range ls.launched {
+		if j := ls.st.Job(id); j != nil && j.RestartCount == restart {
+			ls.syncTimeLimit(j)
+		}
+	}
+	for id := range b.sent {
+		if j := ls.st.Job(id); j == nil || !isActive(j) {
+			delete(b.sent, id)
+		}
+	}
+}
+
+// syncTimeLimit pushes j's limit to its agent if it differs from what the
+// agent was last given. The caller checked that the agent runs j.
+func (ls *loopState) syncTimeLimit(j *sched.Job) {
+	if !isActive(j) {
+		return
+	}
+	b := ls.limits()
+	want := limitSeconds(j.TimeLimit)
+	have, ok := b.sent[j.ID]
+	if !ok {
+		b.sent[j.ID] = want // recovered run: its launch carried its limit
+		return
+	}
+	if have != want {
+		b.sent[j.ID] = want
+		ls.pushTimeLimit(j, want)
+	}
+}
+
+// pushTimeLimit queues the call that sets j's limit on its batch host.
+func (ls *loopState) pushTimeLimit(j *sched.Job, limit int64) {
+	id, c := j.ID, ls.c
+	ls.agentCall(j, func(ctx context.Context, a *api.AgentClient) error {
+		_, err := a.SetTimeLimit(ctx, uint32(id), api.TimeLimitRequest{TimeLimitSec: limit})
+		var ae *api.AgentError
+		if err != nil && !(errors.As(err, &ae) && ae.Status == http.StatusNotFound) {
+			c.do(context.Background(), func(ls *loopState) (any, error) {
+				if b := ls.limits(); b.sent[id] == limit {
+					b.sent[id] = limitRetry
+				}
+				return nil, nil
+			})
+		}
+		return err
+	})
 }
 
 // compressNodes prints node indices as a host list.

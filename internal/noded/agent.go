@@ -111,11 +111,15 @@ type Agent struct {
 
 	wake       chan struct{}
 	reportWake chan struct{}
-	cancel     context.CancelFunc
-	wg         sync.WaitGroup
-	srv        *http.Server
-	closed     atomic.Bool
-	lastFull   time.Time // monitor loop only
+	// reregister asks the controller loop to register again now.
+	reregister chan struct{}
+	// bootID is the boot id of the controller the node registered with.
+	bootID   atomic.Value
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	srv      *http.Server
+	closed   atomic.Bool
+	lastFull time.Time // monitor loop only
 }
 
 type job struct {
@@ -149,7 +153,7 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{
 		cfg: cfg, log: cfg.Logger, euid: os.Geteuid(),
 		jobs: map[uint32]*job{}, launching: map[uint32]bool{}, early: map[uint32]earlyExit{},
-		wake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1), reregister: make(chan struct{}, 1),
 	}
 	if cfg.euid != nil {
 		a.euid = *cfg.euid
@@ -302,8 +306,9 @@ func (a *Agent) Start(ctx context.Context) error {
 	a.wg.Add(1)
 	go a.monitorLoop(ctx)
 	if a.ctl != nil {
-		a.wg.Add(1)
+		a.wg.Add(2)
 		go a.controllerLoop(ctx)
+		go a.watchController(ctx)
 	}
 	return nil
 }

@@ -327,6 +327,29 @@ func (a *Agent) Terminate(id uint32, req api.TerminateRequest) (api.JobStatus, e
 	return r.status(now), nil
 }
 
+// SetTimeLimit changes a running job's time limit (scontrol update job
+// TimeLimit=, raised or lowered); the next check enforces it, so a limit
+// lowered below the time already used ends the job at once, TIMEOUT, as
+// in Slurm. A job already in its kill sequence keeps it.
+func (a *Agent) SetTimeLimit(id uint32, req api.TimeLimitRequest) (api.JobStatus, error) {
+	if req.TimeLimitSec == 0 || req.TimeLimitSec < api.TimeInfinite {
+		return api.JobStatus{}, fmt.Errorf("time limit %d: %w", req.TimeLimitSec, ErrBadRequest)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	j, err := a.lookupActive(id)
+	if err != nil {
+		return api.JobStatus{}, err
+	}
+	if j.rec.Req.TimeLimitSec != req.TimeLimitSec {
+		a.log.Info("time limit changed", "job", id, "from_s", j.rec.Req.TimeLimitSec, "to_s", req.TimeLimitSec)
+		j.rec.Req.TimeLimitSec = req.TimeLimitSec
+		a.save(j)
+		a.nudge()
+	}
+	return j.rec.status(time.Now()), nil
+}
+
 // waitStopped waits until every process of group pgid is stopped (T/t).
 func waitStopped(pgid int, within time.Duration) {
 	deadline := time.Now().Add(within)

@@ -53,6 +53,14 @@ func (a *Agent) Handler() http.Handler {
 		}
 		reply(w)(a.Terminate(id, req))
 	}))
+	mux.HandleFunc("POST "+api.PathAgentTimeLimit, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
+		var req api.TimeLimitRequest
+		if err := api.DecodeAgentRequest(r, &req); err != nil {
+			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		reply(w)(a.SetTimeLimit(id, req))
+	}))
 	return api.RequireSignature(a.cfg.Key, nil, mux)
 }
 

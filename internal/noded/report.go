@@ -2,6 +2,7 @@ package noded
 
 import (
 	"context"
+	"io"
 	"os"
 	"time"
 
@@ -24,6 +25,7 @@ func (a *Agent) controllerLoop(ctx context.Context) {
 				a.log.Warn("registration failed", "err", err)
 				wait, retry = retry, min(retry*2, 10*time.Second)
 			} else {
+				a.bootID.Store(resp.BootID)
 				registered, retry = true, 500*time.Millisecond
 				if resp.HeartbeatIntervalSec > 0 {
 					interval = time.Duration(resp.HeartbeatIntervalSec) * time.Second
@@ -53,9 +55,44 @@ func (a *Agent) controllerLoop(ctx context.Context) {
 			if registered {
 				a.reportEvents(ctx)
 			}
+		case <-a.reregister:
+			t.Stop()
+			registered = false
 		}
 	}
 }
+
+// watchController keeps a watch stream open to the controller. The stream
+// ends when the controller stops; the agent then tries again every
+// watchRetry, and the first watch answered by a controller with another
+// boot id than the one the node registered with (a restarted controller,
+// which knows no node until it registers) triggers the registration at
+// once, instead of at the next heartbeat.
+func (a *Agent) watchController(ctx context.Context) {
+	defer a.wg.Done()
+	for ctx.Err() == nil {
+		boot, body, err := a.ctl.Watch(ctx)
+		if err == nil {
+			if reg, _ := a.bootID.Load().(string); reg != "" && boot != reg {
+				a.log.Info("controller restarted; registering again", "boot_id", boot)
+				select {
+				case a.reregister <- struct{}{}:
+				default:
+				}
+			}
+			io.Copy(io.Discard, body)
+			body.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(watchRetry):
+		}
+	}
+}
+
+// watchRetry is how often an agent looks for a controller that went away.
+const watchRetry = 200 * time.Millisecond
 
 // reportEvents sends every finished, unacknowledged job and forgets the
 // ones the controller acknowledged. It reports whether all went through.

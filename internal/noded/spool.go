@@ -72,7 +72,7 @@ func (r *jobRecord) status(now time.Time) api.JobStatus {
 		JobID: r.Req.JobID, RestartCount: r.Req.RestartCount, State: r.State,
 		PID: r.PID, StartTime: r.Start, EndTime: r.End, ExitCode: r.ExitCode,
 		SuspendedSec: int64(susp / time.Second), Reason: r.Reason,
-		StdOut: r.StdOut, StdErr: r.StdErr,
+		StdOut: r.StdOut, StdErr: r.StdErr, TimeLimitSec: r.Req.TimeLimitSec,
 	}
 }
 
