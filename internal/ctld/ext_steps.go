@@ -265,17 +265,22 @@ func (c *Controller) launchStep(ctx context.Context, w Who, req api.StepLaunchRe
 // nextStepID numbers the job's next step from the stored steps (they
 // survive restarts); the loop also checks the ones in memory.
 func (c *Controller) nextStepID(ctx context.Context, job uint32) (int, error) {
-	steps, err := c.loadSteps(ctx)
+	db, err := c.stepDB(ctx)
 	if err != nil {
 		return 0, err
 	}
-	next := 0
-	for _, s := range steps {
-		if s.JobID == job && s.StepID >= next {
-			next = s.StepID + 1
-		}
+	if db == nil {
+		return 0, nil // in memory only: planStep numbers from there
 	}
-	return next, nil
+	var last *int64
+	if err := db.db.QueryRowContext(ctx, db.rebind(`SELECT MAX(step_id) FROM ctld_ext_steps WHERE job_id = ?`),
+		int64(job)).Scan(&last); err != nil {
+		return 0, fmt.Errorf("store: steps of job %d: %w", job, err)
+	}
+	if last == nil {
+		return 0, nil
+	}
+	return int(*last) + 1, nil
 }
 
 // planStep checks the request against the job and lays the tasks out on
@@ -677,6 +682,26 @@ func (c *Controller) finishStep(job uint32, step int, state, exit string) {
 	rec := res.(stepRec)
 	if err := c.saveStep(context.Background(), &rec); err != nil {
 		c.log.Error("cannot store the end of a step", "step", fmt.Sprintf("%d.%d", job, step), "err", err)
+		return
+	}
+	if db, _ := c.stepDB(context.Background()); db != nil {
+		// Stored: sacct and the numbering read it from the store, so the
+		// loop need not keep it.
+		c.do(context.Background(), func(ls *loopState) (any, error) {
+			list := ls.ext.steps[sched.JobID(job)]
+			for i := range list {
+				if list[i].StepID == step {
+					list = append(list[:i:i], list[i+1:]...)
+					break
+				}
+			}
+			if len(list) == 0 {
+				delete(ls.ext.steps, sched.JobID(job))
+			} else {
+				ls.ext.steps[sched.JobID(job)] = list
+			}
+			return nil, nil
+		})
 	}
 }
 
