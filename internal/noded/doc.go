@@ -4,22 +4,29 @@
 // tracks them, signals, suspends and resumes them, enforces time limits and
 // reports how each job ended. It makes no scheduling decisions.
 //
-// Every job runs under a small supervisor, the shim (`sluice noded-shim`),
-// started in its own session so that it outlives the agent. The shim starts
-// the job in its own process group (and, for a root agent with cgroup v2,
-// its own cgroup), waits for it and records the exit status in the job's
-// spool directory. The agent keeps a record per job on disk (pids with their
-// /proc start times, start time, time limit, suspended time, the kill
-// sequence in progress), so a restarted agent re-reads the records, checks
-// the processes are still the same ones, and carries on tracking, enforcing
-// limits and reporting.
+// Jobs run under the node's resident supervisor (`sluice noded-shim serve
+// SPOOL`, the part slurmstepd plays), one process per node started in its
+// own session so that it outlives the agent. It forks each batch script
+// directly (credentials, process group, cgroup, output files opened with
+// the user's identity), reaps it, kills what it left behind, records its
+// wait status in the job's spool directory and pushes it to the agent over
+// a Unix socket. One supervisor instead of one shim exec per job: an exec
+// of the sluice binary costs ~20 ms on a small VM, the whole budget of a
+// queue of short jobs. The agent keeps a record per job on disk (pids with
+// their /proc start times, start time, time limit, suspended time, the
+// kill sequence in progress), so a restarted agent re-reads the records,
+// reconnects to the supervisor (or checks /proc when it is gone) and
+// carries on tracking, enforcing limits and reporting. A job whose
+// supervisor died keeps being tracked through /proc and ends FAILED once
+// its processes are gone (its exit status is lost with the supervisor).
 //
 // Layout of the spool directory:
 //
 //	SPOOL/jobs/ID/record.json   the agent's record (agent writes)
-//	SPOOL/jobs/ID/launch.json   what the shim must start (agent writes)
 //	SPOOL/jobs/ID/slurm_script  the batch script, owned by the job's user
-//	SPOOL/jobs/ID/pids.json     shim and job pids (shim writes)
-//	SPOOL/jobs/ID/exit.json     the job's wait status (shim writes)
-//	SPOOL/jobs/ID/shim.log      the shim's own diagnostics
+//	SPOOL/jobs/ID/exit.json     the job's wait status (supervisor writes)
+//	SPOOL/supervisor.log        the supervisor's own diagnostics
+//
+// Records of an older agent may also hold launch.json, pids.json and
+// shim.log (its per-job shims); the agent still reads their pids.json.
 package noded

@@ -14,10 +14,8 @@ import (
 // Spool file names inside a job's directory.
 const (
 	recordFile = "record.json"
-	launchFile = "launch.json"
 	pidsFile   = "pids.json"
 	exitFile   = "exit.json"
-	shimLog    = "shim.log"
 	scriptFile = "slurm_script"
 )
 
