@@ -211,6 +211,9 @@ func (r *stepRun) serveIO(conn io.ReadWriteCloser, in io.Reader) {
 	r.mu.Lock()
 	r.out = &stepWriter{w: conn}
 	r.mu.Unlock()
+	// The tasks' stdin queues exist before srun's first frame is read, so
+	// input sent at once is not lost.
+	r.prepareTasks()
 	gone := make(chan struct{})
 	go func() {
 		r.readFrames(in)
@@ -270,6 +273,22 @@ func (r *stepRun) stdinTargets(task uint32) []*stepTask {
 	return out
 }
 
+// prepareTasks creates the step's tasks (not yet started).
+func (r *stepRun) prepareTasks() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.result.Done || r.tasks != nil {
+		return
+	}
+	for i, id := range r.req.Tasks {
+		t := &stepTask{id: id, local: i}
+		if r.getsStdin(id) {
+			t.stdin = make(chan []byte, 16)
+		}
+		r.tasks = append(r.tasks, t)
+	}
+}
+
 // start spawns the tasks, arms the time limit and follows the tasks to
 // their end.
 func (r *stepRun) start() {
@@ -279,13 +298,6 @@ func (r *stepRun) start() {
 		return
 	}
 	r.cgroup, r.ownCG = r.a.stepCgroup(r.key.job)
-	for i, id := range r.req.Tasks {
-		t := &stepTask{id: id, local: i}
-		if r.getsStdin(id) {
-			t.stdin = make(chan []byte, 16)
-		}
-		r.tasks = append(r.tasks, t)
-	}
 	tasks := r.tasks
 	r.mu.Unlock()
 	if lim := r.req.TimeLimitSec; lim > 0 && lim != api.TimeInfinite {
