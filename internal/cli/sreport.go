@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/user"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +36,9 @@ type sreportOpts struct {
 	format              []string
 	accounts, users     []string
 	topCount            int
+	// plannedDown is the PlannedDown CPU time of the period (the
+	// controller's node history, like AcctResponse.DownCPUSeconds).
+	plannedDown int64
 }
 
 // sreportUnits maps -t values to the header's words.
@@ -162,6 +166,17 @@ func runSreport(ctx context.Context, env *Env, args []string) int {
 	res, err := cl.Accounting(ctx)
 	if err != nil {
 		return clientError(env, "sreport", err)
+	}
+	if o.report == "cluster utilization" {
+		start, end, err := sreportPeriod(o, res.Now, time.Local)
+		if err != nil {
+			return Errorf(env, "sreport", "%v", err)
+		}
+		nu, err := cl.NodeUsage(ctx, start, end)
+		if err != nil {
+			return clientError(env, "sreport", err)
+		}
+		res.DownCPUSeconds, o.plannedDown = nu.DownCPUSeconds, nu.PlannedDownCPUSeconds
 	}
 	out, err := RenderSreport(res, o, time.Local, properName)
 	if err != nil {
@@ -336,7 +351,13 @@ func sreportFormat(cols []sreportCol, format []string) ([]sreportCol, error) {
 	for _, f := range format {
 		name, width, hasWidth := strings.Cut(strings.TrimSpace(f), "%")
 		found := false
-		for _, c := range append(cols, sreportExtraCols...) {
+		all := append(slices.Clone(cols), sreportExtraCols...)
+		// An exact name wins over an abbreviation ("Planned" is not
+		// "PlannedDown").
+		if i := slices.IndexFunc(all, func(c sreportCol) bool { return strings.EqualFold(c.key, name) }); i > 0 {
+			all[0], all[i] = all[i], all[0]
+		}
+		for _, c := range all {
 			if strings.EqualFold(c.key, name) || len(name) >= 3 && strings.HasPrefix(strings.ToLower(c.key), strings.ToLower(name)) {
 				if hasWidth {
 					w, err := strconv.Atoi(width)
@@ -368,17 +389,55 @@ func sreportUtilization(res api.AcctResponse, o *sreportOpts, start, end time.Ti
 		alloc += cpuSeconds(&res.Records[i], start, end, res.Now)
 	}
 	reported := res.ClusterCPUs * int64(end.Sub(start)/time.Second)
-	down := res.DownCPUSeconds
-	idle := max(reported-alloc-down, 0)
-	over := max(alloc+down-reported, 0)
 	alloc = min(alloc, reported)
+	down := min(res.DownCPUSeconds, reported-alloc)
+	plnd := min(o.plannedDown, reported-alloc-down)
+	// Planned is the time eligible jobs waited while CPUs were neither
+	// allocated nor down, at most what was left; the rest of the waiting
+	// is OverCommitted (sreport(1)).
+	waiting := waitingCPUSeconds(res, start, end)
+	planned := min(waiting, reported-alloc-down-plnd)
+	over := waiting - planned
+	idle := reported - alloc - down - plnd - planned
 	v := func(x int64) string { return sreportValue(o.unit, x, reported) }
 	cols := []sreportCol{{"Cluster", "Cluster", 9}, {"Allocated", "Allocated", 13}, {"Down", "Down", 13},
 		{"PlannedDown", "PLND Down", 10}, {"Idle", "Idle", 13}, {"Planned", "Planned", 13}, {"Reported", "Reported", 13}}
-	row := map[string]string{"Cluster": res.Cluster, "Allocated": v(alloc), "Down": v(down), "PlannedDown": v(0),
-		"Idle": v(idle), "Planned": v(0), "Reported": v(reported), "OverCommitted": v(over),
+	row := map[string]string{"Cluster": res.Cluster, "Allocated": v(alloc), "Down": v(down), "PlannedDown": v(plnd),
+		"Idle": v(idle), "Planned": v(planned), "Reported": v(reported), "OverCommitted": v(over),
 		"TresCount": strconv.FormatInt(res.ClusterCPUs, 10), "TresName": "cpu", "Energy": "0"}
 	return cols, []map[string]string{row}
+}
+
+// waitingCPUSeconds is the CPU time eligible jobs spent waiting inside
+// [start, end): from eligibility (a run with no eligible time never was)
+// to its start, its end if it never started, or now if still pending,
+// times the CPUs requested.
+func waitingCPUSeconds(res api.AcctResponse, start, end time.Time) int64 {
+	var total int64
+	for i := range res.Records {
+		r := &res.Records[i]
+		if r.Step != "" || r.Eligible.IsZero() {
+			continue
+		}
+		to := r.Start
+		if to.IsZero() {
+			to = r.End
+		}
+		if to.IsZero() {
+			to = res.Now
+		}
+		s, e := r.Eligible, to
+		if s.Before(start) {
+			s = start
+		}
+		if e.After(end) {
+			e = end
+		}
+		if e.After(s) {
+			total += int64(e.Sub(s)/time.Second) * tresOf(r.ReqTRES, "cpu")
+		}
+	}
+	return total
 }
 
 // usageKey is a (account, user) pair.

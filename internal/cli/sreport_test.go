@@ -38,6 +38,8 @@ func TestSreportGolden(t *testing.T) {
 // TestSreportAllocated checks the arithmetic: in 10:00-12:00 charlie's
 // two runs (1 h and 30 min on 2 CPUs), alice's 5 min and 1 min, bob's
 // 1 min, all on 2 CPUs: 2*(60+30+5+1+1) = 194 CPU minutes of 8*120.
+// Planned is the eligible jobs' waiting: charlie's second run 30 min,
+// alice 5 and 1, bob 1 and his pending job 5, on 2 CPUs = 84.
 func TestSreportAllocated(t *testing.T) {
 	o, err := parseSreport(strings.Fields("-P -n cluster utilization start=2026-03-10T10:00:00 end=2026-03-10T12:00:00"))
 	if err != nil {
@@ -49,7 +51,7 @@ func TestSreportAllocated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "demo|194|0|0|766|0|960\n"; out != want {
+	if want := "demo|194|0|0|682|84|960\n"; out != want {
 		t.Errorf("got %q, want %q", out, want)
 	}
 }
@@ -64,6 +66,42 @@ func TestSreportErrors(t *testing.T) {
 		}
 		if err == nil {
 			t.Errorf("sreport %s: no error", args)
+		}
+	}
+}
+
+// TestSreportDownPlanned: Down and PlannedDown come from the node
+// history, Planned from the eligible jobs' waiting, capped by what is
+// left after Allocated, Down and PlannedDown; the excess waiting is
+// OverCommitted, and the columns always add up to Reported.
+func TestSreportDownPlanned(t *testing.T) {
+	cases := []struct {
+		name       string
+		down, plnd int64 // CPU-seconds from the controller
+		cpus       int64
+		want       string // Cluster|Allocated|Down|PlannedDown|Idle|Planned|Reported|OverCommitted
+	}{
+		{"nothing down", 0, 0, 8, "demo|194|0|0|682|84|960|0"},
+		{"one node of 2 CPUs down 1 h", 2 * 3600, 0, 8, "demo|194|120|0|562|84|960|0"},
+		{"maintenance 30 min on 4 CPUs", 0, 4 * 1800, 8, "demo|194|0|120|562|84|960|0"},
+		{"small cluster: waiting over the rest", 0, 0, 2, "demo|194|0|0|0|46|240|38"},
+		{"down beyond what is left is capped", 8 * 7200, 0, 8, "demo|194|766|0|0|0|960|84"},
+	}
+	for _, tc := range cases {
+		o, err := parseSreport(strings.Fields("-P -n cluster utilization start=2026-03-10T10:00:00 end=2026-03-10T12:00:00 " +
+			"format=Cluster,Allocated,Down,PlannedDown,Idle,Planned,Reported,OverCommitted"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.plannedDown = tc.plnd
+		res := acctFixture()
+		res.ClusterCPUs, res.DownCPUSeconds = tc.cpus, tc.down
+		out, err := RenderSreport(res, o, time.UTC, func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != tc.want+"\n" {
+			t.Errorf("%s: got %q, want %q", tc.name, out, tc.want)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -315,4 +316,281 @@ func countJobs(out *api.SdiagResponse, recs []api.AcctRecord) {
 			out.JobsFailed++
 		}
 	}
+}
+
+// ---- node state history (sreport cluster utilization Down/PlannedDown) ----
+
+// Node time classes sreport separates from Idle and Allocated.
+const (
+	nodeClassUp          = ""
+	nodeClassDown        = "down"         // DOWN, or DRAINED with no job left
+	nodeClassPlannedDown = "planned_down" // FUTURE, or in a MAINT reservation
+)
+
+// nodeHistory follows each node's class; a change closes the stored
+// span of the old class and opens one of the new.
+type nodeHistory struct {
+	open   []nodeSpan // per node index
+	closed []nodeSpanRow
+}
+
+type nodeSpan struct {
+	class string
+	since time.Time
+}
+
+// nodeSpanRow is one stored span (End zero while open).
+type nodeSpanRow struct {
+	Node       string
+	CPUs       int64
+	Class      string
+	Start, End time.Time
+}
+
+const nodeHistSchema = `CREATE TABLE IF NOT EXISTS ctld_ext_node_states (node TEXT NOT NULL, cpus BIGINT NOT NULL,
+	class TEXT NOT NULL, start_time BIGINT NOT NULL, end_time BIGINT NOT NULL, PRIMARY KEY (node, start_time))`
+
+// nodeHistTables remembers the stores whose node history table exists;
+// nodeSamplers the controllers whose sampler runs.
+var nodeHistTables, nodeSamplers sync.Map
+
+func (c *Controller) nodeHistDB(ctx context.Context) (*sqlStore, error) {
+	s, ok := c.store.(*sqlStore)
+	if !ok {
+		return nil, nil
+	}
+	if _, done := nodeHistTables.Load(s); done {
+		return s, nil
+	}
+	if _, err := s.db.ExecContext(ctx, nodeHistSchema); err != nil {
+		return nil, fmt.Errorf("store: node history table: %w", err)
+	}
+	nodeHistTables.Store(s, true)
+	return s, nil
+}
+
+// startNodeSampler records node class changes every TickInterval until
+// the controller stops (once per controller).
+func (c *Controller) startNodeSampler() {
+	if _, started := nodeSamplers.LoadOrStore(c, true); started {
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		t := time.NewTicker(c.opts.TickInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-t.C:
+				_, _ = c.do(context.Background(), func(ls *loopState) (any, error) {
+					ls.sampleNodes(c.now())
+					return nil, nil
+				})
+			}
+		}
+	}()
+}
+
+// nodeClass is the sreport class of node i now.
+func nodeClass(n *sched.Node, maint bool) string {
+	switch {
+	case n.State.Base() == sched.NodeDown:
+		return nodeClassDown
+	case n.State.Has(sched.NodeFlagDrain|sched.NodeFlagFail) && n.Jobs == 0:
+		return nodeClassDown
+	case n.State.Base() == sched.NodeFuture, maint:
+		return nodeClassPlannedDown
+	}
+	return nodeClassUp
+}
+
+// sampleNodes records the nodes whose class changed since the last
+// sample (the first sample takes over the spans a previous controller
+// left open).
+func (ls *loopState) sampleNodes(now time.Time) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cl := ls.st.Cluster
+	h := ls.ext.nodes
+	if h == nil {
+		h = &nodeHistory{open: make([]nodeSpan, len(cl.Nodes))}
+		ls.ext.nodes = h
+		ls.adoptOpenSpans(ctx, h, now)
+	}
+	var maint sched.NodeSet
+	if len(ls.st.Reservations()) > 0 {
+		_, maint = ls.st.ReservedNodes(now)
+	}
+	for i := range cl.Nodes {
+		n := &cl.Nodes[i]
+		cls := nodeClass(n, maint != nil && maint.Has(i))
+		if cls == h.open[i].class {
+			continue
+		}
+		if err := ls.closeSpan(ctx, h, n, now); err != nil {
+			ls.c.log.Error("cannot record node state history", "node", n.Name, "err", err)
+			return
+		}
+		if cls != nodeClassUp {
+			if err := ls.openSpan(ctx, n, cls, now); err != nil {
+				ls.c.log.Error("cannot record node state history", "node", n.Name, "err", err)
+				return
+			}
+		}
+		h.open[i] = nodeSpan{class: cls, since: now}
+	}
+}
+
+// adoptOpenSpans reads the spans left open by the previous controller:
+// those of known nodes continue (the class is checked at once), the
+// others are closed now.
+func (ls *loopState) adoptOpenSpans(ctx context.Context, h *nodeHistory, now time.Time) {
+	s, err := ls.c.nodeHistDB(ctx)
+	if s == nil || err != nil {
+		return
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT node, class, start_time FROM ctld_ext_node_states WHERE end_time = 0`)
+	if err != nil {
+		return
+	}
+	type open struct {
+		node, class string
+		start       int64
+	}
+	var found []open
+	for rows.Next() {
+		var o open
+		if rows.Scan(&o.node, &o.class, &o.start) == nil {
+			found = append(found, o)
+		}
+	}
+	rows.Close()
+	for _, o := range found {
+		if i := ls.st.Cluster.NodeIndex(o.node); i >= 0 {
+			h.open[i] = nodeSpan{class: o.class, since: fromNano(o.start)}
+			continue
+		}
+		_, _ = s.db.ExecContext(ctx, s.rebind(`UPDATE ctld_ext_node_states SET end_time = ? WHERE node = ? AND start_time = ?`),
+			unixNano(now), o.node, o.start)
+	}
+}
+
+func (ls *loopState) openSpan(ctx context.Context, n *sched.Node, cls string, now time.Time) error {
+	s, err := ls.c.nodeHistDB(ctx)
+	if s == nil || err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, s.rebind(`INSERT INTO ctld_ext_node_states (node, cpus, class, start_time, end_time)
+		VALUES (?, ?, ?, ?, 0) ON CONFLICT (node, start_time) DO NOTHING`), n.Name, int64(n.CPUs), cls, unixNano(now))
+	return err
+}
+
+func (ls *loopState) closeSpan(ctx context.Context, h *nodeHistory, n *sched.Node, now time.Time) error {
+	i := ls.st.Cluster.NodeIndex(n.Name)
+	sp := h.open[i]
+	if sp.class == nodeClassUp {
+		return nil
+	}
+	s, err := ls.c.nodeHistDB(ctx)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		h.closed = append(h.closed, nodeSpanRow{Node: n.Name, CPUs: int64(n.CPUs), Class: sp.class, Start: sp.since, End: now})
+		return nil
+	}
+	_, err = s.db.ExecContext(ctx, s.rebind(`UPDATE ctld_ext_node_states SET end_time = ? WHERE node = ? AND start_time = ?`),
+		unixNano(now), n.Name, unixNano(sp.since))
+	return err
+}
+
+// nodeUsage answers sreport's Down and PlannedDown CPU time of [from, to).
+func (c *Controller) nodeUsage(ctx context.Context, from, to time.Time) (api.NodeUsageResponse, error) {
+	res, err := c.do(ctx, func(ls *loopState) (any, error) {
+		now := c.now()
+		ls.sampleNodes(now)
+		var spans []nodeSpanRow
+		if h := ls.ext.nodes; h != nil {
+			spans = slices.Clone(h.closed)
+			for i, sp := range h.open {
+				if sp.class != nodeClassUp {
+					n := &ls.st.Cluster.Nodes[i]
+					spans = append(spans, nodeSpanRow{Node: n.Name, CPUs: int64(n.CPUs), Class: sp.class, Start: sp.since})
+				}
+			}
+		}
+		return spans, nil
+	})
+	if err != nil {
+		return api.NodeUsageResponse{}, err
+	}
+	spans := res.([]nodeSpanRow)
+	if s, err := c.nodeHistDB(ctx); err != nil {
+		return api.NodeUsageResponse{}, err
+	} else if s != nil {
+		if spans, err = loadClosedSpans(ctx, s, from, spans); err != nil {
+			return api.NodeUsageResponse{}, err
+		}
+	}
+	return sumNodeUsage(spans, from, to, c.now()), nil
+}
+
+// loadClosedSpans adds the stored closed spans ending after from.
+func loadClosedSpans(ctx context.Context, s *sqlStore, from time.Time, spans []nodeSpanRow) ([]nodeSpanRow, error) {
+	rows, err := s.db.QueryContext(ctx, s.rebind(`SELECT node, cpus, class, start_time, end_time FROM ctld_ext_node_states
+		WHERE end_time > ?`), unixNano(from))
+	if err != nil {
+		return nil, fmt.Errorf("store: node history: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r nodeSpanRow
+		var st, en int64
+		if err := rows.Scan(&r.Node, &r.CPUs, &r.Class, &st, &en); err != nil {
+			return nil, fmt.Errorf("store: node history: %w", err)
+		}
+		r.Start, r.End = fromNano(st), fromNano(en)
+		spans = append(spans, r)
+	}
+	return spans, rows.Err()
+}
+
+// sumNodeUsage adds the CPU-seconds of each span inside [from, to) (an
+// open span lasts until now).
+func sumNodeUsage(spans []nodeSpanRow, from, to, now time.Time) api.NodeUsageResponse {
+	var out api.NodeUsageResponse
+	for _, sp := range spans {
+		end := sp.End
+		if end.IsZero() {
+			end = now
+		}
+		s, e := maxTime(sp.Start, from), minTime(end, to)
+		if !e.After(s) {
+			continue
+		}
+		v := int64(e.Sub(s)/time.Second) * sp.CPUs
+		if sp.Class == nodeClassDown {
+			out.DownCPUSeconds += v
+		} else if sp.Class == nodeClassPlannedDown {
+			out.PlannedDownCPUSeconds += v
+		}
+	}
+	return out
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

@@ -3,6 +3,7 @@ package ctld
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -36,6 +37,8 @@ type extState struct {
 
 	// steps are the job steps begun by srun inside an allocation.
 	steps map[sched.JobID][]stepRec
+	// nodes is the node state history sampler's state (ext_acct.go).
+	nodes *nodeHistory
 }
 
 // observeCycle records one scheduling cycle for sdiag (called by
@@ -82,7 +85,7 @@ func (e *extState) resetAtMidnight(now time.Time) {
 
 // clear resets the statistics (sdiag -r); totals since start stay.
 func (e *extState) clear(at time.Time) {
-	*e = extState{started: e.started, reset: at, bfTotalJobs: e.bfTotalJobs, steps: e.steps}
+	*e = extState{started: e.started, reset: at, bfTotalJobs: e.bfTotalJobs, steps: e.steps, nodes: e.nodes}
 }
 
 // registerExt adds the accounting and statistics endpoints to the client
@@ -91,6 +94,16 @@ func (c *Controller) registerExt(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+api.PathAccounting, c.endpoint(func(ctx context.Context, w Who, _ *http.Request) (any, error) {
 		return c.accounting(ctx, w)
 	}))
+	mux.HandleFunc("GET "+api.PathNodeUsage, c.endpoint(func(ctx context.Context, _ Who, r *http.Request) (any, error) {
+		q := r.URL.Query()
+		start, err1 := strconv.ParseInt(q.Get("start"), 10, 64)
+		end, err2 := strconv.ParseInt(q.Get("end"), 10, 64)
+		if err1 != nil || err2 != nil {
+			return nil, &apiErr{status: http.StatusBadRequest, msg: "Invalid time specification"}
+		}
+		return c.nodeUsage(ctx, time.Unix(start, 0), time.Unix(end, 0))
+	}))
+	c.startNodeSampler() // node state history for sreport: ext_acct.go
 	mux.HandleFunc("GET "+api.PathSdiag, c.endpoint(func(ctx context.Context, w Who, _ *http.Request) (any, error) {
 		return c.sdiag(ctx, w)
 	}))
