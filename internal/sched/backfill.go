@@ -53,12 +53,22 @@ type backfill struct {
 	perPart []int
 	window  int64
 	starts  int
+	// free is freeCPUs' count, valid while freeOK and no start was added
+	// to the plan since (len(Plan.Starts) == freeAt).
+	free   int64
+	freeAt int
+	freeOK bool
 }
 
 // runBackfill is the BackfillHook.
 func runBackfill(c *Cycle) {
 	b := newBackfill(c)
 	bp := &c.Config.Backfill
+	var need, dmin []int64
+	if bp.StartsOnly {
+		need, dmin = b.suffixNeed()
+	}
+	light := false
 	for i := range c.Queue {
 		rec := &c.Queue[i]
 		if c.done[rec.slot] {
@@ -71,7 +81,105 @@ func runBackfill(c *Cycle) {
 			continue
 		}
 		c.Plan.Stats.BackfillDepth++
+		if !light && need != nil && need[i] > b.freeCPUs(dmin[i]) {
+			light = true // nothing from here on can start (StartsOnly)
+		}
+		if light {
+			b.reasonOnly(rec)
+			continue
+		}
 		b.plan(rec)
+	}
+}
+
+// suffixNeed returns, per queue record, the fewest CPUs (need) and the
+// shortest planned duration (dmin) of the records from it to the end of
+// the queue. A record needs tasks times cpus-per-task CPUs, which Fit
+// never goes below (cpusFor) in a partition that does not oversubscribe
+// CPUs (0 in one that does); it can start now only on nodes whose first
+// reservation begins at or after its planned duration (fitNow), or for
+// --time-min and NoReserve jobs a shorter one (0 taken for them). It
+// returns nil when the bound cannot be used to stop: a record runs in an
+// advanced reservation (planned on a map of its own) or a job has several
+// partition records (the partition backfill plans it for decides which
+// record's reason it keeps).
+func (b *backfill) suffixNeed() (need, dmin []int64) {
+	c := b.c
+	need = make([]int64, len(c.Queue)+1)
+	dmin = make([]int64, len(c.Queue)+1)
+	need[len(c.Queue)], dmin[len(c.Queue)] = math.MaxInt64, math.MaxInt64
+	for i := len(c.Queue) - 1; i >= 0; i-- {
+		rec := &c.Queue[i]
+		if rec.Resv > 0 || len(rec.Job.Partitions) > 1 {
+			return nil, nil
+		}
+		n, dm := need[i+1], dmin[i+1]
+		if !c.done[rec.slot] {
+			p := &c.Cluster.Partitions[rec.Part]
+			s := jobShape(c.Config, rec.Job, p)
+			v := int64(max(s.tasks*s.cpusPerTask, 1))
+			if s.share > 1 {
+				v = 0
+			}
+			d := int64(PlanDuration(c.TimeLimit(rec.Job, rec.Part), p))
+			if rec.Job.Req.TimeMin > 0 || b.noReserve(rec.Job) {
+				d = 0
+			}
+			n, dm = min(n, v), min(dm, d)
+		}
+		need[i], dmin[i] = n, dm
+	}
+	return need, dmin
+}
+
+// freeCPUs is an upper bound on the CPUs a job planned for at least d can
+// start with now: the free CPUs of usable nodes, less those of free nodes
+// reserved before d (fitNow drops them). The total is recounted only after
+// a start.
+func (b *backfill) freeCPUs(d int64) int64 {
+	av := b.c.Avail
+	if b.freeAt != len(b.c.Plan.Starts) || !b.freeOK {
+		var n int64
+		for i, v := range av.CPUs {
+			if v > 0 && av.Usable.Has(i) {
+				n += int64(v)
+			}
+		}
+		b.free, b.freeAt, b.freeOK = n, len(b.c.Plan.Starts), true
+	}
+	n := b.free
+	m := b.m
+	for wi, w := range av.Free {
+		w &= m.hasResv[wi]
+		for w != 0 {
+			k := wi<<6 + bits.TrailingZeros64(w)
+			w &= w - 1
+			if m.resvFirst[k] < d && av.CPUs[k] > 0 && av.Usable.Has(k) {
+				n -= int64(av.CPUs[k])
+			}
+		}
+	}
+	return n
+}
+
+// reasonOnly gives rec the reasons plan would (array throttle, limits,
+// licenses) without planning it: used once no job left can start now.
+func (b *backfill) reasonOnly(rec *QueueRec) {
+	c := b.c
+	j := rec.Job
+	if r := c.arrayThrottle(j); r != "" {
+		c.setReason(rec, r)
+		return
+	}
+	if hasSingleton(j) && c.singletons[singletonKey(j)] {
+		return
+	}
+	if r := c.LimitReason(rec); r != "" {
+		c.setReason(rec, r)
+		return
+	}
+	if len(j.Req.Licenses) > 0 && c.licenseShort(rec) {
+		c.setReason(rec, ReasonLicenses)
 	}
 }
 
@@ -558,6 +666,13 @@ func (b *backfill) pickFree(sh *bfShape, acc NodeSet, accSum []uint64, t, end in
 	return nil, false
 }
 
+// arenaChunk is the size of the arena's blocks: room for the planned
+// nodes of a few reservations, at most 4096 nodes (a 16 KB block per
+// cycle was most of what a backfill pass on a small cluster allocated).
+func (b *backfill) arenaChunk() int {
+	return min(4096, max(256, 2*len(b.c.Cluster.Nodes)))
+}
+
 // take returns the nodes appended to the arena since start, sorted, as a
 // slice of its own (capacity-limited so that later appends do not touch
 // it).
@@ -567,7 +682,7 @@ func (b *backfill) take(start int) []int32 {
 		sortInt32(out)
 	}
 	if cap(b.arena)-len(b.arena) < 64 {
-		b.arena = make([]int32, 0, 4096)
+		b.arena = make([]int32, 0, b.arenaChunk())
 	}
 	return out
 }

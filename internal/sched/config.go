@@ -84,6 +84,14 @@ type BackfillParams struct {
 	// MinAgeReserve is bf_min_age_reserve; MinPrioReserve bf_min_prio_reserve.
 	MinAgeReserve  time.Duration
 	MinPrioReserve uint32
+	// StartsOnly lets a backfill pass stop planning once no job left in
+	// the queue could start now (each needs more CPUs than are free):
+	// the rest are only given their limit reasons, with no expected start
+	// time. The starts are the same, since planning a job that cannot
+	// start now only reserves resources for later; the simulator, which
+	// reports starts and not expected start times, sets it. Slurm has no
+	// such parameter (squeue --start needs every plan).
+	StartsOnly bool
 }
 
 // Config is the part of the cluster configuration the core's decisions

@@ -69,6 +69,9 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 	c := &Core{conf: cf, cfg: sched.ConfigFromConf(cf), epoch: tr.StartUnix,
 		toSched: map[int64]sched.JobID{}, toTrace: map[sched.JobID]int64{},
 		pending: map[sched.JobID]*sched.Job{}}
+	// The simulator reports starts, not expected start times: backfill
+	// may stop planning once nothing left in the queue can start.
+	c.cfg.Backfill.StartsOnly = true
 	if c.epoch == 0 {
 		c.epoch = defaultEpoch
 	}
