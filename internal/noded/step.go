@@ -584,26 +584,18 @@ func (r *stepRun) signalLocked(sig syscall.Signal) {
 // slurmstepd's "*** STEP ... CANCELLED AT ... ***" line shown by srun ("-":
 // no line, srun itself asked).
 func (r *stepRun) terminate(state, why, reason string) {
-	if r.beginKill(state, reason) && why != "-" {
+	if !r.markTerm(state, reason) {
+		return
+	}
+	// Told before the signals, so the line reaches srun before the
+	// node's Done frame.
+	if why != "-" {
 		msg := fmt.Sprintf("slurmstepd: error: *** STEP %d.%d ON %s CANCELLED AT %s%s ***\n", r.key.job, r.key.step,
 			r.a.cfg.Name, time.Now().Format("2006-01-02T15:04:05"), why)
 		r.out.frame(api.StepFrameStderr, api.StepAllTasks, []byte(msg))
 	}
-}
-
-// beginKill signals the tasks and arms the SIGKILL; it reports whether
-// tasks were running (srun is then told why they die).
-func (r *stepRun) beginKill(state, reason string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.result.Done || r.termState != "" {
-		return false
-	}
-	r.termState, r.result.Reason = state, reason
-	if !r.attached || r.tasks == nil {
-		r.finishLocked(state, reason)
-		return false
-	}
 	r.signalLocked(syscall.SIGCONT)
 	r.signalLocked(syscall.SIGTERM)
 	kw := time.Duration(r.req.KillWaitSec) * time.Second
@@ -615,7 +607,23 @@ func (r *stepRun) beginKill(state, reason string) bool {
 		defer r.mu.Unlock()
 		r.signalLocked(syscall.SIGKILL)
 	}))
-	return r.out != nil
+}
+
+// markTerm records that the step is being ended (a task starting from now
+// on is killed at once); it reports whether tasks may be running, or ends
+// the step at once when none was started.
+func (r *stepRun) markTerm(state, reason string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.result.Done || r.termState != "" {
+		return false
+	}
+	r.termState, r.result.Reason = state, reason
+	if !r.attached || r.tasks == nil {
+		r.finishLocked(state, reason)
+		return false
+	}
+	return true
 }
 
 // taskEnv is the task's environment: srun's, the job's variables
