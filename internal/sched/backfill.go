@@ -194,13 +194,14 @@ func newBackfill(c *Cycle) *backfill {
 	if win <= 0 {
 		win = 24 * time.Hour
 	}
-	b := &backfill{c: c, empty: c.sel.emptyAvail(), shapes: map[bfShapeKey]*bfShape{},
+	b := &backfill{c: c, shapes: map[bfShapeKey]*bfShape{},
 		acc: NewNodeSet(n), accSum: make([]uint64, (len(NewNodeSet(n))+63)/64), mask: NewNodeSet(n), window: int64(win),
 		perPart: make([]int, len(c.Cluster.Partitions))}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
 	}
 	b.types = c.State.ntCache.get(c.Cluster)
+	b.empty = c.State.ntCache.emptyView(c.sel)
 	b.m = newBFMap(&c.State.bfSlabs, n, c.Now.UnixNano(), int64(res), b.busyUntil())
 	b.addBlackouts() // reservation windows (resv_backfill.go)
 	return b
@@ -713,6 +714,19 @@ type nodeTypes struct {
 type nodeTypeCache struct {
 	nt   nodeTypes
 	keys []nodeTypeKey
+	// empty is the cluster with every node free, which shape tests read
+	// (never write); built from the same node fields as the types, so it
+	// is dropped with them.
+	empty *Avail
+}
+
+// emptyView returns the cached all-free view of the cluster get last
+// validated, building it on first use.
+func (nc *nodeTypeCache) emptyView(sel *selector) *Avail {
+	if nc.empty == nil {
+		nc.empty = sel.emptyAvail()
+	}
+	return nc.empty
 }
 
 // nodeTypeKey is what makes two nodes the same type.
@@ -738,6 +752,7 @@ func (nc *nodeTypeCache) get(cl *Cluster) nodeTypes {
 		return nc.nt
 	}
 	nc.nt = buildNodeTypes(cl)
+	nc.empty = nil
 	nc.keys = make([]nodeTypeKey, len(cl.Nodes))
 	for i := range cl.Nodes {
 		n := &cl.Nodes[i]

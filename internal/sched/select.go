@@ -198,9 +198,11 @@ func newSelector(c *Cluster, cfg *Config) *selector {
 			s.weighted = true
 		}
 	}
-	sort.SliceStable(s.byWeight, func(a, b int) bool {
-		return c.Nodes[s.byWeight[a]].Weight < c.Nodes[s.byWeight[b]].Weight
-	})
+	if s.weighted { // equal weights: the stable sort is the identity
+		sort.SliceStable(s.byWeight, func(a, b int) bool {
+			return c.Nodes[s.byWeight[a]].Weight < c.Nodes[s.byWeight[b]].Weight
+		})
+	}
 	return s
 }
 
