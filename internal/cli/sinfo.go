@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
 	}
-	return o, nil
+	return o, checkSinfoStates(o.states)
 }
 
 func runSinfo(ctx context.Context, env *Env, args []string) int {
@@ -63,7 +64,10 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 	}
 	o, err := parseSinfo(args)
 	if err != nil {
-		return Errorf(env, "sinfo", "%v", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			Errorf(env, "sinfo", "%s", line)
+		}
+		return 1
 	}
 	if o.help {
 		fmt.Fprintln(env.Stdout, "Usage: sinfo [-N] [-l] [-s] [-R] [-o format] [-p partitions] [-t states] [-n nodes] [-h]")
@@ -201,26 +205,112 @@ func sinfoRows(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOp
 	return rows, nil
 }
 
-// stateWanted applies sinfo -t (compact or long names, '*' ignored).
+// sinfoStates are the node states sinfo -t accepts (sinfo(1)); those a
+// Sluice node never has (CLOUD, POWER_*, REBOOT_*, NPC, PERFCTRS) are
+// valid and match nothing.
+var sinfoStates = []string{"ALLOC", "ALLOCATED", "CLOUD", "COMP", "COMPLETING", "DOWN", "DRAIN", "DRAINED", "DRAINING",
+	"FAIL", "FUTURE", "FUTR", "IDLE", "MAINT", "MIX", "MIXED", "NO_RESPOND", "NPC", "PERFCTRS", "PLANNED", "POWER_DOWN",
+	"POWERING_DOWN", "POWERED_DOWN", "POWERING_UP", "REBOOT_ISSUED", "REBOOT_REQUESTED", "RESV", "RESERVED", "UNK",
+	"UNKNOWN"}
+
+// checkSinfoStates validates -t: states separated by ',' (any) or '&'
+// (all), as sinfo's "Bad state string" error.
+func checkSinfoStates(states string) error {
+	if states == "" {
+		return nil
+	}
+	for _, s := range strings.FieldsFunc(states, func(r rune) bool { return r == ',' || r == '&' }) {
+		u := strings.ToUpper(strings.TrimSpace(s))
+		if u != "ALL" && u != "RESPONDING" && !slices.Contains(sinfoStates, u) {
+			return fmt.Errorf("Bad state string: \"%s\"\nvalid states: %s", s, strings.Join(sinfoStates, " "))
+		}
+	}
+	return nil
+}
+
+// stateWanted applies sinfo -t: a node matches a ','-list when it has
+// one of the states, an '&'-list when it has all of them. A state is the
+// node's base state (IDLE, MIXED, ALLOCATED, DOWN, FUTURE, UNKNOWN; a
+// draining or failing node is not IDLE, MIXED or ALLOCATED, as sinfo
+// shows it) or one of its flags (DRAIN, FAIL, COMPLETING, NO_RESPOND,
+// PLANNED, MAINT, RESERVED), whether it responds or not, as sinfo(1) says.
 func stateWanted(n *api.NodeRecord, states string) bool {
 	if states == "" {
 		return true
 	}
-	short := strings.TrimRight(n.StateShort, "*-")
-	long := strings.TrimRight(n.StateLong, "*")
-	for _, s := range splitComma(strings.ToLower(states)) {
-		switch {
-		case s == "all", s == short, s == long:
-			return true
-		case s == "alloc" && (short == "alloc"), s == "allocated" && short == "alloc":
-			return true
-		case s == "mix" && short == "mix", s == "drain" && (short == "drng" || short == "drain"):
-			return true
-		case s == "responding" && !strings.HasSuffix(n.StateShort, "*"):
-			return true
-		case s == "no_respond" && strings.HasSuffix(n.StateShort, "*"):
+	have := nodeStateSet(n)
+	all := strings.Contains(states, "&")
+	sep := ","
+	if all {
+		sep = "&"
+	}
+	for _, s := range strings.Split(strings.ToUpper(states), sep) {
+		ok := nodeHasState(have, strings.TrimSpace(s))
+		if all && !ok {
+			return false
+		}
+		if !all && ok {
 			return true
 		}
+	}
+	return all
+}
+
+// nodeStateSet is the set of base states and flags of a node record.
+func nodeStateSet(n *api.NodeRecord) map[string]bool {
+	have := map[string]bool{}
+	for i, part := range strings.Split(n.State, "+") {
+		switch {
+		case i == 0 && part == "RESERVED", i == 0 && part == "MAINT":
+			have["IDLE"] = true // an idle node shown by its reservation
+		case part == "MAINTENANCE":
+			part = "MAINT"
+		}
+		have[part] = true
+	}
+	if strings.HasSuffix(n.StateShort, "*") {
+		have["NOT_RESPONDING"] = true
+	}
+	return have
+}
+
+// nodeHasState reports whether the state set has sinfo state s.
+func nodeHasState(have map[string]bool, s string) bool {
+	busy := have["ALLOCATED"] || have["MIXED"]
+	// A draining or failing node shows (and is selected) as such, not by
+	// its base state.
+	usable := !have["DRAIN"] && !have["FAIL"]
+	switch s {
+	case "ALL":
+		return true
+	case "ALLOC", "ALLOCATED":
+		return have["ALLOCATED"] && usable
+	case "MIX", "MIXED":
+		return have["MIXED"] && usable
+	case "IDLE":
+		return have["IDLE"] && usable
+	case "DOWN", "FUTURE", "UNKNOWN", "PLANNED", "FAIL":
+		return have[s]
+	case "FUTR":
+		return have["FUTURE"]
+	case "UNK":
+		return have["UNKNOWN"]
+	case "DRAIN":
+		return have["DRAIN"]
+	case "DRAINED":
+		return have["DRAIN"] && !busy
+	case "DRAINING":
+		return have["DRAIN"] && busy
+	case "COMP", "COMPLETING":
+		return have["COMPLETING"]
+	case "MAINT":
+		return have["MAINT"]
+	case "RESV", "RESERVED":
+		return have["RESERVED"]
+	case "NO_RESPOND":
+		return have["NOT_RESPONDING"]
+	case "RESPONDING":
+		return !have["NOT_RESPONDING"]
 	}
 	return false
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +83,71 @@ func FuzzSinfoFormat(f *testing.F) {
 		nodes, parts := nodeFixture()
 		RenderSinfo(nodes, parts, &sinfoOpts{format: s})
 	})
+}
+
+// TestSinfoStates: -t matches base states and flags (drain covers
+// drained and draining; resv and maint the reservation states), ','
+// means any, '&' all, and a bad state is refused with sinfo's message.
+func TestSinfoStates(t *testing.T) {
+	nodes, parts := nodeFixture()
+	extra := []api.NodeRecord{
+		{Name: "n7", State: "MIXED+DRAIN", StateShort: "drng", StateLong: "draining", Partitions: []string{"gpu"}},
+		{Name: "n8", State: "RESERVED", StateShort: "resv", StateLong: "reserved", Partitions: []string{"gpu"}},
+		{Name: "n9", State: "MAINT", StateShort: "maint", StateLong: "maintenance", Partitions: []string{"gpu"}},
+		{Name: "n10", State: "ALLOCATED+RESERVED", StateShort: "alloc", StateLong: "allocated", Partitions: []string{"gpu"}},
+	}
+	nodes.Nodes = append(nodes.Nodes, extra...)
+	parts.Partitions[1].NodeNames = append(parts.Partitions[1].NodeNames, "n7", "n8", "n9", "n10")
+	cases := []struct{ states, want string }{
+		{"idle", "n3 n8 n9"},
+		{"IDLE", "n3 n8 n9"},
+		{"alloc", "n1 n2 n10"},
+		{"allocated,mix", "n1 n2 n4 n10"},
+		{"mixed", "n4"},
+		{"drain", "n5 n7"},
+		{"drained", "n5"},
+		{"draining", "n7"},
+		{"down", "n6"},
+		{"no_respond", "n6"},
+		{"resv", "n8 n10"},
+		{"reserved&alloc", "n10"},
+		{"maint", "n9"},
+		{"drained&no_respond", ""},
+		{"drain&mix", ""},
+		{"cloud,power_down", ""},
+		{"all", "n1 n2 n3 n4 n5 n6 n7 n8 n9 n10"},
+	}
+	for _, tc := range cases {
+		o, err := parseSinfo([]string{"-N", "-h", "-o", "%N", "-t", tc.states})
+		if err != nil {
+			t.Fatalf("-t %s: %v", tc.states, err)
+		}
+		out, err := RenderSinfo(nodes, parts, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		seen := map[string]bool{}
+		for _, f := range strings.Fields(out) {
+			if !seen[f] {
+				seen[f] = true
+				got = append(got, f)
+			}
+		}
+		slices.SortFunc(got, cmpNodeName)
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("-t %s: %q, want %q", tc.states, strings.Join(got, " "), tc.want)
+		}
+	}
+	if _, err := parseSinfo([]string{"-t", "idle,sleepy"}); err == nil || !strings.HasPrefix(err.Error(), `Bad state string: "sleepy"`) {
+		t.Errorf("bad state: %v", err)
+	}
+}
+
+// cmpNodeName orders n2 before n10.
+func cmpNodeName(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
 }

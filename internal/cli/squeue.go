@@ -32,6 +32,8 @@ type squeueOpts struct {
 	format, formatLong, sortKeys                string
 	users, accounts, qos, parts, states, jobs   string
 	nodes, names, resv                          string
+	// iterate is -i/--iterate: report again every iterate (0 = once).
+	iterate time.Duration
 }
 
 func parseSqueue(args []string) (*squeueOpts, error) {
@@ -57,6 +59,8 @@ func parseSqueue(args []string) (*squeueOpts, error) {
 	fs.StringVarP(&o.nodes, "nodelist", "w", "", "")
 	fs.StringVarP(&o.names, "name", "n", "", "")
 	fs.StringVarP(&o.resv, "reservation", "R", "", "")
+	var iterate string
+	fs.StringVarP(&iterate, "iterate", "i", "", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -67,7 +71,22 @@ func parseSqueue(args []string) (*squeueOpts, error) {
 			return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
 		}
 	}
-	return o, nil
+	var err error
+	o.iterate, err = parseIterate(iterate)
+	return o, err
+}
+
+// parseIterate reads -i SECONDS (a positive whole number, as squeue's
+// "--iterate=VALUE" error says otherwise).
+func parseIterate(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("--iterate=%s", v)
+	}
+	return time.Duration(n) * time.Second, nil
 }
 
 func runSqueue(ctx context.Context, env *Env, args []string) int {
@@ -83,14 +102,39 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return clientError(env, "squeue", err)
 	}
+	if o.me {
+		o.users = userName(env.UID)
+	}
+	if o.iterate == 0 {
+		return squeueOnce(ctx, env, cl, o)
+	}
+	// -i: report every interval until interrupted, each report headed by
+	// the time (ctime's layout), as squeue does.
+	t := time.NewTicker(o.iterate)
+	defer t.Stop()
+	for {
+		if !o.noHeader {
+			fmt.Fprintln(env.Stdout, time.Now().Format("Mon Jan _2 15:04:05 2006"))
+		}
+		if rc := squeueOnce(ctx, env, cl, o); rc != 0 {
+			return rc
+		}
+		fmt.Fprintln(env.Stdout)
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-t.C:
+		}
+	}
+}
+
+// squeueOnce gathers and prints the queue once.
+func squeueOnce(ctx context.Context, env *Env, cl *api.Client, o *squeueOpts) int {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := cl.Jobs(ctx, api.JobQuery{})
 	if err != nil {
 		return clientError(env, "squeue", err)
-	}
-	if o.me {
-		o.users = userName(env.UID)
 	}
 	out, err := RenderSqueue(res, o)
 	if err != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -151,4 +152,48 @@ func FuzzSqueueFormat(f *testing.F) {
 		o := &squeueOpts{format: s}
 		RenderSqueue(queueFixture(), o)
 	})
+}
+
+// TestSqueueIterate: -i SECONDS reports again every interval until
+// interrupted, each report headed by the time; -h drops the time with the
+// header; a zero or non-numeric interval is refused.
+func TestSqueueIterate(t *testing.T) {
+	h := newCtlHarness(t, "")
+	if rc, _, errs := h.run(runSbatch, "-H", "-J", "waits", "--wrap", "true"); rc != 0 {
+		t.Fatalf("sbatch: %s", errs)
+	}
+	for _, tc := range []struct {
+		args     []string
+		headers  int // at least
+		stampRow bool
+	}{
+		{[]string{"-i", "1"}, 2, true},
+		{[]string{"--iterate=1", "-h", "-o", "%j"}, 0, false},
+	} {
+		env, out, _ := testEnv()
+		env.Getenv = func(k string) string {
+			if k == "SLUICE_SOCKET" {
+				return h.sock
+			}
+			return ""
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
+		rc := runSqueue(ctx, env, tc.args)
+		cancel()
+		text := out.String()
+		reports := strings.Count(text, "waits")
+		if rc != 0 || reports < 2 || strings.Count(text, "JOBID") < tc.headers {
+			t.Errorf("squeue %v: exit %d, %d reports:\n%s", tc.args, rc, reports, text)
+		}
+		first := strings.SplitN(text, "\n", 2)[0]
+		_, err := time.ParseInLocation("Mon Jan _2 15:04:05 2006", first, time.Local)
+		if (err == nil) != tc.stampRow {
+			t.Errorf("squeue %v: first line %q (time stamp expected: %v)", tc.args, first, tc.stampRow)
+		}
+	}
+	for _, bad := range []string{"0", "-2", "soon"} {
+		if _, err := parseSqueue([]string{"-i", bad}); err == nil || err.Error() != "--iterate="+bad {
+			t.Errorf("-i %s: %v", bad, err)
+		}
+	}
 }
