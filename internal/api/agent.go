@@ -60,6 +60,10 @@ const (
 	// PathAgentTerminate takes a TerminateRequest (scancel, requeue,
 	// preemption, node failure handling).
 	PathAgentTerminate = "/agent/v1/jobs/{id}/terminate"
+	// PathAgentLaunches takes a LaunchBatch: several launches in one call
+	// (a scheduling pass starting many jobs on one node), answered with a
+	// LaunchBatchResponse.
+	PathAgentLaunches = "/agent/v1/launches"
 	// PathAgentTimeLimit takes a TimeLimitRequest: the running job's new
 	// limit (scontrol update job TimeLimit=), which the agent enforces.
 	PathAgentTimeLimit = "/agent/v1/jobs/{id}/timelimit"
@@ -256,6 +260,24 @@ type LaunchRequest struct {
 	KillWaitSec int64 `json:"kill_wait_s,omitempty"`
 	// StartTime is when the controller started the job (SLURM_JOB_START_TIME).
 	StartTime time.Time `json:"start_time,omitempty"`
+}
+
+// LaunchBatch is several launch requests for one agent.
+type LaunchBatch struct {
+	Jobs []LaunchRequest `json:"jobs"`
+}
+
+// LaunchResult is the outcome of one launch of a batch: the job's status,
+// or the error (with the HTTP status a single launch would have had).
+type LaunchResult struct {
+	Status     JobStatus `json:"status"`
+	HTTPStatus int       `json:"http_status,omitempty"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// LaunchBatchResponse holds one result per request, in order.
+type LaunchBatchResponse struct {
+	Results []LaunchResult `json:"results"`
 }
 
 // SignalRequest sends a signal to a job (scancel --signal). By default the
@@ -563,6 +585,19 @@ func (a *AgentClient) Node(ctx context.Context) (NodeInfo, error) {
 func (a *AgentClient) Launch(ctx context.Context, req LaunchRequest) (JobStatus, error) {
 	var s JobStatus
 	return s, a.c.call(ctx, http.MethodPost, PathAgentJobs, req, &s)
+}
+
+// LaunchBatch starts several jobs in one call; each result says how its
+// launch went. An agent without the batch endpoint answers 404.
+func (a *AgentClient) LaunchBatch(ctx context.Context, reqs []LaunchRequest) ([]LaunchResult, error) {
+	var r LaunchBatchResponse
+	if err := a.c.call(ctx, http.MethodPost, PathAgentLaunches, LaunchBatch{Jobs: reqs}, &r); err != nil {
+		return nil, err
+	}
+	if len(r.Results) != len(reqs) {
+		return nil, fmt.Errorf("launch batch: %d results for %d jobs", len(r.Results), len(reqs))
+	}
+	return r.Results, nil
 }
 
 // Jobs lists every job the agent holds.

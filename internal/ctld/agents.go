@@ -237,12 +237,14 @@ func (ls *loopState) reconcile(i int32, jobs []api.JobStatus) {
 			ls.agentCallOn(i, id, suspendCall(uint32(id)))
 		}
 	}
+	var missing []*sched.Job
 	for _, j := range ls.st.Jobs() {
 		if isActive(j) && batchHost(j.Alloc.Nodes) == i && !seen[j.ID] {
 			ls.c.log.Info("launching a job its agent does not hold", "job", j.ID, "node", ls.st.Cluster.Nodes[i].Name)
-			ls.queueLaunch(j)
+			missing = append(missing, j)
 		}
 	}
+	ls.queueLaunches(missing)
 }
 
 // heartbeat records that a node is alive; an unknown or DOWN node is asked

@@ -67,14 +67,16 @@ func (ls *loopState) applyPlan(plan *sched.Plan) {
 			ls.touch(j, "", "")
 		}
 	}
+	launches := make([]*sched.Job, 0, len(started))
 	for _, id := range started {
 		j := st.Job(id)
 		if j == nil {
 			continue
 		}
 		ls.touch(j, "start", compressNodes(st.Cluster, j.Alloc.Nodes))
-		ls.queueLaunch(j)
+		launches = append(launches, j)
 	}
+	ls.queueLaunches(launches)
 	for _, p := range plan.Preemptions {
 		ls.applyPreemption(p, before[p.Job], now)
 	}
@@ -199,45 +201,130 @@ func (ls *loopState) terminateOn(j *sched.Job, nodes []int32, state string) {
 }
 
 // queueLaunch sends the batch script of a started job to its batch host.
-func (ls *loopState) queueLaunch(j *sched.Job) {
-	host := batchHost(j.Alloc.Nodes)
-	if host < 0 {
+func (ls *loopState) queueLaunch(j *sched.Job) { ls.queueLaunches([]*sched.Job{j}) }
+
+// queueLaunches sends the batch scripts of started jobs, one call per batch
+// host: a scheduling pass that starts 16 jobs on a node sends one request,
+// not 16. Jobs whose launch does not land that way fall back to a call of
+// their own, with retries.
+func (ls *loopState) queueLaunches(jobs []*sched.Job) {
+	batches := map[int32]*launchBatch{}
+	for _, j := range jobs {
+		host := batchHost(j.Alloc.Nodes)
+		if host < 0 {
+			continue
+		}
+		req := ls.launchRequest(j)
+		ls.limits().sent[j.ID] = req.TimeLimitSec
+		b := batches[host]
+		if b == nil || len(b.items) >= maxLaunchBatch {
+			b = &launchBatch{}
+			batches[host] = b
+			c := ls.c
+			ls.outbox = append(ls.outbox, func() { c.sendLaunchBatch(b) })
+		}
+		b.items = append(b.items, launchItem{id: j.ID, restart: j.RestartCount, host: host,
+			name: ls.st.Cluster.Nodes[host].Name, addr: ls.nodes[host].info.Addr, req: req})
+	}
+}
+
+// launchItem is one job's launch on its way to its batch host.
+type launchItem struct {
+	id      sched.JobID
+	restart int32
+	host    int32
+	name    string
+	addr    string
+	req     api.LaunchRequest
+}
+
+// launchBatch is the launches for one node sent in one call; the loop
+// fills it before the outbox is flushed, the sender only reads it.
+type launchBatch struct{ items []launchItem }
+
+// maxLaunchBatch bounds one launch call.
+const maxLaunchBatch = 256
+
+// sendLaunchBatch sends a batch in one call and records every launch that
+// landed in one loop call. A batch the agent could not take (unreachable,
+// an agent without the batch endpoint) and launches refused with 409 (a
+// requeued job's previous run still ending there) go their own way with
+// launchWithRetry.
+func (c *Controller) sendLaunchBatch(b *launchBatch) {
+	items := b.items
+	first := items[0]
+	var results []api.LaunchResult
+	err := errNoAgent
+	if a := c.agentClient(first.name, first.addr); a != nil {
+		reqs := make([]api.LaunchRequest, len(items))
+		for i := range items {
+			reqs[i] = items[i].req
+		}
+		c.launchQ <- struct{}{}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		results, err = a.LaunchBatch(ctx, reqs)
+		cancel()
+		<-c.launchQ
+	}
+	if err != nil {
+		for _, it := range items {
+			go c.launchWithRetry(it)
+		}
 		return
 	}
-	req := ls.launchRequest(j)
-	ls.limits().sent[j.ID] = req.TimeLimitSec
-	id, restart := j.ID, j.RestartCount
-	c := ls.c
-	name := ls.st.Cluster.Nodes[host].Name
-	addr := ls.nodes[host].info.Addr
-	ls.outbox = append(ls.outbox, func() {
-		// Bug fix (issue 7 acceptance, TestAcceptAgentDownAtLaunch): a
-		// launch that found no agent answering (agent restarting, network)
-		// ended the job FAILED at once, so jobs given to a node while its
-		// agent restarted were lost. As slurmctld does, keep trying until
-		// SlurmdTimeout, at the node's current address: by then the agent
-		// is back (the launch lands, or its re-registration launched the
-		// job already) or the node is DOWN and its jobs ended NODE_FAIL or
-		// were requeued.
-		giveUp := time.Now().Add(c.cfg.SlurmdTimeout + 5*time.Second)
-		for {
-			err := c.launchOnce(name, addr, req)
-			var ae *api.AgentError
-			if err == nil || errors.As(err, &ae) || time.Now().After(giveUp) {
-				c.launchDone(id, restart, name, err)
-				return
-			}
-			select {
-			case <-c.stop:
-				return
-			case <-time.After(time.Second):
-			}
-			var again bool
-			if addr, again = c.launchTarget(id, restart, host); !again {
-				return // cancelled, requeued, purged or launched meanwhile
-			}
+	done := make([]launchOutcome, 0, len(items))
+	for i, r := range results {
+		switch {
+		case r.Error == "":
+			done = append(done, launchOutcome{items[i], nil})
+		case r.HTTPStatus == http.StatusConflict:
+			go c.launchWithRetry(items[i])
+		default:
+			done = append(done, launchOutcome{items[i], &api.AgentError{Status: r.HTTPStatus, Message: r.Error}})
 		}
+	}
+	c.do(context.Background(), func(ls *loopState) (any, error) {
+		for _, o := range done {
+			ls.launchDone(o.item.id, o.item.restart, o.item.name, o.err)
+		}
+		return nil, nil
 	})
+}
+
+type launchOutcome struct {
+	item launchItem
+	err  error
+}
+
+// launchWithRetry launches one job on its own.
+//
+// Bug fix (issue 7 acceptance, TestAcceptAgentDownAtLaunch): a launch that
+// found no agent answering (agent restarting, network) ended the job
+// FAILED at once, so jobs given to a node while its agent restarted were
+// lost. As slurmctld does, keep trying until SlurmdTimeout, at the node's
+// current address: by then the agent is back (the launch lands, or its
+// re-registration launched the job already) or the node is DOWN and its
+// jobs ended NODE_FAIL or were requeued.
+func (c *Controller) launchWithRetry(it launchItem) {
+	giveUp := time.Now().Add(c.cfg.SlurmdTimeout + 5*time.Second)
+	addr := it.addr
+	for {
+		err := c.launchOnce(it.name, addr, it.req)
+		var ae *api.AgentError
+		if err == nil || errors.As(err, &ae) || time.Now().After(giveUp) {
+			c.launchDone(it.id, it.restart, it.name, err)
+			return
+		}
+		select {
+		case <-c.stop:
+			return
+		case <-time.After(time.Second):
+		}
+		var again bool
+		if addr, again = c.launchTarget(it.id, it.restart, it.host); !again {
+			return // cancelled, requeued, purged or launched meanwhile
+		}
+	}
 }
 
 // launchOnce sends one launch to the agent at addr; a requeued job's
@@ -287,38 +374,44 @@ func (c *Controller) launchTarget(id sched.JobID, restart, host int32) (string, 
 // launchDone records the outcome of a launch (on the loop).
 func (c *Controller) launchDone(id sched.JobID, restart int32, node string, err error) {
 	c.do(context.Background(), func(ls *loopState) (any, error) {
-		j := ls.st.Job(id)
-		if j == nil || j.RestartCount != restart || !isActive(j) {
-			// Cancelled, requeued or purged while the launch was on its
-			// way: the run the agent just started must not go on.
-			if i := ls.st.Cluster.NodeIndex(node); err == nil && i >= 0 {
-				ls.agentCallOn(i, id, killOrphan(uint32(id), c.cfg.KillWait))
-			}
-			return nil, nil
-		}
-		if r, ok := ls.launched[id]; err != nil && ok && r == restart {
-			return nil, nil // another launch of this run landed (re-registration)
-		}
-		if err != nil {
-			c.log.Error("launch failed", "job", id, "node", node, "err", err)
-			if j.State.Base() == sched.JobRunning || j.State.Base() == sched.JobSuspended {
-				_ = ls.st.End(id, sched.JobFailed, 1<<8, c.now())
-				j.StateDesc = "launch failed on " + node + ": " + err.Error()
-				ls.touch(j, "end", "launch failed: "+err.Error())
-				ls.wantSched = true
-			}
-			return nil, nil
-		}
-		ls.launched[id] = restart
-		ls.syncTimeLimit(j) // changed while the launch was on its way
-		if j.State.Base() == sched.JobSuspended {
-			// Suspended (preemption, scontrol) before the launch landed.
-			if i := ls.st.Cluster.NodeIndex(node); i >= 0 {
-				ls.agentCallOn(i, id, suspendCall(uint32(id)))
-			}
-		}
+		ls.launchDone(id, restart, node, err)
 		return nil, nil
 	})
+}
+
+// launchDone records the outcome of a launch; the loop calls it.
+func (ls *loopState) launchDone(id sched.JobID, restart int32, node string, err error) {
+	c := ls.c
+	j := ls.st.Job(id)
+	if j == nil || j.RestartCount != restart || !isActive(j) {
+		// Cancelled, requeued or purged while the launch was on its
+		// way: the run the agent just started must not go on.
+		if i := ls.st.Cluster.NodeIndex(node); err == nil && i >= 0 {
+			ls.agentCallOn(i, id, killOrphan(uint32(id), c.cfg.KillWait))
+		}
+		return
+	}
+	if r, ok := ls.launched[id]; err != nil && ok && r == restart {
+		return // another launch of this run landed (re-registration)
+	}
+	if err != nil {
+		c.log.Error("launch failed", "job", id, "node", node, "err", err)
+		if j.State.Base() == sched.JobRunning || j.State.Base() == sched.JobSuspended {
+			_ = ls.st.End(id, sched.JobFailed, 1<<8, c.now())
+			j.StateDesc = "launch failed on " + node + ": " + err.Error()
+			ls.touch(j, "end", "launch failed: "+err.Error())
+			ls.wantSched = true
+		}
+		return
+	}
+	ls.launched[id] = restart
+	ls.syncTimeLimit(j) // changed while the launch was on its way
+	if j.State.Base() == sched.JobSuspended {
+		// Suspended (preemption, scontrol) before the launch landed.
+		if i := ls.st.Cluster.NodeIndex(node); i >= 0 {
+			ls.agentCallOn(i, id, suspendCall(uint32(id)))
+		}
+	}
 }
 
 // launchRequest builds what the agent needs to run j.

@@ -337,7 +337,10 @@ func (a *Agent) Close() error {
 	a.wg.Wait()
 	a.supMu.Lock()
 	if a.sup != nil {
-		a.sup.close() // the supervisor stays while it has jobs
+		// The supervisor stays while it has jobs; it writes the exits it
+		// held for this agent to the spool before answering.
+		a.sup.call(supMsg{Op: "bye"}, 5*time.Second)
+		a.sup.close()
 	}
 	a.supMu.Unlock()
 	if a.cg != nil {

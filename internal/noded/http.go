@@ -28,6 +28,14 @@ func (a *Agent) Handler() http.Handler {
 		}
 		reply(w)(a.Launch(req))
 	})
+	mux.HandleFunc("POST "+api.PathAgentLaunches, func(w http.ResponseWriter, r *http.Request) {
+		var b api.LaunchBatch
+		if err := api.DecodeAgentRequest(r, &b); err != nil {
+			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		api.WriteAgentJSON(w, http.StatusOK, api.LaunchBatchResponse{Results: a.LaunchBatch(b.Jobs)})
+	})
 	mux.HandleFunc("GET "+api.PathAgentJob, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
 		reply(w)(a.Job(id))
 	}))

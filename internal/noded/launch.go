@@ -69,6 +69,32 @@ func (a *Agent) Launch(req api.LaunchRequest) (api.JobStatus, error) {
 	return j.rec.status(time.Now()), nil
 }
 
+// launchParallel bounds the launches of one batch that run at once: the
+// supervisor forks one at a time, the rest is file I/O worth overlapping.
+const launchParallel = 4
+
+// LaunchBatch launches several jobs (one scheduling pass's starts on this
+// node) and returns one result per request, in order.
+func (a *Agent) LaunchBatch(reqs []api.LaunchRequest) []api.LaunchResult {
+	out := make([]api.LaunchResult, len(reqs))
+	sem := make(chan struct{}, launchParallel)
+	var wg sync.WaitGroup
+	for i := range reqs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			st, err := a.Launch(reqs[i])
+			out[i].Status = st
+			if err != nil {
+				out[i].Error, out[i].HTTPStatus = err.Error(), httpStatus(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
 // checkLaunch validates a request and applies the identity rule: an agent
 // not running as root can only run jobs of its own user.
 func (a *Agent) checkLaunch(req *api.LaunchRequest) error {
