@@ -21,13 +21,13 @@ func applyAssocSpec(st *State, a *Association, s Spec) error {
 	if s.Op != '=' && s.Key != "QOS" {
 		return errorf("Invalid operator '%c=' for %s", s.Op, s.Key)
 	}
-	if f, ok := assocCountFields[s.Key]; ok {
+	if f, ok := assocCountFields()[s.Key]; ok {
 		return setCount(f(&a.AssocLimits), s)
 	}
-	if f, ok := assocWallFields[s.Key]; ok {
+	if f, ok := assocWallFields()[s.Key]; ok {
 		return setWall(f(&a.AssocLimits), s)
 	}
-	if f, ok := assocTRESFields[s.Key]; ok {
+	if f, ok := assocTRESFields()[s.Key]; ok {
 		return setTRES(st, f(&a.AssocLimits), s)
 	}
 	switch s.Key {
@@ -223,13 +223,13 @@ func applyQOSSpec(st *State, q *QOS, s Spec) error {
 	if s.Op != '=' && s.Key != "Flags" && s.Key != "Preempt" {
 		return errorf("Invalid operator '%c=' for %s", s.Op, s.Key)
 	}
-	if f, ok := qosCountFields[s.Key]; ok {
+	if f, ok := qosCountFields()[s.Key]; ok {
 		return setCount(f(q), s)
 	}
-	if f, ok := qosWallFields[s.Key]; ok {
+	if f, ok := qosWallFields()[s.Key]; ok {
 		return setWall(f(q), s)
 	}
-	if f, ok := qosTRESFields[s.Key]; ok {
+	if f, ok := qosTRESFields()[s.Key]; ok {
 		return setTRES(st, f(q), s)
 	}
 	switch s.Key {

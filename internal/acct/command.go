@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Verb is what a sacctmgr command does.
@@ -60,7 +61,7 @@ type Options struct {
 	Parsable2 bool // -P: '|' between fields
 	NoHeader  bool // -n
 	Quiet     bool // -Q
-	WithAssoc bool // -s: show entities with their associations
+	WithAssoc bool // -s: show entities() with their associations
 	Readonly  bool // -r
 }
 
@@ -172,26 +173,30 @@ func (o *Options) setShort(c rune) error {
 	return nil
 }
 
-// verbs maps every spelling sacctmgr accepts to its verb.
-var verbs = map[string]Verb{
-	"add": VerbAdd, "create": VerbAdd,
-	"modify": VerbModify, "update": VerbModify, "mod": VerbModify,
-	"delete": VerbDelete, "remove": VerbDelete, "del": VerbDelete, "rem": VerbDelete,
-	"show": VerbShow, "list": VerbShow,
-	"dump": VerbDump, "load": VerbLoad,
-}
+// verbs() maps every spelling sacctmgr accepts to its verb.
+var verbs = sync.OnceValue(func() map[string]Verb {
+	return map[string]Verb{
+		"add": VerbAdd, "create": VerbAdd,
+		"modify": VerbModify, "update": VerbModify, "mod": VerbModify,
+		"delete": VerbDelete, "remove": VerbDelete, "del": VerbDelete, "rem": VerbDelete,
+		"show": VerbShow, "list": VerbShow,
+		"dump": VerbDump, "load": VerbLoad,
+	}
+})
 
-// entities maps every spelling sacctmgr accepts to its entity.
-var entities = map[string]Entity{
-	"cluster": EntCluster, "clusters": EntCluster,
-	"account": EntAccount, "accounts": EntAccount, "acct": EntAccount, "accts": EntAccount,
-	"user": EntUser, "users": EntUser,
-	"qos": EntQOS, "qoss": EntQOS,
-	"association": EntAssoc, "associations": EntAssoc, "assoc": EntAssoc, "assocs": EntAssoc,
-	"tres": EntTRES,
-}
+// entities() maps every spelling sacctmgr accepts to its entity.
+var entities = sync.OnceValue(func() map[string]Entity {
+	return map[string]Entity{
+		"cluster": EntCluster, "clusters": EntCluster,
+		"account": EntAccount, "accounts": EntAccount, "acct": EntAccount, "accts": EntAccount,
+		"user": EntUser, "users": EntUser,
+		"qos": EntQOS, "qoss": EntQOS,
+		"association": EntAssoc, "associations": EntAssoc, "assoc": EntAssoc, "assocs": EntAssoc,
+		"tres": EntTRES,
+	}
+})
 
-// unsupportedEntities are real sacctmgr entities Sluice does not keep.
+// unsupportedEntities are real sacctmgr entities() Sluice does not keep.
 var unsupportedEntities = []string{"coordinator", "event", "federation", "problem", "reservation",
 	"resource", "runawayjobs", "stats", "transaction", "wckey", "configuration", "instance"}
 
@@ -201,7 +206,7 @@ func Parse(args []string) (*Command, error) {
 	if len(args) == 0 {
 		return nil, errorf("No command given")
 	}
-	verb, ok := verbs[strings.ToLower(args[0])]
+	verb, ok := verbs()[strings.ToLower(args[0])]
 	if !ok {
 		return nil, errorf("Invalid keyword: %s", args[0])
 	}
@@ -227,7 +232,7 @@ func Parse(args []string) (*Command, error) {
 // Cluster=) instead of an entity word.
 func parseEntity(verb Verb, args []string) (Entity, []string, error) {
 	w := strings.ToLower(args[0])
-	if e, ok := entities[w]; ok {
+	if e, ok := entities()[w]; ok {
 		return e, args[1:], nil
 	}
 	if verb == VerbDump {

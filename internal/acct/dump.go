@@ -87,18 +87,18 @@ func assocSpecs(st *State, a *Association) []string {
 	if a.Priority.IsSet() {
 		out = append(out, "Priority="+formatLimit(a.Priority))
 	}
-	for _, k := range sortedKeys(assocCountFields) {
-		if v := *assocCountFields[k](&a.AssocLimits); v.IsSet() {
+	for _, k := range sortedKeys(assocCountFields()) {
+		if v := *assocCountFields()[k](&a.AssocLimits); v.IsSet() {
 			out = append(out, k+"="+formatLimit(v))
 		}
 	}
-	for _, k := range sortedKeys(assocWallFields) {
-		if v := *assocWallFields[k](&a.AssocLimits); v.IsSet() {
+	for _, k := range sortedKeys(assocWallFields()) {
+		if v := *assocWallFields()[k](&a.AssocLimits); v.IsSet() {
 			out = append(out, k+"="+formatLimit(v))
 		}
 	}
-	for _, k := range sortedKeys(assocTRESFields) {
-		if v := *assocTRESFields[k](&a.AssocLimits); len(v) > 0 {
+	for _, k := range sortedKeys(assocTRESFields()) {
+		if v := *assocTRESFields()[k](&a.AssocLimits); len(v) > 0 {
 			out = append(out, k+"="+quoteDump(formatTRES(st, v)))
 		}
 	}
@@ -139,18 +139,18 @@ func qosSpecs(st *State, q *QOS) []string {
 	if q.LimitFactor != d.LimitFactor {
 		out = append(out, "LimitFactor="+formatFloat(q.LimitFactor))
 	}
-	for _, k := range sortedKeys(qosCountFields) {
-		if v := *qosCountFields[k](q); v.IsSet() {
+	for _, k := range sortedKeys(qosCountFields()) {
+		if v := *qosCountFields()[k](q); v.IsSet() {
 			out = append(out, k+"="+formatLimit(v))
 		}
 	}
-	for _, k := range sortedKeys(qosWallFields) {
-		if v := *qosWallFields[k](q); v.IsSet() {
+	for _, k := range sortedKeys(qosWallFields()) {
+		if v := *qosWallFields()[k](q); v.IsSet() {
 			out = append(out, k+"="+formatLimit(v))
 		}
 	}
-	for _, k := range sortedKeys(qosTRESFields) {
-		if v := *qosTRESFields[k](q); len(v) > 0 {
+	for _, k := range sortedKeys(qosTRESFields()) {
+		if v := *qosTRESFields()[k](q); len(v) > 0 {
 			out = append(out, k+"="+quoteDump(formatTRES(st, v)))
 		}
 	}

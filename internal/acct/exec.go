@@ -208,13 +208,13 @@ func newAssoc(cluster, account, user, partition string, parent int64) *Associati
 // isAssocKey reports whether key is an association attribute (limits,
 // shares, QOS) rather than an identity or entity field.
 func isAssocKey(key string) bool {
-	if _, ok := assocCountFields[key]; ok {
+	if _, ok := assocCountFields()[key]; ok {
 		return true
 	}
-	if _, ok := assocWallFields[key]; ok {
+	if _, ok := assocWallFields()[key]; ok {
 		return true
 	}
-	if _, ok := assocTRESFields[key]; ok {
+	if _, ok := assocTRESFields()[key]; ok {
 		return true
 	}
 	switch key {

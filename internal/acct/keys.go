@@ -1,23 +1,29 @@
 package acct
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // keyAliases maps every lower-cased spelling sacctmgr accepts for a
 // specification to its canonical key.
-var keyAliases = map[string]string{}
+var keyAliases = sync.OnceValue(buildKeyAliases) // built on first use, not at every command's start
 
-// legacyTRES maps pre-TRES limit names (GrpCPUs, MaxNodes, ...) to the
+// legacyTRES() maps pre-TRES limit names (GrpCPUs, MaxNodes, ...) to the
 // TRES limit and TRES they stand for, as sacctmgr still accepts them.
-var legacyTRES = map[string][2]string{
-	"grpcpus": {"GrpTRES", "cpu"}, "grpnodes": {"GrpTRES", "node"}, "grpmem": {"GrpTRES", "mem"},
-	"grpcpumins": {"GrpTRESMins", "cpu"}, "grpcpurunmins": {"GrpTRESRunMins", "cpu"},
-	"maxcpus": {"MaxTRES", "cpu"}, "maxnodes": {"MaxTRES", "node"}, "maxcpumins": {"MaxTRESMins", "cpu"},
-	"maxcpusperjob": {"MaxTRES", "cpu"}, "maxnodesperjob": {"MaxTRES", "node"},
-	"maxcpusperuser": {"MaxTRESPerUser", "cpu"}, "maxnodesperuser": {"MaxTRESPerUser", "node"},
-	"maxcpuspu": {"MaxTRESPerUser", "cpu"}, "maxnodespu": {"MaxTRESPerUser", "node"},
-}
+var legacyTRES = sync.OnceValue(func() map[string][2]string {
+	return map[string][2]string{
+		"grpcpus": {"GrpTRES", "cpu"}, "grpnodes": {"GrpTRES", "node"}, "grpmem": {"GrpTRES", "mem"},
+		"grpcpumins": {"GrpTRESMins", "cpu"}, "grpcpurunmins": {"GrpTRESRunMins", "cpu"},
+		"maxcpus": {"MaxTRES", "cpu"}, "maxnodes": {"MaxTRES", "node"}, "maxcpumins": {"MaxTRESMins", "cpu"},
+		"maxcpusperjob": {"MaxTRES", "cpu"}, "maxnodesperjob": {"MaxTRES", "node"},
+		"maxcpusperuser": {"MaxTRESPerUser", "cpu"}, "maxnodesperuser": {"MaxTRESPerUser", "node"},
+		"maxcpuspu": {"MaxTRESPerUser", "cpu"}, "maxnodespu": {"MaxTRESPerUser", "node"},
+	}
+})
 
-func init() {
+func buildKeyAliases() map[string]string {
+	keyAliases := map[string]string{}
 	for canon, aliases := range map[string][]string{
 		"Name":                     {"names"},
 		"Account":                  {"accounts", "acct", "accts"},
@@ -78,15 +84,16 @@ func init() {
 			keyAliases[a] = canon
 		}
 	}
+	return keyAliases
 }
 
 // canonicalKey returns the canonical key for a typed specification name.
 func canonicalKey(k string) (string, bool) {
 	l := strings.ToLower(strings.TrimSpace(k))
-	if c, ok := keyAliases[l]; ok {
+	if c, ok := keyAliases()[l]; ok {
 		return c, true
 	}
-	if lg, ok := legacyTRES[l]; ok {
+	if lg, ok := legacyTRES()[l]; ok {
 		return "legacy:" + l + ":" + lg[0] + ":" + lg[1], true
 	}
 	return "", false

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // row is one line of show output: whichever records the entity has.
@@ -74,81 +75,85 @@ func legacyAssoc(get func(*AssocLimits) *tresVec, key string, eff bool) func(r r
 
 func fld(f map[string]func(*AssocLimits) *tresVec, k string) func(*AssocLimits) *tresVec { return f[k] }
 
-// assocCols are the association columns (show assoc, user -s, account
+// assocCols() are the association columns (show assoc, user -s, account
 // -s, cluster), keyed by lower-cased name.
-var assocCols = map[string]colDef{
-	"cluster": {"Cluster", 10, func(r row) string { return assocStr(r, func(a *Association) string { return a.Cluster }) }},
-	"account": {"Account", 10, func(r row) string {
-		if r.a == nil && r.acct != nil {
-			return r.acct.Name
-		}
-		return assocStr(r, func(a *Association) string { return a.Account })
-	}},
-	"user": {"User", 10, func(r row) string {
-		if r.a == nil && r.u != nil {
-			return r.u.Name
-		}
-		return assocStr(r, func(a *Association) string { return a.User })
-	}},
-	"partition": {"Partition", 10, func(r row) string { return assocStr(r, func(a *Association) string { return a.Partition }) }},
-	"share":     {"Share", 9, func(r row) string { return assocStr(r, sharesString) }},
-	"priority": {"Priority", 10, func(r row) string {
-		return assocStr(r, func(a *Association) string { return formatLimit(r.e.Priority) })
-	}},
-	"grpjobs":        {"GrpJobs", 7, assocCount(assocCountFields["GrpJobs"], false, false)},
-	"grpjobsaccrue":  {"GrpJobsAccrue", 13, assocCount(assocCountFields["GrpJobsAccrue"], false, false)},
-	"grpsubmit":      {"GrpSubmit", 9, assocCount(assocCountFields["GrpSubmitJobs"], false, false)},
-	"grpwall":        {"GrpWall", 11, assocCount(assocWallFields["GrpWall"], false, true)},
-	"grptres":        {"GrpTRES", 13, assocVec(fld(assocTRESFields, "GrpTRES"), false)},
-	"grptresmins":    {"GrpTRESMins", 13, assocVec(fld(assocTRESFields, "GrpTRESMins"), false)},
-	"grptresrunmins": {"GrpTRESRunMins", 13, assocVec(fld(assocTRESFields, "GrpTRESRunMins"), false)},
-	"maxjobs":        {"MaxJobs", 7, assocCount(assocCountFields["MaxJobs"], true, false)},
-	"maxjobsaccrue":  {"MaxJobsAccrue", 13, assocCount(assocCountFields["MaxJobsAccrue"], true, false)},
-	"maxsubmit":      {"MaxSubmit", 9, assocCount(assocCountFields["MaxSubmitJobs"], true, false)},
-	"maxwall":        {"MaxWall", 11, assocCount(assocWallFields["MaxWall"], true, true)},
-	"maxtres":        {"MaxTRES", 13, assocVec(fld(assocTRESFields, "MaxTRES"), true)},
-	"maxtrespernode": {"MaxTRESPerNode", 14, assocVec(fld(assocTRESFields, "MaxTRESPerNode"), true)},
-	"maxtresmins":    {"MaxTRESMins", 13, assocVec(fld(assocTRESFields, "MaxTRESMins"), true)},
-	"maxtresrunmins": {"MaxTRESRunMins", 13, assocVec(fld(assocTRESFields, "MaxTRESRunMins"), true)},
-	"minpriothres":   {"MinPrioThres", 12, assocCount(assocCountFields["MinPrioThreshold"], true, false)},
-	"maxcpus":        {"MaxCPUs", 8, legacyAssoc(fld(assocTRESFields, "MaxTRES"), "cpu", true)},
-	"maxnodes":       {"MaxNodes", 8, legacyAssoc(fld(assocTRESFields, "MaxTRES"), "node", true)},
-	"maxcpumins":     {"MaxCPUMins", 11, legacyAssoc(fld(assocTRESFields, "MaxTRESMins"), "cpu", true)},
-	"grpcpus":        {"GrpCPUs", 8, legacyAssoc(fld(assocTRESFields, "GrpTRES"), "cpu", false)},
-	"grpnodes":       {"GrpNodes", 8, legacyAssoc(fld(assocTRESFields, "GrpTRES"), "node", false)},
-	"grpmem":         {"GrpMem", 7, legacyAssoc(fld(assocTRESFields, "GrpTRES"), "mem", false)},
-	"grpcpumins":     {"GrpCPUMins", 11, legacyAssoc(fld(assocTRESFields, "GrpTRESMins"), "cpu", false)},
-	"qos": {"QOS", 20, func(r row) string {
-		return assocStr(r, func(*Association) string { return strings.Join(r.e.QOS, ",") })
-	}},
-	"defaultqos": {"Def QOS", 9, func(r row) string { return assocStr(r, func(*Association) string { return r.e.DefaultQOS }) }},
-	"id": {"ID", 6, func(r row) string {
-		return assocStr(r, func(a *Association) string { return strconv.FormatInt(a.ID, 10) })
-	}},
-	"parentid": {"Par ID", 6, func(r row) string {
-		return assocStr(r, func(a *Association) string {
-			if a.ParentID == 0 {
+var assocCols = sync.OnceValue(func() map[string]colDef {
+	return map[string]colDef{
+		"cluster": {"Cluster", 10, func(r row) string { return assocStr(r, func(a *Association) string { return a.Cluster }) }},
+		"account": {"Account", 10, func(r row) string {
+			if r.a == nil && r.acct != nil {
+				return r.acct.Name
+			}
+			return assocStr(r, func(a *Association) string { return a.Account })
+		}},
+		"user": {"User", 10, func(r row) string {
+			if r.a == nil && r.u != nil {
+				return r.u.Name
+			}
+			return assocStr(r, func(a *Association) string { return a.User })
+		}},
+		"partition": {"Partition", 10, func(r row) string { return assocStr(r, func(a *Association) string { return a.Partition }) }},
+		"share":     {"Share", 9, func(r row) string { return assocStr(r, sharesString) }},
+		"priority": {"Priority", 10, func(r row) string {
+			return assocStr(r, func(a *Association) string { return formatLimit(r.e.Priority) })
+		}},
+		"grpjobs":        {"GrpJobs", 7, assocCount(assocCountFields()["GrpJobs"], false, false)},
+		"grpjobsaccrue":  {"GrpJobsAccrue", 13, assocCount(assocCountFields()["GrpJobsAccrue"], false, false)},
+		"grpsubmit":      {"GrpSubmit", 9, assocCount(assocCountFields()["GrpSubmitJobs"], false, false)},
+		"grpwall":        {"GrpWall", 11, assocCount(assocWallFields()["GrpWall"], false, true)},
+		"grptres":        {"GrpTRES", 13, assocVec(fld(assocTRESFields(), "GrpTRES"), false)},
+		"grptresmins":    {"GrpTRESMins", 13, assocVec(fld(assocTRESFields(), "GrpTRESMins"), false)},
+		"grptresrunmins": {"GrpTRESRunMins", 13, assocVec(fld(assocTRESFields(), "GrpTRESRunMins"), false)},
+		"maxjobs":        {"MaxJobs", 7, assocCount(assocCountFields()["MaxJobs"], true, false)},
+		"maxjobsaccrue":  {"MaxJobsAccrue", 13, assocCount(assocCountFields()["MaxJobsAccrue"], true, false)},
+		"maxsubmit":      {"MaxSubmit", 9, assocCount(assocCountFields()["MaxSubmitJobs"], true, false)},
+		"maxwall":        {"MaxWall", 11, assocCount(assocWallFields()["MaxWall"], true, true)},
+		"maxtres":        {"MaxTRES", 13, assocVec(fld(assocTRESFields(), "MaxTRES"), true)},
+		"maxtrespernode": {"MaxTRESPerNode", 14, assocVec(fld(assocTRESFields(), "MaxTRESPerNode"), true)},
+		"maxtresmins":    {"MaxTRESMins", 13, assocVec(fld(assocTRESFields(), "MaxTRESMins"), true)},
+		"maxtresrunmins": {"MaxTRESRunMins", 13, assocVec(fld(assocTRESFields(), "MaxTRESRunMins"), true)},
+		"minpriothres":   {"MinPrioThres", 12, assocCount(assocCountFields()["MinPrioThreshold"], true, false)},
+		"maxcpus":        {"MaxCPUs", 8, legacyAssoc(fld(assocTRESFields(), "MaxTRES"), "cpu", true)},
+		"maxnodes":       {"MaxNodes", 8, legacyAssoc(fld(assocTRESFields(), "MaxTRES"), "node", true)},
+		"maxcpumins":     {"MaxCPUMins", 11, legacyAssoc(fld(assocTRESFields(), "MaxTRESMins"), "cpu", true)},
+		"grpcpus":        {"GrpCPUs", 8, legacyAssoc(fld(assocTRESFields(), "GrpTRES"), "cpu", false)},
+		"grpnodes":       {"GrpNodes", 8, legacyAssoc(fld(assocTRESFields(), "GrpTRES"), "node", false)},
+		"grpmem":         {"GrpMem", 7, legacyAssoc(fld(assocTRESFields(), "GrpTRES"), "mem", false)},
+		"grpcpumins":     {"GrpCPUMins", 11, legacyAssoc(fld(assocTRESFields(), "GrpTRESMins"), "cpu", false)},
+		"qos": {"QOS", 20, func(r row) string {
+			return assocStr(r, func(*Association) string { return strings.Join(r.e.QOS, ",") })
+		}},
+		"defaultqos": {"Def QOS", 9, func(r row) string { return assocStr(r, func(*Association) string { return r.e.DefaultQOS }) }},
+		"id": {"ID", 6, func(r row) string {
+			return assocStr(r, func(a *Association) string { return strconv.FormatInt(a.ID, 10) })
+		}},
+		"parentid": {"Par ID", 6, func(r row) string {
+			return assocStr(r, func(a *Association) string {
+				if a.ParentID == 0 {
+					return ""
+				}
+				return strconv.FormatInt(a.ParentID, 10)
+			})
+		}},
+		"parentname": {"Par Name", 10, func(r row) string {
+			if r.a == nil || r.a.IsUser() || r.par == nil {
 				return ""
 			}
-			return strconv.FormatInt(a.ParentID, 10)
-		})
-	}},
-	"parentname": {"Par Name", 10, func(r row) string {
-		if r.a == nil || r.a.IsUser() || r.par == nil {
-			return ""
-		}
-		return r.par.Account
-	}},
-}
+			return r.par.Account
+		}},
+	}
+})
 
-var assocColAliases = map[string]string{
-	"fairshare": "share", "shares": "share", "acct": "account", "grpsubmitjobs": "grpsubmit",
-	"maxsubmitjobs": "maxsubmit", "maxtresperjob": "maxtres", "maxtrespj": "maxtres",
-	"maxtrespn": "maxtrespernode", "maxwalldurationperjob": "maxwall", "maxtresminsperjob": "maxtresmins",
-	"defqos": "defaultqos", "qoslevel": "qos", "users": "user", "accounts": "account", "clusters": "cluster",
-	"associd": "id", "parent": "parentname", "partitions": "partition", "minpriothreshold": "minpriothres",
-	"grpwallduration": "grpwall",
-}
+var assocColAliases = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"fairshare": "share", "shares": "share", "acct": "account", "grpsubmitjobs": "grpsubmit",
+		"maxsubmitjobs": "maxsubmit", "maxtresperjob": "maxtres", "maxtrespj": "maxtres",
+		"maxtrespn": "maxtrespernode", "maxwalldurationperjob": "maxwall", "maxtresminsperjob": "maxtresmins",
+		"defqos": "defaultqos", "qoslevel": "qos", "users": "user", "accounts": "account", "clusters": "cluster",
+		"associd": "id", "parent": "parentname", "partitions": "partition", "minpriothreshold": "minpriothres",
+		"grpwallduration": "grpwall",
+	}
+})
 
 func assocStr(r row, f func(*Association) string) string {
 	if r.a == nil {
@@ -164,24 +169,28 @@ func sharesString(a *Association) string {
 	return strconv.FormatInt(a.Shares, 10)
 }
 
-// entityCols are the non-association columns of users, accounts,
+// entityCols() are the non-association columns of users, accounts,
 // clusters and TRES.
-var entityCols = map[string]colDef{
-	"defaultaccount": {"Def Acct", 10, func(r row) string { return userStr(r, func(u *User) string { return u.DefaultAccount }) }},
-	"adminlevel":     {"Admin", 9, func(r row) string { return userStr(r, func(u *User) string { return u.AdminLevel.String() }) }},
-	"description":    {"Descr", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Description }) }},
-	"organization":   {"Org", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Organization }) }},
-	"controlhost":    {"ControlHost", 15, func(row) string { return "" }},
-	"controlport":    {"ControlPort", 12, func(row) string { return "0" }},
-	"rpc":            {"RPC", 5, func(row) string { return "0" }},
-	"type":           {"Type", 8, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Type }) }},
-	"name":           {"Name", 15, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Name }) }},
-}
+var entityCols = sync.OnceValue(func() map[string]colDef {
+	return map[string]colDef{
+		"defaultaccount": {"Def Acct", 10, func(r row) string { return userStr(r, func(u *User) string { return u.DefaultAccount }) }},
+		"adminlevel":     {"Admin", 9, func(r row) string { return userStr(r, func(u *User) string { return u.AdminLevel.String() }) }},
+		"description":    {"Descr", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Description }) }},
+		"organization":   {"Org", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Organization }) }},
+		"controlhost":    {"ControlHost", 15, func(row) string { return "" }},
+		"controlport":    {"ControlPort", 12, func(row) string { return "0" }},
+		"rpc":            {"RPC", 5, func(row) string { return "0" }},
+		"type":           {"Type", 8, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Type }) }},
+		"name":           {"Name", 15, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Name }) }},
+	}
+})
 
-var entityColAliases = map[string]string{
-	"defaultacct": "defaultaccount", "defacct": "defaultaccount", "admin": "adminlevel",
-	"descr": "description", "org": "organization",
-}
+var entityColAliases = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"defaultacct": "defaultaccount", "defacct": "defaultaccount", "admin": "adminlevel",
+		"descr": "description", "org": "organization",
+	}
+})
 
 func userStr(r row, f func(*User) string) string {
 	if r.u == nil {
@@ -220,10 +229,10 @@ var (
 func lookupCol(ent Entity, name string) (colDef, bool) {
 	n := strings.ToLower(name)
 	if ent == EntQOS {
-		if a, ok := qosColAliases[n]; ok {
+		if a, ok := qosColAliases()[n]; ok {
 			n = a
 		}
-		c, ok := qosCols[n]
+		c, ok := qosCols()[n]
 		return c, ok
 	}
 	if ent == EntTRES && n == "id" {
@@ -231,19 +240,19 @@ func lookupCol(ent Entity, name string) (colDef, bool) {
 			return tresStr(r, func(t *TRESRecord) string { return strconv.FormatInt(t.ID, 10) })
 		}}, true
 	}
-	if a, ok := entityColAliases[n]; ok {
+	if a, ok := entityColAliases()[n]; ok {
 		n = a
 	}
-	if c, ok := entityCols[n]; ok {
+	if c, ok := entityCols()[n]; ok {
 		return c, true
 	}
 	if ent == EntCluster && n == "cluster" {
 		return colDef{"Cluster", 10, func(r row) string { return assocStr(r, func(a *Association) string { return a.Cluster }) }}, true
 	}
-	if a, ok := assocColAliases[n]; ok {
+	if a, ok := assocColAliases()[n]; ok {
 		n = a
 	}
-	c, ok := assocCols[n]
+	c, ok := assocCols()[n]
 	return c, ok
 }
 

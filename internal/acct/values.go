@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -137,16 +138,18 @@ type tresUpdate struct {
 	clear []string
 }
 
-// tresBaseNames are the TRES types that have no sub-name.
-var tresBaseNames = map[string]bool{"cpu": true, "mem": true, "energy": true, "node": true,
-	"billing": true, "vmem": true, "pages": true, "fs/disk": true}
+// tresBaseNames() are the TRES types that have no sub-name.
+var tresBaseNames = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"cpu": true, "mem": true, "energy": true, "node": true,
+		"billing": true, "vmem": true, "pages": true, "fs/disk": true}
+})
 
 // canonicalTRES maps a typed TRES name to its canonical key: `gpu` and
 // `gpu:a100` are sacctmgr short forms of gres/gpu and gres/gpu:a100.
 func canonicalTRES(name string) (string, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	switch {
-	case tresBaseNames[n]:
+	case tresBaseNames()[n]:
 		return n, nil
 	case n == "cpus":
 		return "cpu", nil

@@ -3,6 +3,7 @@ package conf
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -63,10 +64,13 @@ func listKey(f func(*Config) *[]string) setter {
 	return func(p *parser, pr pair) error { *f(p.cfg) = splitList(pr.Value); return nil }
 }
 
-// clusterKeys are the cluster keys Sluice reads, by lower-case name.
-var clusterKeys = map[string]clusterKey{}
+// clusterKeys are the cluster keys Sluice reads, by lower-case name; the
+// table is built on first use, not at program start (every command of the
+// binary links this package, few read a slurm.conf).
+var clusterKeys = sync.OnceValue(buildClusterKeys)
 
-func init() {
+func buildClusterKeys() map[string]clusterKey {
+	clusterKeys := map[string]clusterKey{}
 	add := func(name string, s setter) { clusterKeys[strings.ToLower(name)] = clusterKey{name, s} }
 	add("ClusterName", func(p *parser, pr pair) error {
 		if pr.Value == "" {
@@ -242,6 +246,7 @@ func init() {
 	add("TaskEpilog", strKey(func(c *Config) *string { return &c.TaskEpilog }))
 	add("MailProg", strKey(func(c *Config) *string { return &c.MailProg }))
 	add("PrivateData", listKey(func(c *Config) *[]string { return &c.PrivateData }))
+	return clusterKeys
 }
 
 func addPriorityKeys(add func(string, setter)) {

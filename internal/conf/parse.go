@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/duration"
@@ -240,7 +241,7 @@ func (p *parser) statement(st stmt) {
 // clusterPair applies one cluster key.
 func (p *parser) clusterPair(pr pair) {
 	lk := strings.ToLower(pr.Key)
-	if k, ok := clusterKeys[lk]; ok {
+	if k, ok := clusterKeys()[lk]; ok {
 		if prev, dup := p.seen[lk]; dup && prev.Value != pr.Value && lk != "slurmctldhost" {
 			p.warnf(pr, "set again (previously %s at %s); the last value is used", quote(prev.Value), prev.Pos)
 		}
@@ -268,18 +269,18 @@ func (p *parser) keepUnused(pr pair, name string) {
 }
 
 func lookupUnused(lk string) (string, bool) {
-	k, ok := unusedIndex[lk]
+	k, ok := unusedIndex()[lk]
 	return k, ok
 }
 
 // unusedIndex maps lower-cased known-but-unused keys to their spelling.
-var unusedIndex = func() map[string]string {
+var unusedIndex = sync.OnceValue(func() map[string]string {
 	m := make(map[string]string, len(knownUnusedKeys))
 	for _, k := range knownUnusedKeys {
 		m[strings.ToLower(k)] = k
 	}
 	return m
-}()
+})
 
 func isLineKey(lk string) bool {
 	switch lk {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -133,54 +134,57 @@ type schedOpt struct {
 	flag   func(s *SchedulerParameters)
 }
 
-var schedOpts = map[string]schedOpt{
-	"bf_interval": {lo: -1, hi: 10800, set: func(s *SchedulerParameters, n int64) {
-		s.BfInterval = time.Duration(n) * time.Second
-		s.BackfillDisabled = n == -1
-	}},
-	"bf_resolution":               {lo: 1, hi: 3600, set: func(s *SchedulerParameters, n int64) { s.BfResolution = time.Duration(n) * time.Second }},
-	"bf_window":                   {lo: 1, hi: 43200, set: func(s *SchedulerParameters, n int64) { s.BfWindow = time.Duration(n) * time.Minute }},
-	"bf_window_linear":            {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfWindowLinear = time.Duration(n) * time.Second }},
-	"bf_max_job_test":             {lo: 1, hi: 1000000, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobTest = int(n) }},
-	"bf_max_time":                 {lo: 1, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxTime = time.Duration(n) * time.Second }},
-	"bf_max_job_user":             {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobUser = int(n) }},
-	"bf_max_job_part":             {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobPart = int(n) }},
-	"bf_max_job_start":            {lo: 0, hi: 10000, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobStart = int(n) }},
-	"bf_max_job_user_part":        {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobUserPart = int(n) }},
-	"bf_max_job_assoc":            {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobAssoc = int(n) }},
-	"bf_max_job_array_resv":       {lo: 0, hi: 1000, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobArrayResv = int(n) }},
-	"bf_min_age_reserve":          {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMinAgeReserve = time.Duration(n) * time.Second }},
-	"bf_min_prio_reserve":         {lo: 0, hi: 1 << 32, set: func(s *SchedulerParameters, n int64) { s.BfMinPrioReserve = n }},
-	"bf_yield_interval":           {lo: 1, hi: 10000000, set: func(s *SchedulerParameters, n int64) { s.BfYieldInterval = time.Duration(n) * time.Microsecond }},
-	"bf_yield_sleep":              {lo: 1, hi: 10000000, set: func(s *SchedulerParameters, n int64) { s.BfYieldSleep = time.Duration(n) * time.Microsecond }},
-	"bf_node_space_size":          {lo: 2, hi: 2000000, set: func(s *SchedulerParameters, n int64) { s.BfNodeSpaceSize = int(n) }},
-	"bf_job_part_count_reserve":   {lo: 0, hi: 100000, set: func(s *SchedulerParameters, n int64) { s.BfJobPartCountReserve = int(n) }},
-	"bf_continue":                 {flag: func(s *SchedulerParameters) { s.BfContinue = true }},
-	"bf_busy_nodes":               {flag: func(s *SchedulerParameters) { s.BfBusyNodes = true }},
-	"bf_one_resv_per_job":         {flag: func(s *SchedulerParameters) { s.BfOneResvPerJob = true }},
-	"bf_running_job_reserve":      {flag: func(s *SchedulerParameters) { s.BfRunningJobReserve = true }},
-	"bf_licenses":                 {flag: func(s *SchedulerParameters) { s.BfLicenses = true }},
-	"bf_ignore_newly_avail_nodes": {flag: func(s *SchedulerParameters) { s.BfIgnoreNewlyAvailNodes = true }},
-	"default_queue_depth":         {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.DefaultQueueDepth = int(n) }},
-	"partition_job_depth":         {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.PartitionJobDepth = int(n) }},
-	"sched_interval":              {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.SchedInterval = time.Duration(n) * time.Second }},
-	"sched_min_interval":          {lo: 0, hi: 1000000, set: func(s *SchedulerParameters, n int64) { s.SchedMinInterval = time.Duration(n) * time.Microsecond }},
-	"sched_max_job_start":         {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.SchedMaxJobStart = int(n) }},
-	"max_sched_time":              {lo: 1, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.MaxSchedTime = time.Duration(n) * time.Second }},
-	"batch_sched_delay":           {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BatchSchedDelay = time.Duration(n) * time.Second }},
-	"preempt_reorder_count":       {lo: 0, hi: 5, set: func(s *SchedulerParameters, n int64) { s.PreemptReorderCount = int(n) }},
-	"max_array_tasks":             {lo: 1, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.MaxArrayTasks = int(n) }},
-	"max_script_size":             {lo: 0, hi: 512 << 20, set: func(s *SchedulerParameters, n int64) { s.MaxScriptSize = n }},
-	"max_switch_wait":             {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.MaxSwitchWait = time.Duration(n) * time.Second }},
-	"requeue_delay":               {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.RequeueDelay = time.Duration(n) * time.Second }},
-	"defer":                       {flag: func(s *SchedulerParameters) { s.Defer = true }},
-	"assoc_limit_stop":            {flag: func(s *SchedulerParameters) { s.AssocLimitStop = true }},
-	"preempt_strict_order":        {flag: func(s *SchedulerParameters) { s.PreemptStrictOrder = true }},
-	"preempt_youngest_first":      {flag: func(s *SchedulerParameters) { s.PreemptYoungestFirst = true }},
-	"nohold_on_prolog_fail":       {flag: func(s *SchedulerParameters) { s.NoholdOnPrologFail = true }},
-	"enable_user_top":             {flag: func(s *SchedulerParameters) { s.EnableUserTop = true }},
-	"pack_serial_at_end":          {flag: func(s *SchedulerParameters) { s.PackSerialAtEnd = true }},
-}
+// schedOpts is built on first use (see conf.clusterKeys).
+var schedOpts = sync.OnceValue(func() map[string]schedOpt {
+	return map[string]schedOpt{
+		"bf_interval": {lo: -1, hi: 10800, set: func(s *SchedulerParameters, n int64) {
+			s.BfInterval = time.Duration(n) * time.Second
+			s.BackfillDisabled = n == -1
+		}},
+		"bf_resolution":               {lo: 1, hi: 3600, set: func(s *SchedulerParameters, n int64) { s.BfResolution = time.Duration(n) * time.Second }},
+		"bf_window":                   {lo: 1, hi: 43200, set: func(s *SchedulerParameters, n int64) { s.BfWindow = time.Duration(n) * time.Minute }},
+		"bf_window_linear":            {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfWindowLinear = time.Duration(n) * time.Second }},
+		"bf_max_job_test":             {lo: 1, hi: 1000000, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobTest = int(n) }},
+		"bf_max_time":                 {lo: 1, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxTime = time.Duration(n) * time.Second }},
+		"bf_max_job_user":             {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobUser = int(n) }},
+		"bf_max_job_part":             {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobPart = int(n) }},
+		"bf_max_job_start":            {lo: 0, hi: 10000, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobStart = int(n) }},
+		"bf_max_job_user_part":        {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobUserPart = int(n) }},
+		"bf_max_job_assoc":            {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobAssoc = int(n) }},
+		"bf_max_job_array_resv":       {lo: 0, hi: 1000, set: func(s *SchedulerParameters, n int64) { s.BfMaxJobArrayResv = int(n) }},
+		"bf_min_age_reserve":          {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BfMinAgeReserve = time.Duration(n) * time.Second }},
+		"bf_min_prio_reserve":         {lo: 0, hi: 1 << 32, set: func(s *SchedulerParameters, n int64) { s.BfMinPrioReserve = n }},
+		"bf_yield_interval":           {lo: 1, hi: 10000000, set: func(s *SchedulerParameters, n int64) { s.BfYieldInterval = time.Duration(n) * time.Microsecond }},
+		"bf_yield_sleep":              {lo: 1, hi: 10000000, set: func(s *SchedulerParameters, n int64) { s.BfYieldSleep = time.Duration(n) * time.Microsecond }},
+		"bf_node_space_size":          {lo: 2, hi: 2000000, set: func(s *SchedulerParameters, n int64) { s.BfNodeSpaceSize = int(n) }},
+		"bf_job_part_count_reserve":   {lo: 0, hi: 100000, set: func(s *SchedulerParameters, n int64) { s.BfJobPartCountReserve = int(n) }},
+		"bf_continue":                 {flag: func(s *SchedulerParameters) { s.BfContinue = true }},
+		"bf_busy_nodes":               {flag: func(s *SchedulerParameters) { s.BfBusyNodes = true }},
+		"bf_one_resv_per_job":         {flag: func(s *SchedulerParameters) { s.BfOneResvPerJob = true }},
+		"bf_running_job_reserve":      {flag: func(s *SchedulerParameters) { s.BfRunningJobReserve = true }},
+		"bf_licenses":                 {flag: func(s *SchedulerParameters) { s.BfLicenses = true }},
+		"bf_ignore_newly_avail_nodes": {flag: func(s *SchedulerParameters) { s.BfIgnoreNewlyAvailNodes = true }},
+		"default_queue_depth":         {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.DefaultQueueDepth = int(n) }},
+		"partition_job_depth":         {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.PartitionJobDepth = int(n) }},
+		"sched_interval":              {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.SchedInterval = time.Duration(n) * time.Second }},
+		"sched_min_interval":          {lo: 0, hi: 1000000, set: func(s *SchedulerParameters, n int64) { s.SchedMinInterval = time.Duration(n) * time.Microsecond }},
+		"sched_max_job_start":         {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.SchedMaxJobStart = int(n) }},
+		"max_sched_time":              {lo: 1, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.MaxSchedTime = time.Duration(n) * time.Second }},
+		"batch_sched_delay":           {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.BatchSchedDelay = time.Duration(n) * time.Second }},
+		"preempt_reorder_count":       {lo: 0, hi: 5, set: func(s *SchedulerParameters, n int64) { s.PreemptReorderCount = int(n) }},
+		"max_array_tasks":             {lo: 1, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.MaxArrayTasks = int(n) }},
+		"max_script_size":             {lo: 0, hi: 512 << 20, set: func(s *SchedulerParameters, n int64) { s.MaxScriptSize = n }},
+		"max_switch_wait":             {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.MaxSwitchWait = time.Duration(n) * time.Second }},
+		"requeue_delay":               {lo: 0, hi: 1 << 31, set: func(s *SchedulerParameters, n int64) { s.RequeueDelay = time.Duration(n) * time.Second }},
+		"defer":                       {flag: func(s *SchedulerParameters) { s.Defer = true }},
+		"assoc_limit_stop":            {flag: func(s *SchedulerParameters) { s.AssocLimitStop = true }},
+		"preempt_strict_order":        {flag: func(s *SchedulerParameters) { s.PreemptStrictOrder = true }},
+		"preempt_youngest_first":      {flag: func(s *SchedulerParameters) { s.PreemptYoungestFirst = true }},
+		"nohold_on_prolog_fail":       {flag: func(s *SchedulerParameters) { s.NoholdOnPrologFail = true }},
+		"enable_user_top":             {flag: func(s *SchedulerParameters) { s.EnableUserTop = true }},
+		"pack_serial_at_end":          {flag: func(s *SchedulerParameters) { s.PackSerialAtEnd = true }},
+	}
+})
 
 // otherSchedOpts are SchedulerParameters options Slurm documents that
 // Sluice keeps in Other without acting on them.
@@ -207,7 +211,7 @@ func parseSchedulerParameters(v string, warn func(string)) (SchedulerParameters,
 	for _, item := range splitList(v) {
 		name, val, hasVal := strings.Cut(item, "=")
 		name = strings.ToLower(strings.TrimSpace(name))
-		opt, ok := schedOpts[name]
+		opt, ok := schedOpts()[name]
 		if !ok {
 			s.Other[name] = val
 			s.Unused = append(s.Unused, name)
@@ -245,18 +249,19 @@ func parseSchedulerParameters(v string, warn func(string)) (SchedulerParameters,
 
 // knownSchedOpt reports whether Slurm documents the option.
 func knownSchedOpt(name string) bool {
-	if _, ok := schedOpts[name]; ok {
+	if _, ok := schedOpts()[name]; ok {
 		return true
 	}
-	i := sort.SearchStrings(sortedOtherSchedOpts, name)
-	return i < len(sortedOtherSchedOpts) && sortedOtherSchedOpts[i] == name
+	sorted := sortedOtherSchedOpts()
+	i := sort.SearchStrings(sorted, name)
+	return i < len(sorted) && sorted[i] == name
 }
 
-var sortedOtherSchedOpts = func() []string {
+var sortedOtherSchedOpts = sync.OnceValue(func() []string {
 	s := append([]string(nil), otherSchedOpts...)
 	sort.Strings(s)
 	return s
-}()
+})
 
 // SelectTypeParameters says which resources are consumable
 // (SelectTypeParameters=CR_Core_Memory,...).

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,8 +44,10 @@ func parseTime(s string, now time.Time, loc *time.Location, past bool) (time.Tim
 	return t, nil
 }
 
-// namedTimes are Slurm's words for times of day (sbatch(1) --begin).
-var namedTimes = map[string]int{"noon": 12, "elevenses": 11, "fika": 15, "teatime": 16}
+// namedTimes() are Slurm's words for times of day (sbatch(1) --begin).
+var namedTimes = sync.OnceValue(func() map[string]int {
+	return map[string]int{"noon": 12, "elevenses": 11, "fika": 15, "teatime": 16}
+})
 
 func parseWhen(s string, now time.Time, loc *time.Location, past bool) (time.Time, error) {
 	lower := strings.ToLower(s)
@@ -59,7 +62,7 @@ func parseWhen(s string, now time.Time, loc *time.Location, past bool) (time.Tim
 	case lower == "midnight":
 		return today.AddDate(0, 0, 1), nil
 	}
-	if h, ok := namedTimes[lower]; ok {
+	if h, ok := namedTimes()[lower]; ok {
 		return rollDay(today.Add(time.Duration(h)*time.Hour), now, past), nil
 	}
 	if y, mo, d, clock, ok, err := parseDate(lower, now); ok || err != nil {
@@ -105,7 +108,7 @@ func parseNow(rest string, now time.Time) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, err
 	}
-	unit, ok := relUnits[rest[i:]]
+	unit, ok := relUnits()[rest[i:]]
 	if !ok {
 		return time.Time{}, fmt.Errorf("unknown time unit %q", rest[i:])
 	}
@@ -116,14 +119,16 @@ func parseNow(rest string, now time.Time) (time.Time, error) {
 	return now.Add(time.Duration(sign*secs) * time.Second), nil
 }
 
-// relUnits are the unit words accepted after now+COUNT, in seconds; none means seconds.
-var relUnits = map[string]int64{
-	"": 1, "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
-	"m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
-	"h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
-	"d": 86400, "day": 86400, "days": 86400,
-	"w": 604800, "week": 604800, "weeks": 604800,
-}
+// relUnits() are the unit words accepted after now+COUNT, in seconds; none means seconds.
+var relUnits = sync.OnceValue(func() map[string]int64 {
+	return map[string]int64{
+		"": 1, "s": 1, "sec": 1, "secs": 1, "second": 1, "seconds": 1,
+		"m": 60, "min": 60, "mins": 60, "minute": 60, "minutes": 60,
+		"h": 3600, "hr": 3600, "hrs": 3600, "hour": 3600, "hours": 3600,
+		"d": 86400, "day": 86400, "days": 86400,
+		"w": 604800, "week": 604800, "weeks": 604800,
+	}
+})
 
 // parseClock reads HH:MM[:SS], with an optional am/pm suffix when ampm is set.
 func parseClock(s string, ampm bool) (h, m, sec int64, err error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Canonical names of Slurm's built-in TRES, in the order of their Slurm TRES ids (1..8),
@@ -24,8 +25,10 @@ const (
 // builtins lists the built-in TRES by Slurm TRES id (index+1).
 var builtins = []string{CPU, Mem, Energy, Node, BillingTRES, FSDisk, VMem, Pages}
 
-// typeOrder ranks the TRES types that follow the built-ins when printing.
-var typeOrder = map[string]int{"gres": 1, "license": 2, "bb": 3, "fs": 4, "ic": 5}
+// typeOrder() ranks the TRES types that follow the built-ins when printing.
+var typeOrder = sync.OnceValue(func() map[string]int {
+	return map[string]int{"gres": 1, "license": 2, "bb": 3, "fs": 4, "ic": 5}
+})
 
 // ErrUnknown is wrapped when a TRES name is not a TRES type Slurm knows.
 var ErrUnknown = errors.New("unknown TRES")
@@ -47,7 +50,7 @@ func rank(name string) int {
 		return i
 	}
 	kind, _, _ := strings.Cut(name, "/")
-	if r, ok := typeOrder[kind]; ok {
+	if r, ok := typeOrder()[kind]; ok {
 		return 100 + r
 	}
 	return 1000

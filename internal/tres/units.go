@@ -6,11 +6,14 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 )
 
-// unitPower is the power of 1024 each size suffix stands for (Slurm's K/M/G/T/P are
+// unitPower() is the power of 1024 each size suffix stands for (Slurm's K/M/G/T/P are
 // binary multiples).
-var unitPower = map[byte]int{'K': 1, 'M': 2, 'G': 3, 'T': 4, 'P': 5}
+var unitPower = sync.OnceValue(func() map[byte]int {
+	return map[byte]int{'K': 1, 'M': 2, 'G': 3, 'T': 4, 'P': 5}
+})
 
 // isSized reports whether a TRES is counted in megabytes and so takes size suffixes:
 // memory and burst buffers (slurm.conf(5): "the base unit for memory and burst buffers is
@@ -26,7 +29,7 @@ func isSized(name string) bool {
 func parseCount(name, s string) (int64, error) {
 	digits, power := s, 2
 	if n := len(s); n > 0 {
-		if p, ok := unitPower[upper(s[n-1])]; ok {
+		if p, ok := unitPower()[upper(s[n-1])]; ok {
 			if !isSized(name) {
 				return 0, fmt.Errorf("%s=%s: unit suffix on a count", name, s)
 			}

@@ -45,7 +45,7 @@ func ParseWeights(s string) (Weights, error) {
 func parseWeight(name, s string) (float64, error) {
 	power := 0
 	if n := len(s); n > 0 {
-		if p, ok := unitPower[upper(s[n-1])]; ok {
+		if p, ok := unitPower()[upper(s[n-1])]; ok {
 			s, power = s[:n-1], p
 		}
 	}
