@@ -202,6 +202,8 @@ func TestPartitionChangesSurviveRestart(t *testing.T) {
 			"TRESBillingWeights=CPU=2.0")
 		c.mustPart(api.PartitionUpdate, "PartitionName=debug", "MaxTime=1:00:00", "PriorityJobFactor=7")
 		c.mustPart(api.PartitionUpdate, "PartitionName=batch", "MaxNodes=1")
+		c.mustResv("create", "reservation", "ReservationName=innew", "StartTime=now+1hour", "Duration=10",
+			"PartitionName=new", "NodeCnt=1", "Users=root")
 		waiting := c.submit(c.wrap("true")) // default partition: new (DOWN)
 		c.eventually(5*time.Second, "job pending in new", func() bool {
 			j, _ := c.jobByID(waiting)
@@ -221,6 +223,9 @@ func TestPartitionChangesSurviveRestart(t *testing.T) {
 		j, ok := c.jobByID(waiting)
 		if !ok || j.State != "PENDING" || j.Partition != "new" {
 			t.Fatalf("pending job after restart: %+v", j)
+		}
+		if out, err := c.resvCmd("show", "reservation", "innew"); err != nil || !strings.Contains(out, "PartitionName=new") {
+			t.Errorf("reservation in a created partition after restart: %q %v", out, err)
 		}
 		c.mustPart(api.PartitionUpdate, "PartitionName=new", "State=UP")
 		c.waitState(waiting, "COMPLETED", 10*time.Second)
