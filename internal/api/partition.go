@@ -41,3 +41,19 @@ func (c *Client) PartitionCommand(ctx context.Context, req PartitionCommandReque
 	var r PartitionCommandResponse
 	return r, c.call(ctx, http.MethodPost, PathPartitionAdmin, req, &r)
 }
+
+// PathPartitionBilling answers GET with a PartitionBillingResponse.
+const PathPartitionBilling = "/v1/partitions/billing"
+
+// PartitionBillingResponse holds each partition's TRESBillingWeights as
+// written (partitions without weights are absent), which scontrol show
+// partition prints after TRES=.
+type PartitionBillingResponse struct {
+	Weights map[string]string `json:"weights"`
+}
+
+// PartitionBilling returns the partitions' TRESBillingWeights.
+func (c *Client) PartitionBilling(ctx context.Context) (PartitionBillingResponse, error) {
+	var r PartitionBillingResponse
+	return r, c.call(ctx, http.MethodGet, PathPartitionBilling, nil, &r)
+}

@@ -169,10 +169,15 @@ func (s *scontrolRun) show(args []string) int {
 		if err != nil {
 			return clientError(s.env, "scontrol", err)
 		}
+		billing, _ := s.cl.PartitionBilling(s.ctx) // older controllers: no weights shown
 		var recs [][]string
 		for i := range res.Partitions {
-			if name == "" || res.Partitions[i].Name == name {
-				recs = append(recs, PartitionRecordLines(&res.Partitions[i]))
+			if p := &res.Partitions[i]; name == "" || p.Name == name {
+				lines := PartitionRecordLines(p)
+				if w := billing.Weights[p.Name]; w != "" {
+					lines = append(lines, "TRESBillingWeights="+w)
+				}
+				recs = append(recs, lines)
 			}
 		}
 		if len(recs) == 0 {

@@ -53,8 +53,10 @@ func TestE2EScontrolPartition(t *testing.T) {
 		out     string // substring of stdout
 		errText string // exact stderr
 	}{
-		{"create", []string{"scontrol", "create", "PartitionName=gpu", "Nodes=ALL", "MaxTime=30", "PriorityTier=2"}, 0, "", ""},
+		{"create", []string{"scontrol", "create", "PartitionName=gpu", "Nodes=ALL", "MaxTime=30", "PriorityTier=2",
+			"TRESBillingWeights=CPU=2.0,Mem=0.5G"}, 0, "", ""},
 		{"show", []string{"scontrol", "show", "partition", "gpu"}, 0, "MaxNodes=UNLIMITED MaxTime=00:30:00", ""},
+		{"show weights", []string{"scontrol", "show", "partition", "gpu"}, 0, "\n   TRESBillingWeights=CPU=2.0,Mem=0.5G\n", ""},
 		{"sinfo sees it", []string{"sinfo", "-h", "-p", "gpu", "-o", "%P %a %l"}, 0, "gpu up 30:00", ""},
 		{"create twice", []string{"scontrol", "create", "partition", "PartitionName=gpu"}, 1, "",
 			"Error creating the partition: Invalid partition name specified\n"},

@@ -155,6 +155,18 @@ func (c *Controller) registerPartitionAdmin(mux *http.ServeMux) {
 		}
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.partitionCommand(w, req) })
 	}))
+	mux.HandleFunc("GET "+api.PathPartitionBilling, c.endpoint(func(ctx context.Context, _ Who, _ *http.Request) (any, error) {
+		return c.do(ctx, func(ls *loopState) (any, error) {
+			out := api.PartitionBillingResponse{Weights: map[string]string{}}
+			for i := range ls.st.Cluster.Partitions {
+				name := ls.st.Cluster.Partitions[i].Name
+				if w := ls.prio.billingTextOf(name); w != "" {
+					out.Weights[name] = w
+				}
+			}
+			return out, nil
+		})
+	}))
 	if _, queued := partRestoreQueued.LoadOrStore(c, true); !queued {
 		cl := &call{reply: make(chan struct{}), fn: func(ls *loopState) (any, error) {
 			ls.ensurePartitions()
