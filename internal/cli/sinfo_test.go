@@ -151,3 +151,16 @@ func cmpNodeName(a, b string) int {
 	}
 	return strings.Compare(a, b)
 }
+
+// FuzzSinfoStates checks that no -t value makes sinfo panic.
+func FuzzSinfoStates(f *testing.F) {
+	for _, s := range []string{"idle", "drain&mix", "ALLOC,resv", "", "&", ",,", "no_respond&down"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		nodes, parts := nodeFixture()
+		if err := checkSinfoStates(s); err == nil {
+			RenderSinfo(nodes, parts, &sinfoOpts{states: s})
+		}
+	})
+}

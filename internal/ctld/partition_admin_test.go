@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/conf"
+	"github.com/sluice-hpc/sluice/internal/sched"
 )
 
 // partCmd runs one scontrol partition command as root (over the socket).
@@ -286,5 +287,39 @@ func TestPartitionDeleteRenumbers(t *testing.T) {
 	c.eventually(5*time.Second, "job pending in batch (PartitionDown) after restart", func() bool {
 		j, _ := c.jobByID(held)
 		return j.Partition == "batch" && j.Reason == "PartitionDown"
+	})
+}
+
+// FuzzPartitionWords: no scontrol partition words make the parser panic;
+// what it accepts is a partition the core can index (nodes in range,
+// counts and times in their ranges).
+func FuzzPartitionWords(f *testing.F) {
+	for _, s := range []string{"Nodes=n[1-2] MaxTime=30 State=DOWN", "OverSubscribe=FORCE:3 PriorityTier=65533",
+		"Nodes= AllowAccounts=ALL DenyQos=a,b", "MaxNodes=UNLIMITED DefaultTime=1-0 MaxTime=2-0", "Nodes=n[1-9]",
+		"TRESBillingWeights=CPU=1.0,Mem=0.25G", "PreemptMode=REQUEUE,GANG", "DefMemPerCPU=100 MaxMemPerNode=INFINITE"} {
+		f.Add(s)
+	}
+	cfg := testConf(f, f.TempDir(), 2, "")
+	f.Fuzz(func(t *testing.T, line string) {
+		cl, err := sched.ClusterFromConf(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls := &loopState{st: sched.NewState(cl, sched.ConfigFromConf(cfg))}
+		d := partDef{P: newPartition("fz")}
+		if err := ls.applyPartitionWords(&d, strings.Fields(line)); err != nil {
+			return
+		}
+		for _, n := range d.P.NodeList {
+			if n < 0 || int(n) >= len(cl.Nodes) {
+				t.Fatalf("%q: node index %d", line, n)
+			}
+		}
+		if d.P.PriorityTier > 65533 || d.P.MaxNodes < -1 || d.P.MinNodes < 0 || d.P.MaxTime < 0 {
+			t.Fatalf("%q: out of range: %+v", line, d.P)
+		}
+		if err := ls.st.AddPartition(d.P); err != nil {
+			t.Fatalf("%q: accepted words the core refuses: %v", line, err)
+		}
 	})
 }
