@@ -337,10 +337,7 @@ func (a *Agent) Close() error {
 	a.wg.Wait()
 	a.supMu.Lock()
 	if a.sup != nil {
-		// The supervisor stays while it has jobs; it writes the exits it
-		// held for this agent to the spool before answering.
-		a.sup.call(supMsg{Op: "bye"}, 5*time.Second)
-		a.sup.close()
+		a.sup.close() // the supervisor stays while it has jobs
 	}
 	a.supMu.Unlock()
 	if a.cg != nil {

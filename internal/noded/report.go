@@ -113,8 +113,6 @@ func (a *Agent) reportEvents(ctx context.Context) bool {
 		a.log.Warn("job event delivery failed, will retry", "err", err, "events", len(ev.Events))
 		return false
 	}
-	var forget []supKey
-	defer func() { a.forgetExits(forget) }()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, e := range ev.Events {
@@ -127,9 +125,6 @@ func (a *Agent) reportEvents(ctx context.Context) bool {
 		// ignores the repeat.
 		os.RemoveAll(j.dir)
 		delete(a.jobs, e.Job.JobID)
-		if j.rec.Resident {
-			forget = append(forget, supKey{e.Job.JobID, e.Job.RestartCount})
-		}
 	}
 	return true
 }

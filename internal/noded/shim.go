@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -73,16 +72,12 @@ type supMsg struct {
 	Jobs       []supJob  `json:"jobs,omitempty"`
 }
 
-// supJob is a job as the supervisor's "list" reports it: running, or
-// ended (Exited) with its exit held for the agent.
+// supJob is a running job as the supervisor's "list" reports it.
 type supJob struct {
-	Job        uint32    `json:"job"`
-	Restart    int       `json:"restart,omitempty"`
-	PID        int       `json:"pid,omitempty"`
-	Tick       uint64    `json:"tick,omitempty"`
-	Exited     bool      `json:"exited,omitempty"`
-	WaitStatus int       `json:"ws,omitempty"`
-	Time       time.Time `json:"time,omitzero"`
+	Job     uint32 `json:"job"`
+	Restart int    `json:"restart,omitempty"`
+	PID     int    `json:"pid"`
+	Tick    uint64 `json:"tick"`
 }
 
 // supervisor is the state of `noded-shim serve`. mu serialises job starts
@@ -99,25 +94,7 @@ type supervisor struct {
 	mu    sync.Mutex
 	jobs  map[int]*supRun // by leader pid
 	conns map[*supConn]bool
-	// held are exits told to a connected agent and not yet forgotten by
-	// it (it forgets a job once the controller has its end). They go to
-	// the jobs' exit.json when the last agent disconnects; an exit with
-	// no agent connected goes there at once. So a job's end costs no file
-	// while its agent listens, and is never only in memory without one.
-	held map[supKey]heldExit
-	idle chan struct{}
-}
-
-// supKey identifies one run of a job.
-type supKey struct {
-	job     uint32
-	restart int
-}
-
-// heldExit is an exit kept in memory for the connected agent.
-type heldExit struct {
-	dir string
-	ex  exitRecord
+	idle  chan struct{}
 }
 
 // supRun is one running batch script.
@@ -158,7 +135,7 @@ func superviseMain(spool string) int {
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 	self, _ := readProcStat(os.Getpid())
 	s := &supervisor{spool: spool, pid: os.Getpid(), tick: self.StartTick,
-		jobs: map[int]*supRun{}, conns: map[*supConn]bool{}, held: map[supKey]heldExit{}, idle: make(chan struct{}, 1)}
+		jobs: map[int]*supRun{}, conns: map[*supConn]bool{}, idle: make(chan struct{}, 1)}
 	s.umask = syscall.Umask(0o022)
 	syscall.Umask(s.umask)
 	ln, err := net.Listen("unix", supervisorAddr(spool))
@@ -186,7 +163,7 @@ func superviseMain(spool string) int {
 		case <-s.idle:
 		}
 		s.mu.Lock()
-		busy := len(s.jobs) > 0 || len(s.conns) > 0 || len(s.held) > 0
+		busy := len(s.jobs) > 0 || len(s.conns) > 0
 		s.mu.Unlock()
 		switch {
 		case busy:
@@ -245,9 +222,6 @@ func (s *supervisor) serve(sc *supConn) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, sc)
-		if len(s.conns) == 0 {
-			s.flushHeld()
-		}
 		s.mu.Unlock()
 		sc.c.Close()
 		s.wakeIdle()
@@ -266,30 +240,11 @@ func (s *supervisor) serve(sc *supConn) {
 		switch m.Op {
 		case "start":
 			s.start(sc, &m)
-		case "bye":
-			// The agent is stopping: the exits it holds go to disk now,
-			// before the answer, so whatever follows its stop (a new
-			// agent, removing the spool) sees them.
-			s.mu.Lock()
-			delete(s.conns, sc)
-			if len(s.conns) == 0 {
-				s.flushHeld()
-			}
-			s.mu.Unlock()
-			sc.send(&supMsg{Seq: m.Seq, Op: "reply"})
-			return
-		case "forget":
-			s.mu.Lock()
-			delete(s.held, supKey{m.Job, m.Restart})
-			s.mu.Unlock()
 		case "list":
 			s.mu.Lock()
 			rep := supMsg{Seq: m.Seq, Op: "reply"}
 			for pid, run := range s.jobs {
 				rep.Jobs = append(rep.Jobs, supJob{Job: run.job, Restart: run.restart, PID: pid, Tick: run.tick})
-			}
-			for k, h := range s.held {
-				rep.Jobs = append(rep.Jobs, supJob{Job: k.job, Restart: k.restart, Exited: true, WaitStatus: h.ex.WaitStatus, Time: h.ex.Time})
 			}
 			sc.send(&rep)
 			s.mu.Unlock()
@@ -423,38 +378,20 @@ func (s *supervisor) reap() {
 			continue // an orphan the supervisor adopted as subreaper
 		}
 		ex := exitRecord{WaitStatus: int(ws), Time: time.Now()}
+		if err := writeJSON(filepath.Join(run.dir, exitFile), ex, 0o600); err != nil {
+			fmt.Fprintf(os.Stderr, "noded-shim: job %d: write exit status: %v\n", run.job, err)
+		}
 		ev := &supMsg{Op: "exit", Job: run.job, Restart: run.restart, PID: pid, WaitStatus: ex.WaitStatus, Time: ex.Time}
 		s.mu.Lock()
 		conns := make([]*supConn, 0, len(s.conns))
 		for c := range s.conns {
 			conns = append(conns, c)
 		}
-		if len(conns) > 0 {
-			s.held[supKey{run.job, run.restart}] = heldExit{dir: run.dir, ex: ex}
-		}
 		s.mu.Unlock()
-		if len(conns) == 0 {
-			writeExit(run.dir, run.job, ex)
-		}
 		for _, c := range conns {
 			c.send(ev)
 		}
 		s.wakeIdle()
-	}
-}
-
-// flushHeld writes the held exits to their jobs' exit.json: no agent
-// listens any more. The caller holds mu.
-func (s *supervisor) flushHeld() {
-	for k, h := range s.held {
-		writeExit(h.dir, k.job, h.ex)
-	}
-	clear(s.held)
-}
-
-func writeExit(dir string, job uint32, ex exitRecord) {
-	if err := writeJSON(filepath.Join(dir, exitFile), ex, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(os.Stderr, "noded-shim: job %d: write exit status: %v\n", job, err)
 	}
 }
 

@@ -83,18 +83,8 @@ func (a *Agent) attach(sc *supClient) {
 	a.mu.Unlock()
 	go a.readEvents(sc)
 	if jobs, err := sc.list(); err == nil {
-		for _, sj := range jobs {
-			if sj.Exited {
-				// Ended while an earlier agent listened and not yet
-				// forgotten by it.
-				a.onExit(supMsg{Op: "exit", Job: sj.Job, Restart: sj.Restart, WaitStatus: sj.WaitStatus, Time: sj.Time})
-			}
-		}
 		a.mu.Lock()
 		for _, sj := range jobs {
-			if sj.Exited {
-				continue
-			}
 			if j, ok := a.jobs[sj.Job]; ok && j.rec.PID == 0 && j.rec.Req.RestartCount == sj.Restart {
 				j.rec.PID, j.rec.PIDTick = sj.PID, sj.Tick
 				j.rec.ShimPID, j.rec.ShimTick, j.rec.Resident = sc.pid, sc.tick, true
@@ -273,39 +263,6 @@ func (sc *supClient) call(m supMsg, timeout time.Duration) (supMsg, error) {
 	return supMsg{}, err
 }
 
-// send writes messages that need no reply.
-func (sc *supClient) send(ms ...supMsg) {
-	var buf []byte
-	for i := range ms {
-		data, _ := json.Marshal(&ms[i])
-		buf = append(append(buf, data...), '\n')
-	}
-	sc.wmu.Lock()
-	sc.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	sc.conn.Write(buf)
-	sc.wmu.Unlock()
-}
-
-// forgetExits tells the connected supervisor it may drop the exits of
-// these runs (the controller has their end); a supervisor that is gone
-// has written them to exit.json already, removed with the jobs' spool.
-func (a *Agent) forgetExits(keys []supKey) {
-	if len(keys) == 0 {
-		return
-	}
-	a.supMu.Lock()
-	sc := a.sup
-	a.supMu.Unlock()
-	if sc == nil || sc.gone() {
-		return
-	}
-	ms := make([]supMsg, len(keys))
-	for i, k := range keys {
-		ms[i] = supMsg{Op: "forget", Job: k.job, Restart: k.restart}
-	}
-	sc.send(ms...)
-}
-
 func (sc *supClient) list() ([]supJob, error) {
 	rep, err := sc.call(supMsg{Op: "list"}, 10*time.Second)
 	return rep.Jobs, err
@@ -313,9 +270,7 @@ func (sc *supClient) list() ([]supJob, error) {
 
 // onExit finishes a job from the supervisor's exit event. An event that
 // overtakes the end of its Launch call is kept until Launch records the
-// job. The final state is not written to the spool: the supervisor holds
-// the exit until the agent forgets it (after the controller has the job's
-// end), and writes it to exit.json if the agent goes away first.
+// job.
 func (a *Agent) onExit(m supMsg) {
 	ex := exitRecord{WaitStatus: m.WaitStatus, Time: m.Time, Error: m.Error, recorded: true}
 	a.mu.Lock()
@@ -324,13 +279,10 @@ func (a *Agent) onExit(m supMsg) {
 	if !ok || j.rec.Req.RestartCount != m.Restart {
 		if a.launching[m.Job] {
 			a.early[m.Job] = earlyExit{restart: m.Restart, ex: ex}
-		} else {
-			go a.forgetExits([]supKey{{m.Job, m.Restart}}) // no record wants it
 		}
 		return
 	}
 	if api.AgentJobFinal(j.rec.State) {
-		go a.forgetExits([]supKey{{m.Job, m.Restart}})
 		return
 	}
 	a.finish(j, ex, time.Now())
