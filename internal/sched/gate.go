@@ -28,6 +28,7 @@ func (c *Cycle) gate() {
 		c.pendJob = append(c.pendJob, j)
 		if r := c.jobGate(j); r != "" {
 			c.pend[slot].Reason = r
+			c.unqueued++ // main_stuck.go
 			continue
 		}
 		for pi, part := range j.Partitions {
@@ -46,6 +47,9 @@ func (c *Cycle) gate() {
 			}
 			c.Queue = c.resvRecords(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
 				Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot}) // + reservation records
+		}
+		if !c.hasRecord(slot) {
+			c.unqueued++ // main_stuck.go
 		}
 		if c.pend[slot].Reason != "" && c.hasRecord(slot) {
 			c.pend[slot].Reason, c.pend[slot].Partition, c.pend[slot].StateDesc = "", -1, "" // another partition may run it

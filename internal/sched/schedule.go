@@ -56,8 +56,13 @@ type Cycle struct {
 	activeNames map[string]int
 	// partUsable caches whether a partition has a usable node (1 yes, -1 no).
 	partUsable []int8
-	passNodes  NodeSet    // nodes the main pass still offers
-	rx         *resvCycle // reservations and licenses (resv_cycle.go)
+	passNodes  NodeSet // nodes the main pass still offers
+	// blockers are the jobs the main pass found no room for; unsure is
+	// set when it skipped a record for another reason (main_stuck.go).
+	blockers []JobID
+	unsure   bool
+	unqueued int        // pending jobs with no queue record (gate)
+	rx       *resvCycle // reservations and licenses (resv_cycle.go)
 }
 
 // Schedule runs one scheduling cycle at now: gate, order, main scheduler,
@@ -71,6 +76,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 	c.gate()
 	c.order()
 	c.mainPass()
+	c.Plan.Stuck = c.stuck()
 	if cfg.Backfill.Enabled && backfillStep != nil {
 		backfillStep(c)
 	}
@@ -126,6 +132,7 @@ func (c *Cycle) mainPass() {
 		}
 		if depth > 0 && c.Plan.Stats.Depth >= depth || maxStart > 0 && c.Plan.Stats.Started >= maxStart {
 			c.setReasonIfNone(rec, ReasonPriority)
+			c.unsure = true
 			continue
 		}
 		c.Plan.Stats.Depth++
@@ -133,10 +140,16 @@ func (c *Cycle) mainPass() {
 			c.setReasonPriority(rec)
 			continue
 		}
+		blocked := len(c.blockers)
+		started := false
 		for c.tryStart(rec) {
+			started = true
 			if rec.Job.Array == nil || rec.Job.Array.TaskID >= 0 || c.done[rec.slot] {
 				break
 			}
+		}
+		if !started && len(c.blockers) == blocked {
+			c.unsure = true // skipped by a gate, not for lack of room
 		}
 	}
 }
@@ -174,6 +187,7 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 		return false // a reservation's job blocks only its reservation; MAINT reason
 	}
 	c.setReason(rec, ReasonResources)
+	c.blockers = append(c.blockers, j.ID)
 	if len(j.Req.NodeList) > 0 {
 		// A job that needs specific nodes blocks only those nodes, not
 		// its whole partition (job_scheduler.c).

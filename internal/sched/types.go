@@ -619,6 +619,13 @@ type Plan struct {
 	Pending []PendingInfo
 	// Stats describes the cycle (sdiag).
 	Stats CycleStats
+	// Stuck, when not nil, certifies the main pass (main_stuck.go): it
+	// lists the jobs the pass found no room for, and a later main pass
+	// starts nothing while each of them is still pending and fits in no
+	// free resources, provided that in between only running jobs ended
+	// and jobs that fit nowhere were submitted (no reordering, no
+	// eligibility or node change). Nil when the pass cannot certify that.
+	Stuck []JobID
 }
 
 // CycleStats are the counters sdiag reports for one cycle.

@@ -30,15 +30,18 @@ type Core struct {
 	// priorities; runs the running jobs in id order (queue.go).
 	queue []queued
 	runs  []running
-	conf  *conf.Config
-	st    *sched.State
-	cfg   sched.Config
-	pcfg  priority.Config
-	pcl   *priority.Cluster
-	tree  *priority.Tree
-	calc  priority.Calculator
-	basic priority.BasicAllocator
-	epoch int64
+	// stuck is the last pass's certificate (sched.Plan.Stuck; nil: none)
+	// and since the jobs submitted after it (MainMayStart).
+	stuck, since []sched.JobID
+	conf         *conf.Config
+	st           *sched.State
+	cfg          sched.Config
+	pcfg         priority.Config
+	pcl          *priority.Cluster
+	tree         *priority.Tree
+	calc         priority.Calculator
+	basic        priority.BasicAllocator
+	epoch        int64
 
 	toSched  map[int64]sched.JobID
 	toTrace  map[sched.JobID]int64
@@ -191,6 +194,7 @@ func (c *Core) Submit(now int64, j *Job) error {
 		}
 	}
 	c.enqueue(sj)
+	c.since = append(c.since, sj.ID)
 	if b := req.BeginTime; b.After(t) {
 		c.wakes = append(c.wakes, b.Unix()-c.epoch)
 	}
@@ -265,6 +269,10 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 	cfg := c.cfg
 	cfg.Backfill.Enabled = cfg.Backfill.Enabled && backfill
 	plan := sched.Schedule(c.st, t, cfg)
+	c.stuck, c.since = append(c.stuck[:0], plan.Stuck...), c.since[:0]
+	if plan.Stuck == nil || len(plan.Preemptions) > 0 {
+		c.stuck = nil
+	}
 	var d Decisions
 	for _, p := range plan.Preemptions {
 		d.Preempted = append(d.Preempted, c.preempted(p, t))
@@ -521,6 +529,32 @@ func (c *Core) MayStart(now int64, id int64) bool {
 		return false
 	}
 	return int64(requestCPUs(&j.Req)) <= c.capa.CPUs-c.allocCPU && requestGPUs(&j.Req) <= c.capa.GPUs-c.allocGPU
+}
+
+// MainMayStart implements the engine's stuckPolicy: false when the last
+// pass certified its main pass (sched.Plan.Stuck) and every job it found
+// no room for, and every job submitted since, is either no longer pending
+// or needs more CPUs or GPUs than are free. The engine asks only when
+// nothing but job ends happened since that pass; a deferred priority
+// refresh is done here first (as the pass would) and a changed order
+// means the pass must run.
+func (c *Core) MainMayStart(now int64) bool {
+	if c.stuck == nil || len(c.wakes) > 0 {
+		return true
+	}
+	if c.stale && c.refresh(c.at(now)) {
+		return true
+	}
+	freeCPU, freeGPU := c.capa.CPUs-c.allocCPU, c.capa.GPUs-c.allocGPU
+	fits := func(ids []sched.JobID) bool {
+		for _, id := range ids {
+			if j := c.pending[id]; j != nil && int64(requestCPUs(&j.Req)) <= freeCPU && requestGPUs(&j.Req) <= freeGPU {
+				return true
+			}
+		}
+		return false
+	}
+	return fits(c.stuck) || fits(c.since)
 }
 
 // requestCPUs is the least number of CPUs a request can be given.

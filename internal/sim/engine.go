@@ -188,6 +188,7 @@ type Engine struct {
 	cpus, gpus       int64
 	samples          []Sample
 	dirty            bool    // something changed since the last pass
+	dirtyHard        bool    // ... other than jobs ending (see stuck)
 	bfDirty          bool    // ... since the last backfill pass
 	fresh, bfFresh   []int32 // jobs submitted since the last (backfill) pass
 	bfQueued         bool    // a backfill event is in the heap
@@ -343,7 +344,7 @@ func (e *Engine) end(now int64, i int32, gen uint32) {
 	e.cpus -= r.CPUs
 	e.gpus -= r.GPUs
 	e.finish()
-	e.markDirty(now)
+	e.markEnded(now)
 }
 
 func (e *Engine) finish() {
@@ -367,9 +368,31 @@ func (e *Engine) recalc(now int64) {
 // markDirty records a change that may alter a decision and queues the next
 // backfill pass at the next multiple of bf_interval.
 func (e *Engine) markDirty(now int64) {
+	e.dirtyHard = true
+	e.markEnded(now)
+}
+
+// markEnded is markDirty for a job that ended: the one change after which
+// a main pass may be provably stuck (see stuck).
+func (e *Engine) markEnded(now int64) {
 	e.dirty = true
 	e.bfDirty = true
 	e.queueBackfill(now)
+}
+
+// stuckPolicy is implemented by policies that can tell when a main pass
+// after jobs ended provably starts nothing (Core.MainMayStart).
+type stuckPolicy interface {
+	MainMayStart(now int64) bool
+}
+
+// stuck reports whether the policy proves that a main pass now would
+// start nothing: only jobs ended since the last pass (and jobs were
+// submitted that cannot start on their own), and the jobs the last pass
+// found no room for still fit nowhere (sched.Plan.Stuck).
+func (e *Engine) stuck(now int64) bool {
+	sp, ok := e.policy.(stuckPolicy)
+	return ok && !e.dirtyHard && !e.cfg.NoSkip && !sp.MainMayStart(now)
 }
 
 // queueBackfill queues a backfill pass at the next multiple of bf_interval.
@@ -390,13 +413,17 @@ func (e *Engine) pass(now int64, backfill bool) {
 	// Backfill passes are not skipped that way: their plan depends on the
 	// time (reservations are rounded to bf_resolution), so they run on the
 	// next bf_interval tick after any change.
-	main := e.dirty || e.anyMayStart(now, e.fresh) || e.cfg.NoSkip && len(e.fresh) > 0
+	freshMay := e.anyMayStart(now, e.fresh)
+	main := e.dirty || freshMay || e.cfg.NoSkip && len(e.fresh) > 0
 	bf := backfill && (e.bfDirty || len(e.bfFresh) > 0)
-	if !main && !bf && (len(e.fresh) > 0 || backfill) {
+	if main && !bf && !freshMay && e.stuck(now) {
+		main = false // jobs ended, but the queue is provably as blocked as before
+		e.stats.SkippedPasses++
+	} else if !main && !bf && (len(e.fresh) > 0 || backfill) {
 		e.stats.SkippedPasses++
 	}
 	e.fresh = e.fresh[:0]
-	e.dirty = false
+	e.dirty, e.dirtyHard = false, false
 	if backfill {
 		e.bfFresh = e.bfFresh[:0]
 		e.bfDirty = false
