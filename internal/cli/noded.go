@@ -18,7 +18,7 @@ import (
 
 func init() {
 	Register(Command{Name: "noded", Summary: "run a node agent (slurmd): sluice noded --name NODE --controller URL", Run: runNoded})
-	Register(Command{Name: noded.ShimCommandName, Summary: "internal: the per-job supervisor started by sluice noded", Run: runNodedShim})
+	Register(Command{Name: noded.ShimCommandName, Summary: "internal: the node's resident job supervisor started by sluice noded", Run: runNodedShim})
 }
 
 const nodedUsage = `Usage: sluice noded --name NODE --controller URL [--spool DIR] [--key FILE] [options]
