@@ -67,6 +67,9 @@ func (a *Agent) supervisor() (*supClient, error) {
 func (a *Agent) connectSupervisor() {
 	a.supMu.Lock()
 	defer a.supMu.Unlock()
+	if a.closed.Load() || a.sup != nil && !a.sup.gone() {
+		return
+	}
 	if sc, err := a.dialSupervisor(); err == nil {
 		a.attach(sc)
 	}
@@ -214,6 +217,17 @@ func (a *Agent) readEvents(sc *supClient) {
 	a.mu.Unlock()
 	if !a.closed.Load() {
 		a.log.Warn("job supervisor connection lost; its jobs are tracked through /proc until they end", "pid", sc.pid)
+		// A supervisor that is still there (only the connection broke)
+		// is attached again, with its list of running jobs.
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			a.supMu.Lock()
+			stale := a.sup == sc
+			a.supMu.Unlock()
+			if stale && !a.closed.Load() {
+				a.connectSupervisor()
+			}
+		}()
 	}
 	a.fullCheck.Store(true)
 	a.nudge()
