@@ -18,7 +18,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -398,25 +397,18 @@ type benchDrainResult struct {
 	BytesPerPendingJob int64   `json:"controller_heap_bytes_per_pending_job"`
 	MaxRSSMB           float64 `json:"max_rss_mb"`
 	// SelfCPUMSPerJob is the CPU of this process (controller, store and
-	// agents) per job; ChildCPUMSPerJob that of the processes the agents
-	// started (job shims and the jobs) during the drain.
-	SelfCPUMSPerJob  float64 `json:"self_cpu_ms_per_job"`
-	ChildCPUMSPerJob float64 `json:"child_cpu_ms_per_job"`
+	// agents) per job; SupervisorCPUMSPerJob that of the node supervisors
+	// (`noded-shim serve`, started by the agents) and JobCPUMSPerJob that
+	// of the job processes they reaped: together, the whole cost of a job.
+	SelfCPUMSPerJob       float64 `json:"self_cpu_ms_per_job"`
+	SupervisorCPUMSPerJob float64 `json:"supervisor_cpu_ms_per_job"`
+	JobCPUMSPerJob        float64 `json:"job_cpu_ms_per_job"`
 	// SchedCycles and SchedMS are the controller's scheduling cycles
 	// (sdiag) over the whole run and the time they took in total.
 	SchedCycles int     `json:"sched_cycles"`
 	SchedMS     float64 `json:"sched_ms"`
 	GOMAXPROCS  int     `json:"gomaxprocs"`
 	NumCPU      int     `json:"num_cpu"`
-}
-
-// childCPUTime is the CPU time of waited-for child processes so far.
-func childCPUTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // runBenchDrain queues --jobs `--wrap true` jobs while every node is
@@ -457,7 +449,7 @@ func runBenchDrain(ctx context.Context, env *Env, args []string) int {
 	}
 	res.SubmitS = time.Since(t0).Seconds()
 	res.BytesPerPendingJob = (heapInUse() - heap0) / int64(*jobs)
-	t1, self0, child0 := time.Now(), cpuTime(), childCPUTime()
+	t1, self0 := time.Now(), cpuTime()
 	if err := cl.UpdateNode(ctx, api.NodeUpdateRequest{Nodes: all, State: "RESUME"}); err != nil {
 		return Errorf(env, "bench", "resume nodes: %v", err)
 	}
@@ -468,7 +460,10 @@ func runBenchDrain(ctx context.Context, env *Env, args []string) int {
 	res.MaxRSSMB = maxRSSMB()
 	if done > 0 {
 		res.SelfCPUMSPerJob = ms(cpuTime()-self0) / float64(done)
-		res.ChildCPUMSPerJob = ms(childCPUTime()-child0) / float64(done)
+	}
+	if done > 0 {
+		sup, jobs := b.supervisorCPU()
+		res.SupervisorCPUMSPerJob, res.JobCPUMSPerJob = ms(sup)/float64(done), ms(jobs)/float64(done)
 	}
 	if d, err := cl.Sdiag(ctx); err == nil {
 		res.SchedCycles, res.SchedMS = d.Cycles, float64(d.TotalCycleUS)/1000
@@ -479,6 +474,34 @@ func runBenchDrain(ctx context.Context, env *Env, args []string) int {
 		return Errorf(env, "bench", "%v", err)
 	}
 	return 0
+}
+
+// supervisorCPU sums the CPU time of this cluster's node supervisors
+// (their own, and their reaped children's: the jobs), from /proc.
+func (b *benchCluster) supervisorCPU() (self, children time.Duration) {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmd, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if !strings.Contains(string(cmd), noded.ShimCommandName+"\x00serve\x00"+b.dir) {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		s := string(stat)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) < 15 {
+			continue
+		}
+		tick := func(i int) time.Duration {
+			v, _ := strconv.ParseInt(f[i], 10, 64)
+			return time.Duration(v) * 10 * time.Millisecond // USER_HZ = 100
+		}
+		self += tick(11) + tick(12)
+		children += tick(13) + tick(14)
+	}
+	return self, children
 }
 
 // submitJobs submits n runnable `--wrap true` jobs with k API clients.
