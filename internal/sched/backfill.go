@@ -52,6 +52,7 @@ type backfill struct {
 	perUser map[string]int
 	perPart []int
 	window  int64
+	res     int64 // bf_resolution
 	starts  int
 	// free is freeCPUs' count, valid while freeOK and no start was added
 	// to the plan since (len(Plan.Starts) == freeAt).
@@ -87,6 +88,9 @@ func runBackfill(c *Cycle) {
 		if light {
 			b.reasonOnly(rec)
 			continue
+		}
+		if b.m == nil {
+			b.build()
 		}
 		b.plan(rec)
 	}
@@ -149,6 +153,9 @@ func (b *backfill) freeCPUs(d int64) int64 {
 	}
 	n := b.free
 	m := b.m
+	if m == nil {
+		return n // no map yet: nothing reserved
+	}
 	for wi, w := range av.Free {
 		w &= m.hasResv[wi]
 		for w != 0 {
@@ -200,11 +207,19 @@ func newBackfill(c *Cycle) *backfill {
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
 	}
+	b.res = int64(res)
+	return b
+}
+
+// build makes the node types and the availability map, on the first
+// record the pass plans: a pass in which no job can start (StartsOnly)
+// never needs them.
+func (b *backfill) build() {
+	c := b.c
 	b.types = c.State.ntCache.get(c.Cluster)
 	b.empty = c.State.ntCache.emptyView(c.sel)
-	b.m = newBFMap(&c.State.bfSlabs, n, c.Now.UnixNano(), int64(res), b.busyUntil())
+	b.m = newBFMap(&c.State.bfSlabs, len(c.Cluster.Nodes), c.Now.UnixNano(), b.res, b.busyUntil())
 	b.addBlackouts() // reservation windows (resv_backfill.go)
-	return b
 }
 
 // capped applies bf_max_job_user and bf_max_job_part: how many jobs of
