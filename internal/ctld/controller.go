@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -246,12 +247,19 @@ func (c *Controller) do(ctx context.Context, fn func(ls *loopState) (any, error)
 	}
 }
 
-// maxBatch bounds how many calls one group commit serves.
+// maxBatch bounds how many calls one loop batch serves.
 const maxBatch = 4096
 
-// loop is the event loop: the only goroutine that touches c.ls.
+// loop is the event loop: the only goroutine that touches c.ls. Each
+// batch of calls (or a timer) changes the state; the rows it wrote go to
+// the committer with the calls to answer, and the loop goes on with the
+// next batch while they are stored (group commit, pipelined: the store's
+// fsync overlaps the next batch's work, and every batch that arrives
+// during a commit is stored by the next one together).
 func (c *Controller) loop() {
 	defer close(c.done)
+	cm := newCommitter(c)
+	defer cm.close()
 	tick := time.NewTicker(c.opts.TickInterval)
 	defer tick.Stop()
 	var schedTimer <-chan time.Time
@@ -288,22 +296,28 @@ func (c *Controller) loop() {
 		for _, cl := range batch {
 			cl.res, cl.err = c.safeRun(ls, cl.fn)
 		}
-		err := ls.commit()
+		b, err := ls.takeBatch()
 		if err != nil {
-			c.log.Error("store commit failed; answering errors, retrying with the next batch", "err", err)
+			// Nothing of this batch can be stored: answer errors now;
+			// the changes stay marked for the next batch.
+			c.log.Error("cannot encode the batch's changes", "err", err)
+			failCalls(batch, err)
 			for _, cl := range batch {
-				if cl.err == nil {
-					cl.res, cl.err = nil, api.Errorf(http.StatusInternalServerError, "Unable to save state: %v", err)
-				}
+				close(cl.reply)
 			}
+			continue
 		}
-		for _, cl := range batch {
-			close(cl.reply)
-		}
-		if err == nil {
-			// Agents hear only of what is stored (a launch is never sent
-			// for a start a restarted controller would not know).
-			ls.flushOutbox()
+		// Answers and agent calls wait for the store, in batch order.
+		cm.enqueue(pendingCommit{b: b, calls: slices.Clone(batch), outbox: ls.takeOutbox()})
+	}
+}
+
+// failCalls turns the answers of calls that succeeded into "Unable to
+// save state" errors: their changes are not stored.
+func failCalls(calls []*call, err error) {
+	for _, cl := range calls {
+		if cl.err == nil {
+			cl.res, cl.err = nil, api.Errorf(http.StatusInternalServerError, "Unable to save state: %v", err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -236,23 +237,37 @@ func (ls *loopState) touch(j *sched.Job, event, detail string) {
 	}
 }
 
-// commit writes every change of the batch in one transaction.
-func (ls *loopState) commit() error {
+// takeBatch turns the changes marked since the last batch into the rows
+// of one commit and clears the marks: the rows (copies, the job records
+// encoded) belong to the committer from now on. nil when nothing changed.
+func (ls *loopState) takeBatch() (*Batch, error) {
 	if len(ls.dirty) == 0 && len(ls.events) == 0 && len(ls.nodeDirty) == 0 && !ls.metaDirty {
-		return nil
+		return nil, nil
 	}
-	b := &Batch{Events: ls.events}
+	b := &Batch{Events: ls.events, Jobs: make([]JobRow, 0, len(ls.dirty))}
+	// The batch's job records are encoded one after the other into one
+	// buffer, each row's Data a slice of it: one growing allocation per
+	// batch instead of an encoder copy per job.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	var ends []int
 	for id := range ls.dirty {
 		j := ls.st.Job(id)
 		if j == nil {
 			continue
 		}
-		data, err := json.Marshal(jobRecord{Job: j, Spec: ls.specs[id], SiteFactor: ls.site[id], GPUs: ls.gpus[id]})
-		if err != nil {
-			return fmt.Errorf("encode job %d: %w", id, err)
+		if err := enc.Encode(jobRecord{Job: j, Spec: ls.specs[id], SiteFactor: ls.site[id], GPUs: ls.gpus[id]}); err != nil {
+			return nil, fmt.Errorf("encode job %d: %w", id, err)
 		}
-		b.Jobs = append(b.Jobs, JobRow{ID: uint32(id), State: int(j.State), Finished: j.State.Finished(), End: j.EndTime, Data: data})
+		ends = append(ends, buf.Len()-1) // without the encoder's newline
+		b.Jobs = append(b.Jobs, JobRow{ID: uint32(id), State: int(j.State), Finished: j.State.Finished(), End: j.EndTime})
 		b.Runs = append(b.Runs, ls.runRows(j)...)
+	}
+	data, start := buf.Bytes(), 0
+	for i, end := range ends {
+		b.Jobs[i].Data = data[start:end:end]
+		start = end + 1
 	}
 	for i := range ls.nodeDirty {
 		n := &ls.st.Cluster.Nodes[i]
@@ -262,26 +277,19 @@ func (ls *loopState) commit() error {
 	if len(b.Jobs) > 0 || ls.metaDirty {
 		b.Meta = map[string]string{"next_job_id": strconv.FormatUint(uint64(ls.st.NextJobID), 10)}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := ls.c.store.Commit(ctx, b); err != nil {
-		// Keep everything marked: the next batch writes it again, so
-		// the store catches up with the state once it is writable.
-		return err
-	}
 	clear(ls.dirty)
 	clear(ls.nodeDirty)
-	ls.events = ls.events[:0]
+	ls.events = nil // the batch holds the old slice
 	ls.metaDirty = false
-	return nil
+	return b, nil
 }
 
-// flushOutbox starts the agent calls decided in the batch (after commit).
-func (ls *loopState) flushOutbox() {
-	for _, f := range ls.outbox {
-		go f()
-	}
-	ls.outbox = ls.outbox[:0]
+// takeOutbox hands over the agent calls decided since the last batch:
+// they start once the batch is stored.
+func (ls *loopState) takeOutbox() []func() {
+	out := ls.outbox
+	ls.outbox = nil
+	return out
 }
 
 // ---- accounting rows ----

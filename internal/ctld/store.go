@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" driver
@@ -209,6 +210,13 @@ func fromNano(n int64) time.Time {
 	return time.Unix(0, n)
 }
 
+// bytesText passes a job record to the driver as TEXT without copying
+// it: the rows of a Batch are never modified once built (the store only
+// reads them), so the string may share their bytes.
+func bytesText(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1
@@ -253,7 +261,7 @@ func (s *sqlStore) Commit(ctx context.Context, b *Batch) (err error) {
 	}()
 	if err = s.execEach(ctx, tx, upsertJob, len(b.Jobs), func(i int) []any {
 		j := &b.Jobs[i]
-		return []any{int64(j.ID), j.State, b2i(j.Finished), unixNano(j.End), string(j.Data)}
+		return []any{int64(j.ID), j.State, b2i(j.Finished), unixNano(j.End), bytesText(j.Data)}
 	}); err != nil {
 		return err
 	}
