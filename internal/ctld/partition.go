@@ -58,6 +58,9 @@ type partRow struct {
 type partBook struct {
 	rows     map[string]*partRow
 	restored bool
+	// early marks a restore made by recover, before the jobs were
+	// replayed (the recovery hook is in place).
+	early bool
 }
 
 // partDef is a partition being built: the core's record and the
@@ -211,6 +214,7 @@ func (ls *loopState) ensurePartitions() {
 // changes back first, so that every job and reservation finds its
 // partition at the index it had.
 func (ls *loopState) recoverPartitions(ctx context.Context) {
+	ls.prio.parts.early = true
 	if _, err := ls.restorePartitions(ctx); err != nil {
 		ls.c.log.Error("cannot restore partition changes", "err", err)
 	}
@@ -259,9 +263,7 @@ func (ls *loopState) restorePartitions(ctx context.Context) (bool, error) {
 			continue
 		}
 		switch {
-		case r.Scratch && i >= 0:
-			list = append(slices.Delete(list, i, i+1), d.P)
-		case i >= 0:
+		case i >= 0: // slurm.conf's partition, changed or created again in its place
 			list[i] = d.P
 		default:
 			list = append(list, d.P)
@@ -271,6 +273,7 @@ func (ls *loopState) restorePartitions(ctx context.Context) (bool, error) {
 		b.rows[r.Name] = r
 	}
 	keepLastDefault(list)
+	ls.confDefaultIfNone(list)
 	if err := ls.st.SetPartitions(list); err != nil {
 		return false, fmt.Errorf("restore partitions: %w", err)
 	}
@@ -293,6 +296,27 @@ func keepLastDefault(list []sched.Partition) {
 	}
 	for i := range list {
 		list[i].Default = i == last
+	}
+}
+
+// confDefaultIfNone gives slurm.conf's default partition back its
+// Default flag when the restored list has no default (the change that had
+// moved the default was dropped because slurm.conf changed).
+func (ls *loopState) confDefaultIfNone(list []sched.Partition) {
+	for i := range list {
+		if list[i].Default {
+			return
+		}
+	}
+	for _, cp := range ls.c.cfg.Partitions {
+		if cp.Default || ls.c.cfg.DefaultPartition == cp.Name {
+			for i := range list {
+				if list[i].Name == cp.Name {
+					list[i].Default = true
+					return
+				}
+			}
+		}
 	}
 }
 
@@ -412,6 +436,14 @@ func (ls *loopState) partitionCommand(w Who, req api.PartitionCommandRequest) (a
 	if !ls.isAdmin(w) {
 		return api.PartitionCommandResponse{}, denied()
 	}
+	if scratch.P.Default && !ls.prio.parts.early && ls.defaultBeyondConf(name, req.Verb) {
+		// Without the recovery hook a restart replays the jobs before the
+		// partitions come back: a job of a default partition beyond
+		// slurm.conf's list would come back at an index slurm.conf's list
+		// does not have. Refused until recover calls recoverPartitions.
+		ls.c.log.Warn("Default=YES on a partition beyond slurm.conf's list needs the recovery hook", "partition", name)
+		return api.PartitionCommandResponse{}, &apiErr{status: http.StatusBadRequest, msg: sched.ErrDisabled.Error()}
+	}
 	before := ls.defaults()
 	switch req.Verb {
 	case api.PartitionCreate:
@@ -432,6 +464,19 @@ func (ls *loopState) partitionCommand(w Who, req api.PartitionCommandRequest) (a
 	ls.wantSched = true
 	ls.c.log.Info("partition changed", "verb", req.Verb, "partition", name, "by", w.User)
 	return api.PartitionCommandResponse{Name: name}, nil
+}
+
+// defaultBeyondConf reports whether the partition a create or update
+// makes the default would sit at an index slurm.conf's list lacks.
+func (ls *loopState) defaultBeyondConf(name, verb string) bool {
+	n := int32(len(ls.c.cfg.Partitions))
+	if i := ls.st.Cluster.PartitionIndex(name); i >= 0 {
+		return i >= n
+	}
+	if verb != api.PartitionCreate || ls.confFingerprint(name) != "" {
+		return false // a slurm.conf partition goes back to its place
+	}
+	return int32(len(ls.st.Cluster.Partitions)) >= n
 }
 
 func isUsage(err error) bool {
@@ -458,11 +503,23 @@ func (ls *loopState) createPartition(name string, words []string) error {
 	if err := ls.applyPartitionWords(&d, words); err != nil {
 		return err
 	}
-	if err := ls.st.AddPartition(d.P); err != nil {
-		return slurmErr(err)
+	fp := ls.confFingerprint(name)
+	if fp == "" {
+		if err := ls.st.AddPartition(d.P); err != nil {
+			return slurmErr(err)
+		}
+	} else {
+		// A slurm.conf partition created again goes back to its place
+		// among slurm.conf's partitions (which keep the lowest indices,
+		// in file order), so that a restart finds every job's partition
+		// of slurm.conf at an index slurm.conf's list has.
+		at := ls.confSlot(name)
+		ls.markRenumbered(at)
+		if err := ls.st.InsertPartition(d.P, at); err != nil {
+			return slurmErr(err)
+		}
 	}
-	row := &partRow{Name: name, ConfFP: ls.confFingerprint(name), Scratch: true, Seq: ls.nextPartSeq(),
-		Words: slices.Clone(words)}
+	row := &partRow{Name: name, ConfFP: fp, Scratch: true, Seq: ls.nextPartSeq(), Words: slices.Clone(words)}
 	if err := ls.storePartRow(name, row); err != nil {
 		_ = ls.st.DeletePartition(name)
 		return err
@@ -511,18 +568,38 @@ func (ls *loopState) deletePartition(name string) error {
 	if err := ls.storePartRow(name, row); err != nil {
 		return err
 	}
-	// The jobs' stored records carry partition indices: those renumbered
-	// are stored again with the batch.
-	for _, j := range ls.st.Jobs() {
-		if j.Partition >= i || slices.ContainsFunc(j.Partitions, func(p int32) bool { return p >= i }) {
-			ls.dirty[j.ID] = struct{}{}
-		}
-	}
+	ls.markRenumbered(i)
 	if err := ls.st.DeletePartition(name); err != nil {
 		return slurmErr(err)
 	}
 	ls.prio.setBilling(name, "")
 	return nil
+}
+
+// markRenumbered marks changed the jobs whose partition indices a
+// deletion or insertion at index i renumbers: their stored records carry
+// the indices, so they are stored again with the batch.
+func (ls *loopState) markRenumbered(i int32) {
+	for _, j := range ls.st.Jobs() {
+		if j.Partition >= i || slices.ContainsFunc(j.Partitions, func(p int32) bool { return p >= i }) {
+			ls.dirty[j.ID] = struct{}{}
+		}
+	}
+}
+
+// confSlot is where slurm.conf's partition name belongs in the live list:
+// after the slurm.conf partitions before it in the file that still exist.
+func (ls *loopState) confSlot(name string) int32 {
+	var at int32
+	for _, cp := range ls.c.cfg.Partitions {
+		if cp.Name == name {
+			break
+		}
+		if ls.st.Cluster.PartitionIndex(cp.Name) >= 0 {
+			at++
+		}
+	}
+	return at
 }
 
 // rowFor returns the stored change row of name, starting one for a

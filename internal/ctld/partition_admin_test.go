@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -199,18 +200,18 @@ func TestPartitionBadInput(t *testing.T) {
 func TestPartitionChangesSurviveRestart(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b backend) {
 		c := newCluster(t, b.open(t), clusterOpts{conf: twoPartConf})
-		c.mustPart(api.PartitionCreate, "PartitionName=new", "Nodes=n[1-2]", "Default=YES", "State=DOWN",
+		c.mustPart(api.PartitionCreate, "PartitionName=new", "Nodes=n[1-2]", "State=DOWN",
 			"TRESBillingWeights=CPU=2.0")
 		c.mustPart(api.PartitionUpdate, "PartitionName=debug", "MaxTime=1:00:00", "PriorityJobFactor=7")
-		c.mustPart(api.PartitionUpdate, "PartitionName=batch", "MaxNodes=1")
+		c.mustPart(api.PartitionUpdate, "PartitionName=batch", "MaxNodes=1", "Default=YES")
 		c.mustResv("create", "reservation", "ReservationName=innew", "StartTime=now+1hour", "Duration=10",
 			"PartitionName=new", "NodeCnt=1", "Users=root")
-		waiting := c.submit(c.wrap("true")) // default partition: new (DOWN)
+		waiting := c.submit(c.wrap("true", inPart("new")))
 		c.eventually(5*time.Second, "job pending in new", func() bool {
 			j, _ := c.jobByID(waiting)
 			return j.Reason == "PartitionDown" && j.Partition == "new"
 		})
-		if got := c.partitionNames(); got != "debug batch new*" {
+		if got := c.partitionNames(); got != "debug batch* new" {
 			t.Fatalf("before restart: %q", got)
 		}
 		before, _ := c.client.Partitions(c.ctx())
@@ -246,7 +247,9 @@ func TestPartitionChangesSurviveRestart(t *testing.T) {
 		if p, _ := c.partition("debug"); p.MaxTimeSec != 3600 || p.PriorityJobFactor != 7 {
 			t.Errorf("debug lost its scontrol change: %+v", p)
 		}
-		if got := c.partitionNames(); got != "debug batch new*" {
+		// batch's stored change (Default=YES) is gone with it: with no
+		// default left, slurm.conf's (debug) is the default again.
+		if got := c.partitionNames(); got != "debug* batch new" {
 			t.Errorf("after conf change: %q", got)
 		}
 	})
@@ -322,4 +325,71 @@ func FuzzPartitionWords(f *testing.F) {
 			t.Fatalf("%q: accepted words the core refuses: %v", line, err)
 		}
 	})
+}
+
+// TestPartitionRecreatedInPlace: a slurm.conf partition deleted and
+// created again goes back to its place among slurm.conf's partitions,
+// before those made with scontrol, live and after a restart; jobs keep
+// their partitions.
+func TestPartitionRecreatedInPlace(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{conf: twoPartConf})
+	c.mustPart(api.PartitionUpdate, "PartitionName=batch", "State=DOWN")
+	held := c.submit(c.wrap("true", inPart("batch")))
+	c.mustPart(api.PartitionCreate, "PartitionName=extra", "Nodes=n1", "State=DOWN")
+	inExtra := c.submit(c.wrap("true", inPart("extra")))
+	c.mustPart(api.PartitionDelete, "PartitionName=debug")
+	c.mustPart(api.PartitionCreate, "PartitionName=debug", "Nodes=n2", "Default=YES")
+	check := func(when string) {
+		t.Helper()
+		if got := c.partitionNames(); got != "debug* batch extra" {
+			t.Errorf("%s: partitions %q", when, got)
+		}
+		for id, part := range map[uint32]string{held: "batch", inExtra: "extra"} {
+			if j, _ := c.jobByID(id); j.Partition != part {
+				t.Errorf("%s: job %d in %q, want %q", when, id, j.Partition, part)
+			}
+		}
+	}
+	check("live")
+	c.ctl.Close()
+	c.startController()
+	check("after restart")
+	if p, _ := c.partition("debug"); p.Nodes != "n2" {
+		t.Errorf("recreated debug after restart: nodes %q", p.Nodes)
+	}
+}
+
+// TestPartitionDefaultBeyondConf: making a partition created with scontrol
+// the default needs the recovery hook (recover restores the partitions
+// before the jobs); with it the default and its jobs survive a restart
+// with accounting, without it the change is refused.
+func TestPartitionDefaultBeyondConf(t *testing.T) {
+	store := acctStore(t, "test", `
+add account a
+add user root account=a`)
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, acct: store})
+	res, err := c.ctl.do(context.Background(), func(ls *loopState) (any, error) { return ls.prio.parts.early, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := res.(bool)
+	err = c.partCmd(api.PartitionCreate, "PartitionName=new", "Nodes=ALL", "Default=YES", "State=DOWN")
+	if !hook {
+		if err == nil || err.Error() != "Requested operation is presently disabled" {
+			t.Fatalf("without the recovery hook: %v", err)
+		}
+		if got := c.partitionNames(); got != "debug*" {
+			t.Errorf("refused create left %q", got)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := c.submit(c.wrap("true"))
+	c.ctl.Close()
+	c.startController()
+	if j, ok := c.jobByID(id); !ok || j.Partition != "new" || c.partitionNames() != "debug new*" {
+		t.Errorf("after restart: job %+v, partitions %q", j, c.partitionNames())
+	}
 }

@@ -42,6 +42,41 @@ func (st *State) AddPartition(p Partition) error {
 	return nil
 }
 
+// InsertPartition puts p at index at (0..len), shifting the partitions
+// from at up by one and renumbering the jobs' partition indices: a
+// partition slurm.conf defines, deleted and created again, goes back to
+// its place among slurm.conf's partitions.
+func (st *State) InsertPartition(p Partition, at int32) error {
+	cl := st.Cluster
+	if p.Name == "" || cl.PartitionIndex(p.Name) >= 0 || at < 0 || int(at) > len(cl.Partitions) {
+		return fmt.Errorf("insert partition %q: %w", p.Name, ErrInvalidPartition)
+	}
+	if err := checkNodeList(cl, &p); err != nil {
+		return err
+	}
+	old := cl.Partitions
+	cl.Partitions = slices.Insert(slices.Clone(old), int(at), p)
+	if p.Default {
+		clearDefault(cl, at)
+	}
+	if err := cl.reindexPartitions(); err != nil {
+		cl.Partitions = old
+		_ = cl.reindexPartitions()
+		return err
+	}
+	for _, j := range st.jobList {
+		if j.Partition >= at {
+			j.Partition++
+		}
+		for k, q := range j.Partitions {
+			if q >= at {
+				j.Partitions[k] = q + 1
+			}
+		}
+	}
+	return nil
+}
+
 // ReplacePartition replaces the partition named p.Name by p, keeping its
 // index (jobs refer to partitions by index). Setting Default makes it the
 // only default partition.
