@@ -535,9 +535,10 @@ func (c *Core) MayStart(now int64, id int64) bool {
 // pass certified its main pass (sched.Plan.Stuck) and every job it found
 // no room for, and every job submitted since, is either no longer pending
 // or needs more CPUs or GPUs than are free. The engine asks only when
-// nothing but job ends happened since that pass; a deferred priority
-// refresh is done here first (as the pass would) and a changed order
-// means the pass must run.
+// nothing but job ends happened since that pass, and only when the pass
+// would otherwise run (the queue is not Blocked), so a deferred priority
+// refresh is done here at the instant the pass would do it, and a changed
+// order means the pass must run.
 func (c *Core) MainMayStart(now int64) bool {
 	if c.stuck == nil || len(c.wakes) > 0 {
 		return true

@@ -392,7 +392,7 @@ type stuckPolicy interface {
 // found no room for still fit nowhere (sched.Plan.Stuck).
 func (e *Engine) stuck(now int64) bool {
 	sp, ok := e.policy.(stuckPolicy)
-	return ok && !e.dirtyHard && !e.cfg.NoSkip && !sp.MainMayStart(now)
+	return ok && !e.cfg.NoSkip && !sp.MainMayStart(now)
 }
 
 // queueBackfill queues a backfill pass at the next multiple of bf_interval.
@@ -416,10 +416,10 @@ func (e *Engine) pass(now int64, backfill bool) {
 	freshMay := e.anyMayStart(now, e.fresh)
 	main := e.dirty || freshMay || e.cfg.NoSkip && len(e.fresh) > 0
 	bf := backfill && (e.bfDirty || len(e.bfFresh) > 0)
-	if main && !bf && !freshMay && e.stuck(now) {
-		main = false // jobs ended, but the queue is provably as blocked as before
-		e.stats.SkippedPasses++
-	} else if !main && !bf && (len(e.fresh) > 0 || backfill) {
+	// only jobs ended (and jobs that cannot start were submitted): the
+	// last pass's certificate may prove this main pass stuck
+	ended := main && !bf && !freshMay && !e.dirtyHard
+	if !main && !bf && (len(e.fresh) > 0 || backfill) {
 		e.stats.SkippedPasses++
 	}
 	e.fresh = e.fresh[:0]
@@ -433,6 +433,12 @@ func (e *Engine) pass(now int64, backfill bool) {
 	}
 	if e.pending == 0 || !e.cfg.NoSkip && e.policy.Blocked(now) {
 		e.stats.SkippedPasses++
+		return
+	}
+	// Asked only once the pass would otherwise run: the policy may bring
+	// deferred priorities up to date at now, as the pass would.
+	if ended && e.stuck(now) {
+		e.stats.SkippedPasses++ // the queue is provably as blocked as before
 		return
 	}
 	e.stats.Passes++
