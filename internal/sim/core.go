@@ -448,6 +448,7 @@ func (c *Core) refresh(t time.Time) bool {
 		return false
 	}
 	slices.SortFunc(c.queue, cmpQueued)
+	c.stuck = nil // the last pass's certificate assumed the old order
 	return true
 }
 

@@ -188,7 +188,7 @@ type Engine struct {
 	cpus, gpus       int64
 	samples          []Sample
 	dirty            bool    // something changed since the last pass
-	dirtyHard        bool    // ... other than jobs ending (see stuck)
+	dirtyHard        bool    // ... other than jobs ending, since the last pass run (see stuck)
 	bfDirty          bool    // ... since the last backfill pass
 	fresh, bfFresh   []int32 // jobs submitted since the last (backfill) pass
 	bfQueued         bool    // a backfill event is in the heap
@@ -423,7 +423,7 @@ func (e *Engine) pass(now int64, backfill bool) {
 		e.stats.SkippedPasses++
 	}
 	e.fresh = e.fresh[:0]
-	e.dirty, e.dirtyHard = false, false
+	e.dirty = false
 	if backfill {
 		e.bfFresh = e.bfFresh[:0]
 		e.bfDirty = false
@@ -442,6 +442,7 @@ func (e *Engine) pass(now int64, backfill bool) {
 		return
 	}
 	e.stats.Passes++
+	e.dirtyHard = false // a pass runs: the certificate is renewed
 	d := e.policy.Schedule(now, bf)
 	for _, p := range d.Preempted {
 		e.preempt(now, p)
