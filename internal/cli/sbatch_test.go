@@ -185,8 +185,10 @@ func TestSbatchScriptAndTestOnly(t *testing.T) {
 
 func TestScancelAndScontrolAgainstController(t *testing.T) {
 	h := newCtlHarness(t, qosDemo)
+	// --begin keeps a released job pending, so the scheduler cannot start job 2
+	// between the release and the uhold below.
 	for i := 0; i < 3; i++ {
-		h.run(runSbatch, "-H", "--wrap", "true")
+		h.run(runSbatch, "-H", "--begin", "now+1hour", "--wrap", "true")
 	}
 	steps := []struct {
 		name   string
