@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -251,15 +250,11 @@ func (c *Controller) do(ctx context.Context, fn func(ls *loopState) (any, error)
 const maxBatch = 4096
 
 // loop is the event loop: the only goroutine that touches c.ls. Each
-// batch of calls (or a timer) changes the state; the rows it wrote go to
-// the committer with the calls to answer, and the loop goes on with the
-// next batch while they are stored (group commit, pipelined: the store's
-// fsync overlaps the next batch's work, and every batch that arrives
-// during a commit is stored by the next one together).
+// batch of calls (or a timer) changes the state; the rows it wrote are
+// stored in one transaction before its calls are answered (committer).
 func (c *Controller) loop() {
 	defer close(c.done)
-	cm := newCommitter(c)
-	defer cm.close()
+	cm := &committer{c: c}
 	tick := time.NewTicker(c.opts.TickInterval)
 	defer tick.Stop()
 	var schedTimer <-chan time.Time
@@ -307,8 +302,8 @@ func (c *Controller) loop() {
 			}
 			continue
 		}
-		// Answers and agent calls wait for the store, in batch order.
-		cm.enqueue(pendingCommit{b: b, calls: slices.Clone(batch), outbox: ls.takeOutbox()})
+		// Answers and agent calls wait for the store.
+		cm.commit(pendingCommit{b: b, calls: batch, outbox: ls.takeOutbox()})
 	}
 }
 
