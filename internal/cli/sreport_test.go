@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +105,40 @@ func TestSreportDownPlanned(t *testing.T) {
 		if out != tc.want+"\n" {
 			t.Errorf("%s: got %q, want %q", tc.name, out, tc.want)
 		}
+	}
+}
+
+// TestE2ESreportDown drains a node of a real cluster for a few seconds
+// and reads its Down time back from sreport cluster utilization (the
+// controller's node history through the command).
+func TestE2ESreportDown(t *testing.T) {
+	c := upCluster(t, 2, "")
+	if rc, _, errs := c.run("scontrol", "update", "NodeName=node1", "State=DRAIN", "Reason=test"); rc != 0 {
+		t.Fatalf("drain: %s", errs)
+	}
+	time.Sleep(3 * time.Second)
+	if rc, _, errs := c.run("scontrol", "update", "NodeName=node1", "State=RESUME"); rc != 0 {
+		t.Fatalf("resume: %s", errs)
+	}
+	rc, out, errs := c.run("sreport", "-t", "Seconds", "-P", "-n", "cluster", "utilization", "start=now-1hours", "end=now",
+		"format=Down,PlannedDown")
+	if rc != 0 {
+		t.Fatalf("sreport: %d %s", rc, errs)
+	}
+	var down, plnd int64
+	if _, err := fmt.Sscanf(strings.TrimSpace(out), "%d|%d", &down, &plnd); err != nil {
+		t.Fatalf("sreport output %q: %v", out, err)
+	}
+	_, info, _ := c.run("sinfo", "-h", "-N", "-n", "node1", "-o", "%c")
+	cpus, err := strconv.ParseInt(strings.TrimSpace(info), 10, 64)
+	if err != nil {
+		t.Fatalf("sinfo CPUs of node1: %q", info)
+	}
+	t.Logf("sreport Down %d CPU-seconds, PLND Down %d (node1: %d CPUs)", down, plnd, cpus)
+	// The history samples node states every 250 ms: the span is about
+	// 3 s, shorter on a loaded machine, never longer than the 4 s or so
+	// between the two commands' answers.
+	if down < cpus || down > 5*cpus || plnd != 0 {
+		t.Errorf("Down %d CPU-seconds for a node of %d CPUs drained ~3 s; PLND Down %d", down, cpus, plnd)
 	}
 }

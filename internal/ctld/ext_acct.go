@@ -369,8 +369,13 @@ func (c *Controller) nodeHistDB(ctx context.Context) (*sqlStore, error) {
 	return s, nil
 }
 
-// startNodeSampler records node class changes every TickInterval until
-// the controller stops (once per controller).
+// nodeSampleEvery bounds the node history's resolution (a scan of the
+// nodes' states on the loop: microseconds per thousand nodes).
+const nodeSampleEvery = 250 * time.Millisecond
+
+// startNodeSampler records node class changes every nodeSampleEvery (or
+// TickInterval when shorter) until the controller stops (once per
+// controller).
 func (c *Controller) startNodeSampler() {
 	if _, started := nodeSamplers.LoadOrStore(c, true); started {
 		return
@@ -378,7 +383,7 @@ func (c *Controller) startNodeSampler() {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		t := time.NewTicker(c.opts.TickInterval)
+		t := time.NewTicker(min(c.opts.TickInterval, nodeSampleEvery))
 		defer t.Stop()
 		for {
 			select {
