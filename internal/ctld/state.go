@@ -136,6 +136,7 @@ func (ls *loopState) recover(ctx context.Context) error {
 	for _, n := range snap.Nodes {
 		ls.restoreNode(n)
 	}
+	ls.recoverPartitions(ctx) // scontrol partition changes first: jobs and reservations may name them (partition.go)
 	ls.restoreResv(snap.Meta) // before the jobs, which may name a reservation (resv.go)
 	next := ls.st.NextJobID
 	for _, row := range snap.Jobs {
