@@ -148,6 +148,10 @@ func TestE2EReservationUsers(t *testing.T) {
 	if strings.TrimSpace(acct) != mine+"|nobody|team|node[1-2]" {
 		t.Errorf("sacct --reservation=team: %q", acct)
 	}
+	// sreport works in whole seconds: a reservation that began in the
+	// current second has no time inside [start, now) yet. Jobs start and
+	// end fast enough now for the whole scenario to fit in one second.
+	time.Sleep(1100 * time.Millisecond)
 	rep := c.ok("sreport", "-P", "-n", "reservation", "utilization", "start=now-1hours", "end=now")
 	t.Logf("sreport reservation utilization:\n%s", rep)
 	if !strings.Contains(rep, "|team|") || !strings.Contains(rep, "|cpu|") {
