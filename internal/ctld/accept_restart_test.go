@@ -270,12 +270,16 @@ func TestAcceptKillDuringSubmitAndLaunch(t *testing.T) {
 		wg    sync.WaitGroup
 	)
 	stop := make(chan struct{})
+	// The jobs wait for a gate that opens after the first restart, so a
+	// backlog is queued at the first kill however fast jobs start, and the
+	// restarted controller has that backlog to launch at the second.
+	gate := filepath.Join(c.work, "burst-gate")
 	for w := 0; w < 4; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cl := api.NewUnixClient(filepath.Join(c.state, api.SocketFile))
-			spec := api.JobSpec{Name: "burst", Script: c.script(""), WorkDir: c.work, Environment: []string{"PATH=" + os.Getenv("PATH")}}
+			spec := api.JobSpec{Name: "burst", Script: c.script(gate), WorkDir: c.work, Environment: []string{"PATH=" + os.Getenv("PATH")}}
 			for {
 				select {
 				case <-stop:
@@ -314,6 +318,9 @@ func TestAcceptKillDuringSubmitAndLaunch(t *testing.T) {
 		}
 	}
 	// Second kill: while the restarted controller launches the backlog.
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c.wait(60*time.Second, "the restarted controller starting jobs", func() bool { return len(c.ranCounts()) > ran })
 	c.ctld.kill9(t)
 	t.Logf("%v: second kill -9 with %d jobs started", time.Since(t0).Round(time.Millisecond), len(c.ranCounts()))
