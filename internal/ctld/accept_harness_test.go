@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/noded"
 )
 
 var acceptBin struct {
@@ -284,11 +286,13 @@ func (c *acceptCluster) openGates() {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		dirs, _ := filepath.Glob(filepath.Join(c.dir, "spool", "*", "jobs", "*"))
+		spools, _ := filepath.Glob(filepath.Join(c.dir, "spool", "*"))
 		running := 0
-		for _, d := range dirs {
-			if _, err := os.Stat(filepath.Join(d, "exit.json")); err != nil {
-				running++
+		for _, sp := range spools {
+			for _, id := range noded.SpoolJobs(sp) {
+				if !noded.SpoolExited(sp, id) {
+					running++
+				}
 			}
 		}
 		if running == 0 {
@@ -464,18 +468,16 @@ func (c *acceptCluster) checkRanOnce(ids []uint32) {
 }
 
 // exited reports whether node's agent spool holds the exit status of job
-// id (written by the job's shim, which outlives its agent).
+// id (recorded by the node's job supervisor, which outlives its agent).
 func (c *acceptCluster) exited(node string, id uint32) bool {
-	_, err := os.Stat(filepath.Join(c.spool(node), "jobs", strconv.FormatUint(uint64(id), 10), "exit.json"))
-	return err == nil
+	return noded.SpoolExited(c.spool(node), id)
 }
 
 // endedOrForgotten reports whether job id (launched on node) has ended:
 // its exit status is in the spool, or the agent already delivered it and
-// removed the job's directory.
+// dropped the job's record.
 func (c *acceptCluster) endedOrForgotten(node string, id uint32) bool {
-	_, err := os.Stat(filepath.Join(c.spool(node), "jobs", strconv.FormatUint(uint64(id), 10)))
-	return os.IsNotExist(err) || c.exited(node, id)
+	return !slices.Contains(noded.SpoolJobs(c.spool(node)), id) || c.exited(node, id)
 }
 
 // checkAccounted asserts that every job of ids has exactly one

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,6 +101,13 @@ type Agent struct {
 	// found by full checks of /proc and the spool.
 	supPID  int
 	supTick uint64
+	// records is the journal of job records; exits follows the
+	// supervisor's journal of exit statuses (guarded by mu).
+	records *recordLog
+	exits   *exitReader
+	scripts *scriptStore
+	// forgotten are the runs whose exit the supervisor may drop.
+	forgotten []supJob
 
 	// supMu guards sup, the connection to the node's resident supervisor.
 	supMu sync.Mutex
@@ -124,7 +130,8 @@ type Agent struct {
 
 type job struct {
 	rec jobRecord
-	dir string
+	// script is the batch script's file ("" for a command job).
+	script string
 	// dirty marks a record changed in memory only (the pid after a
 	// launch); the next poll writes it.
 	dirty bool
@@ -170,13 +177,13 @@ func New(cfg Config) (*Agent, error) {
 		}
 		a.shim = []string{self, ShimCommandName}
 	}
-	if err := os.MkdirAll(filepath.Join(cfg.Spool, "jobs"), 0o711); err != nil {
+	if err := os.MkdirAll(filepath.Join(cfg.Spool, scriptsDir), 0o711); err != nil {
 		return nil, fmt.Errorf("noded: create spool: %w", err)
 	}
 	// Jobs running as other users must traverse the spool to reach their
 	// script; listing it stays private.
 	os.Chmod(cfg.Spool, 0o711)
-	os.Chmod(filepath.Join(cfg.Spool, "jobs"), 0o711)
+	os.Chmod(filepath.Join(cfg.Spool, scriptsDir), 0o711)
 	a.cg = a.setupCgroups()
 	if err := a.discover(); err != nil {
 		return nil, err
@@ -243,32 +250,46 @@ func (a *Agent) discover() error {
 	return nil
 }
 
-// loadJobs re-reads the spool: finished and acknowledged jobs are removed,
-// the others are tracked again.
+// loadJobs re-reads the spool's journal of job records: the jobs left by
+// a previous agent are tracked again (the finished ones until the
+// controller acknowledges them).
 func (a *Agent) loadJobs() error {
-	ents, err := os.ReadDir(filepath.Join(a.cfg.Spool, "jobs"))
+	log, recs, err := openRecordLog(a.cfg.Spool)
 	if err != nil {
-		return fmt.Errorf("noded: read spool: %w", err)
+		return err
 	}
-	for _, e := range ents {
-		id, err := strconv.ParseUint(e.Name(), 10, 32)
-		if err != nil || !e.IsDir() {
-			continue
-		}
-		dir := jobDir(a.cfg.Spool, uint32(id))
-		var rec jobRecord
-		if err := readJSON(filepath.Join(dir, recordFile), &rec); err != nil {
-			a.log.Warn("unreadable job record, leaving it alone", "job", id, "err", err)
-			continue
+	a.records, a.exits = log, newExitReader(a.cfg.Spool)
+	a.scripts = newScriptStore(a.cfg.Spool)
+	for id, rec := range recs {
+		j := &job{rec: rec}
+		if rec.Req.Script != "" {
+			j.script = a.scripts.path(&rec.Req)
+			a.scripts.adopt(j.script)
 		}
 		if rec.Reported {
-			os.RemoveAll(dir)
+			a.drop(j)
 			continue
 		}
-		a.jobs[uint32(id)] = &job{rec: rec, dir: dir}
+		a.jobs[id] = j
 		a.log.Info("re-attached job", "job", id, "state", rec.State, "pid", rec.PID)
 	}
 	return nil
+}
+
+// drop forgets a job: its record, its script and its exit status.
+func (a *Agent) drop(j *job) {
+	id := j.rec.Req.JobID
+	if j.script != "" {
+		a.scripts.release(j.script)
+		j.script = ""
+	}
+	if err := a.records.remove(id); err != nil {
+		a.log.Error("cannot write job record", "job", id, "err", err)
+	}
+	a.exits.forget(id, j.rec.Req.RestartCount)
+	if j.rec.Resident {
+		a.forgotten = append(a.forgotten, supJob{Job: id, Restart: j.rec.Req.RestartCount})
+	}
 }
 
 // Info returns the node's description as sent at registration.
@@ -343,6 +364,10 @@ func (a *Agent) Close() error {
 	if a.cg != nil {
 		os.Remove(a.cg.base) // only succeeds when no job cgroup is left
 	}
+	a.mu.Lock()
+	a.records.close()
+	a.exits.close()
+	a.mu.Unlock()
 	return nil
 }
 
@@ -421,7 +446,7 @@ func (a *Agent) Job(id uint32) (api.JobStatus, error) {
 
 func (a *Agent) save(j *job) {
 	j.dirty = false
-	if err := writeJSON(filepath.Join(j.dir, recordFile), &j.rec, 0o600); err != nil {
+	if err := a.records.put(&j.rec); err != nil {
 		a.log.Error("cannot write job record", "job", j.rec.Req.JobID, "err", err)
 	}
 }

@@ -14,8 +14,8 @@ import (
 // Jobs of the connected supervisor end through its exit events; a full
 // check reads the spool and /proc for every job (after an agent restart,
 // a lost supervisor connection, and periodically as a safety net). The
-// order matters: liveness is read before exit.json, so a supervisor that
-// writes the exit record and quits in between is never taken for lost.
+// order matters: liveness is read before the exit journal, so a supervisor
+// that records the exit and quits in between is never taken for lost.
 func (a *Agent) track(j *job, now time.Time, full bool) bool {
 	r := &j.rec
 	if api.AgentJobFinal(r.State) {
@@ -31,7 +31,7 @@ func (a *Agent) track(j *job, now time.Time, full bool) bool {
 	if r.PID == 0 && !r.Resident {
 		// A job of an older agent's per-job shim.
 		var p shimPids
-		if readJSON(filepath.Join(j.dir, pidsFile), &p) == nil && p.PID != 0 {
+		if readJSON(filepath.Join(jobDir(a.cfg.Spool, r.Req.JobID), pidsFile), &p) == nil && p.PID != 0 {
 			r.PID, r.PIDTick = p.PID, p.PIDTick
 			r.ShimPID, r.ShimTick = p.ShimPID, p.ShimTick
 			a.save(j)
@@ -39,9 +39,7 @@ func (a *Agent) track(j *job, now time.Time, full bool) bool {
 	}
 	leader := sameProcess(r.PID, r.PIDTick)
 	sup := sameProcess(r.ShimPID, r.ShimTick)
-	var ex exitRecord
-	if readJSON(filepath.Join(j.dir, exitFile), &ex) == nil {
-		ex.recorded = true
+	if ex, ok := a.exitOf(j, leader); ok {
 		a.finish(j, ex, now)
 		return true
 	}
@@ -53,6 +51,26 @@ func (a *Agent) track(j *job, now time.Time, full bool) bool {
 		a.enforce(j, now)
 	}
 	return false
+}
+
+// exitOf returns the recorded end of a job: the supervisor's journal, or
+// for a job of an older agent's per-job shim, its exit.json. A job whose
+// leader still runs has none, and the journal is not read for it. The
+// caller holds a.mu.
+func (a *Agent) exitOf(j *job, leaderAlive bool) (exitRecord, bool) {
+	if leaderAlive {
+		return exitRecord{}, false
+	}
+	r := &j.rec
+	if !r.Resident {
+		var ex exitRecord
+		if readJSON(filepath.Join(jobDir(a.cfg.Spool, r.Req.JobID), exitFile), &ex) != nil {
+			return ex, false
+		}
+		ex.recorded = true
+		return ex, true
+	}
+	return a.exits.lookup(r.Req.JobID, r.Req.RestartCount)
 }
 
 // lostReason says why a job with no exit record can no longer end with a
@@ -101,10 +119,10 @@ func (a *Agent) finish(j *job, ex exitRecord, now time.Time) {
 	}
 	r.Reason = ex.Error
 	if !ex.recorded || r.State == api.StateOutOfMemory {
-		// A state the spool's exit.json would not give again (a lost
-		// job, an OOM kill seen in the cgroup now removed) is saved; the
-		// rest is recomputed by a restarted agent from the record and
-		// exit.json.
+		// A state the exit journal would not give again (a lost job, an
+		// OOM kill seen in the cgroup now removed) is saved; the rest is
+		// recomputed by a restarted agent from the record and the
+		// journal.
 		a.save(j)
 	} else {
 		j.dirty = false
@@ -185,7 +203,10 @@ func (a *Agent) beginKill(j *job, state string, killWait time.Duration, now time
 // group id could then belong to someone else.
 func (a *Agent) signal(j *job, sig syscall.Signal, leaderOnly bool) error {
 	r := &j.rec
-	if r.PID <= 0 || fileExists(filepath.Join(j.dir, exitFile)) {
+	if r.PID <= 0 {
+		return nil
+	}
+	if _, ended := a.exitOf(j, false); ended {
 		return nil
 	}
 	a.log.Debug("signal", "job", r.Req.JobID, "sig", sig, "pid", r.PID)

@@ -9,7 +9,7 @@
 // own session so that it outlives the agent. It forks each batch script
 // directly (credentials, process group, cgroup, output files opened with
 // the user's identity), reaps it, kills what it left behind, records its
-// wait status in the job's spool directory and pushes it to the agent over
+// wait status in the node's exit journal and pushes it to the agent over
 // a Unix socket. One supervisor instead of one shim exec per job: an exec
 // of the sluice binary costs ~20 ms on a small VM, the whole budget of a
 // queue of short jobs. The agent keeps a record per job on disk (pids with
@@ -22,11 +22,14 @@
 //
 // Layout of the spool directory:
 //
-//	SPOOL/jobs/ID/record.json   the agent's record (agent writes)
-//	SPOOL/jobs/ID/slurm_script  the batch script, owned by the job's user
-//	SPOOL/jobs/ID/exit.json     the job's wait status (supervisor writes)
-//	SPOOL/supervisor.log        the supervisor's own diagnostics
+//	SPOOL/records.log                  the agents' job records (JSON lines)
+//	SPOOL/exits.log                    jobs' wait statuses (the supervisor's)
+//	SPOOL/scripts/UID_GID_HASH         batch scripts, owned by the jobs' user
+//	SPOOL/supervisor.log               the supervisor's own diagnostics
 //
-// Records of an older agent may also hold launch.json, pids.json and
-// shim.log (its per-job shims); the agent still reads their pids.json.
+// The two journals are appended to (one line per change) rather than one
+// file per job, because creating and deleting small files is what a queue
+// of short jobs would otherwise spend most of its node-side time on (see
+// journal.go). A job of an older agent's per-job shim keeps its pids.json
+// and exit.json in SPOOL/jobs/ID; the agent still reads them.
 package noded

@@ -33,7 +33,7 @@ func (a *Agent) Launch(req api.LaunchRequest) (api.JobStatus, error) {
 			return api.JobStatus{}, fmt.Errorf("job %d is still %s here: %w", id, j.rec.State, ErrConflict)
 		}
 		// A requeued job's new run supersedes the finished record.
-		os.RemoveAll(j.dir)
+		a.drop(j)
 		delete(a.jobs, id)
 	}
 	if a.launching[id] {
@@ -133,7 +133,7 @@ func (a *Agent) outputPath(pattern string, req *api.LaunchRequest, workdir strin
 	return p
 }
 
-// prepare writes the job's spool directory (the batch script) and returns
+// prepare writes the job's batch script to the spool and returns
 // the job with what the supervisor must start; start writes the record.
 func (a *Agent) prepare(req api.LaunchRequest) (*job, execSpec, error) {
 	now := time.Now()
@@ -173,19 +173,15 @@ func (a *Agent) prepare(req api.LaunchRequest) (*job, execSpec, error) {
 	if m, err := strconv.ParseUint(envMap(env)["SLURM_UMASK"], 8, 32); err == nil {
 		spec.Umask = int(m)
 	}
-	dir := jobDir(a.cfg.Spool, req.JobID)
-	os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o711); err != nil {
-		return nil, spec, fmt.Errorf("job %d: create spool dir: %w", req.JobID, err)
-	}
-	if spec.Argv, err = a.writeScript(dir, &req); err != nil {
+	var script string
+	if spec.Argv, script, err = a.writeScript(&req); err != nil {
 		return nil, spec, err
 	}
 	kw := time.Duration(req.KillWaitSec) * time.Second
 	if kw <= 0 {
 		kw = DefaultKillWait
 	}
-	j := &job{dir: dir, rec: jobRecord{
+	j := &job{script: script, rec: jobRecord{
 		Req: req, State: api.StateRunning, Start: start, KillWait: kw,
 		StdOut: spec.StdOut, StdErr: spec.StdErr,
 	}}
@@ -199,27 +195,24 @@ func (a *Agent) prepare(req api.LaunchRequest) (*job, execSpec, error) {
 	return j, spec, nil
 }
 
-// writeScript stores the batch script as SPOOL/jobs/ID/slurm_script, owned
-// by the job's user and readable only by them, and returns the argv.
-func (a *Agent) writeScript(dir string, req *api.LaunchRequest) ([]string, error) {
+// writeScript stores the batch script in SPOOL/scripts (shared by the
+// jobs running the same script as the same user, see scriptStore), owned
+// by the job's user and readable only by them, and returns the argv and
+// the file. The script is executed itself, so the kernel runs its #!
+// interpreter as slurmstepd does; a script without one runs under /bin/sh.
+func (a *Agent) writeScript(req *api.LaunchRequest) ([]string, string, error) {
 	if len(req.Argv) > 0 {
-		return req.Argv, nil
+		return req.Argv, "", nil
 	}
-	path := filepath.Join(dir, scriptFile)
-	if err := os.WriteFile(path, []byte(req.Script), 0o700); err != nil {
-		return nil, fmt.Errorf("job %d: write script: %w", req.JobID, err)
+	path, err := a.scripts.acquire(req, a.euid == 0)
+	if err != nil {
+		return nil, "", fmt.Errorf("job %d: %w", req.JobID, err)
 	}
-	if a.euid == 0 {
-		if err := os.Chown(path, int(req.UID), int(req.GID)); err != nil {
-			return nil, fmt.Errorf("job %d: chown script: %w", req.JobID, err)
-		}
-	}
-	os.Chmod(path, 0o500)
 	argv := []string{path}
 	if !strings.HasPrefix(req.Script, "#!") {
 		argv = []string{"/bin/sh", path}
 	}
-	return append(argv, req.Args...), nil
+	return append(argv, req.Args...), path, nil
 }
 
 // groupCacheTTL is how long a user's group list is reused, as slurmd's
@@ -281,8 +274,8 @@ const shimHandshakeTimeout = 30 * time.Second
 // could not be started.
 func (a *Agent) start(j *job, spec execSpec) *exitRecord {
 	fail := func(msg string) *exitRecord {
+		// Not recorded: finish saves the failed record itself.
 		ex := exitRecord{WaitStatus: -1, Time: time.Now(), Error: msg}
-		ex.recorded = writeJSON(filepath.Join(j.dir, exitFile), ex, 0o600) == nil
 		a.log.Warn("job launch failed", "job", j.rec.Req.JobID, "err", msg)
 		return &ex
 	}
@@ -292,7 +285,7 @@ func (a *Agent) start(j *job, spec execSpec) *exitRecord {
 	}
 	j.rec.ShimPID, j.rec.ShimTick, j.rec.Resident = sup.pid, sup.tick, true
 	a.save(j)
-	rep, err := sup.call(supMsg{Op: "start", Job: j.rec.Req.JobID, Restart: j.rec.Req.RestartCount, Dir: j.dir, Spec: &spec}, shimHandshakeTimeout)
+	rep, err := sup.call(supMsg{Op: "start", Job: j.rec.Req.JobID, Restart: j.rec.Req.RestartCount, Spec: &spec}, shimHandshakeTimeout)
 	switch {
 	case err != nil:
 		// The supervisor may or may not have started the job: the full

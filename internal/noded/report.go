@@ -3,7 +3,6 @@ package noded
 import (
 	"context"
 	"io"
-	"os"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -114,7 +113,6 @@ func (a *Agent) reportEvents(ctx context.Context) bool {
 		return false
 	}
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	for _, e := range ev.Events {
 		j, ok := a.jobs[e.Job.JobID]
 		if !ok || j.rec.Req.RestartCount != e.Job.RestartCount {
@@ -123,8 +121,31 @@ func (a *Agent) reportEvents(ctx context.Context) bool {
 		// No need to mark the record first: if the agent dies before the
 		// removal, its successor reports the job again and the controller
 		// ignores the repeat.
-		os.RemoveAll(j.dir)
+		a.drop(j)
 		delete(a.jobs, e.Job.JobID)
 	}
+	a.mu.Unlock()
+	a.flushForgotten()
 	return true
+}
+
+// flushForgotten tells the supervisor which exit statuses the controller
+// has acknowledged, so that its journal drops them; the ones not sent (no
+// supervisor attached) wait for the next delivery.
+func (a *Agent) flushForgotten() {
+	a.mu.Lock()
+	keys := a.forgotten
+	a.forgotten = nil
+	a.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	a.supMu.Lock()
+	sc := a.sup
+	a.supMu.Unlock()
+	if sc == nil || sc.gone() || sc.notify(supMsg{Op: "forget", Jobs: keys}) != nil {
+		a.mu.Lock()
+		a.forgotten = append(a.forgotten, keys...)
+		a.mu.Unlock()
+	}
 }

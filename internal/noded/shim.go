@@ -91,6 +91,9 @@ type supervisor struct {
 	tick  uint64
 	umask int
 
+	// exits is the journal of exit statuses (SPOOL/exits.log).
+	exits *exitLog
+
 	mu    sync.Mutex
 	jobs  map[int]*supRun // by leader pid
 	conns map[*supConn]bool
@@ -101,7 +104,6 @@ type supervisor struct {
 type supRun struct {
 	job     uint32
 	restart int
-	dir     string
 	cgroup  string
 	tick    uint64
 }
@@ -142,6 +144,10 @@ func superviseMain(spool string) int {
 	if err != nil {
 		// Another supervisor serves this spool: the agent connects to it.
 		handshake(supMsg{Op: "hello", Error: fmt.Sprintf("listen: %v", err)})
+		return 1
+	}
+	if s.exits, err = openExitLog(spool); err != nil {
+		handshake(supMsg{Op: "hello", Error: fmt.Sprintf("exit journal: %v", err)})
 		return 1
 	}
 	handshake(supMsg{Op: "hello", PID: s.pid, Tick: s.tick})
@@ -248,6 +254,10 @@ func (s *supervisor) serve(sc *supConn) {
 			}
 			sc.send(&rep)
 			s.mu.Unlock()
+		case "forget":
+			for _, j := range m.Jobs {
+				s.exits.forget(j.Job, j.Restart)
+			}
 		}
 	}
 }
@@ -256,7 +266,7 @@ func (s *supervisor) serve(sc *supConn) {
 // mu so that it always precedes the job's exit event on the connection.
 func (s *supervisor) start(sc *supConn, m *supMsg) {
 	rep := supMsg{Seq: m.Seq, Op: "reply", Job: m.Job, Restart: m.Restart}
-	if m.Spec == nil || m.Dir == "" {
+	if m.Spec == nil {
 		rep.Error = "start without a job spec"
 		sc.send(&rep)
 		return
@@ -266,12 +276,12 @@ func (s *supervisor) start(sc *supConn, m *supMsg) {
 	pid, err := s.fork(*m.Spec)
 	if err != nil {
 		rep.Error = strings.TrimSpace(err.Error())
-		writeJSON(filepath.Join(m.Dir, exitFile), exitRecord{WaitStatus: -1, Time: time.Now(), Error: rep.Error}, 0o600)
+		s.exits.add(exitLine{Job: m.Job, Restart: m.Restart, WaitStatus: -1, Time: time.Now(), Error: rep.Error})
 		sc.send(&rep)
 		return
 	}
 	st, _ := readProcStat(pid)
-	s.jobs[pid] = &supRun{job: m.Job, restart: m.Restart, dir: m.Dir, cgroup: m.Spec.Cgroup, tick: st.StartTick}
+	s.jobs[pid] = &supRun{job: m.Job, restart: m.Restart, cgroup: m.Spec.Cgroup, tick: st.StartTick}
 	rep.PID, rep.Tick = pid, st.StartTick
 	sc.send(&rep)
 }
@@ -352,7 +362,7 @@ func (s *supervisor) fork(spec execSpec) (int, error) {
 // reap collects every exited child. A job leader's end is final for the
 // job: what the batch script left behind is killed first (its process
 // group and cgroup, as Slurm's proctrack does when the batch step
-// completes), then the status is recorded in the job's spool directory and
+// completes), then the status is recorded in the node's exit journal and
 // pushed to the connected agent.
 func (s *supervisor) reap() {
 	for {
@@ -378,7 +388,7 @@ func (s *supervisor) reap() {
 			continue // an orphan the supervisor adopted as subreaper
 		}
 		ex := exitRecord{WaitStatus: int(ws), Time: time.Now()}
-		if err := writeJSON(filepath.Join(run.dir, exitFile), ex, 0o600); err != nil {
+		if err := s.exits.add(exitLine{Job: run.job, Restart: run.restart, WaitStatus: ex.WaitStatus, Time: ex.Time}); err != nil {
 			fmt.Fprintf(os.Stderr, "noded-shim: job %d: write exit status: %v\n", run.job, err)
 		}
 		ev := &supMsg{Op: "exit", Job: run.job, Restart: run.restart, PID: pid, WaitStatus: ex.WaitStatus, Time: ex.Time}

@@ -108,7 +108,8 @@ type exitRecord struct {
 	WaitStatus int       `json:"wait_status"`
 	Time       time.Time `json:"time"`
 	Error      string    `json:"error,omitempty"`
-	// recorded: this record is in the job's exit.json.
+	// recorded: this status is in the exit journal (or an old shim's
+	// exit.json).
 	recorded bool
 }
 
@@ -155,7 +156,8 @@ func fileExists(path string) bool {
 	return !errors.Is(err, os.ErrNotExist)
 }
 
-// jobDir is the spool directory of one job.
+// jobDir is the spool directory of one job of an older agent (per-job
+// shims kept their pids and exit status there).
 func jobDir(spool string, id uint32) string {
 	return filepath.Join(spool, "jobs", itoa(id))
 }

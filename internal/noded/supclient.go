@@ -96,9 +96,31 @@ func (a *Agent) attach(sc *supClient) {
 		}
 		a.mu.Unlock()
 	}
+	a.forgetStrayExits(sc)
 	a.fullCheck.Store(true)
 	a.nudge()
 	a.log.Info("job supervisor attached", "pid", sc.pid)
+}
+
+// forgetStrayExits has the supervisor drop the exit statuses of runs the
+// agent no longer holds (delivered by an agent that died before it could
+// tell the supervisor), with the ones already queued.
+func (a *Agent) forgetStrayExits(sc *supClient) {
+	a.mu.Lock()
+	a.exits.refresh()
+	keys := a.forgotten
+	a.forgotten = nil
+	for _, e := range a.exits.m {
+		if j, ok := a.jobs[e.Job]; !ok || j.rec.Req.RestartCount != e.Restart {
+			keys = append(keys, supJob{Job: e.Job, Restart: e.Restart})
+		}
+	}
+	a.mu.Unlock()
+	if len(keys) > 0 && sc.notify(supMsg{Op: "forget", Jobs: keys}) != nil {
+		a.mu.Lock()
+		a.forgotten = append(a.forgotten, keys...)
+		a.mu.Unlock()
+	}
 }
 
 func (a *Agent) dialSupervisor() (*supClient, error) {
@@ -275,6 +297,16 @@ func (sc *supClient) call(m supMsg, timeout time.Duration) (supMsg, error) {
 	delete(sc.pending, m.Seq)
 	sc.mu.Unlock()
 	return supMsg{}, err
+}
+
+// notify sends m, which has no reply.
+func (sc *supClient) notify(m supMsg) error {
+	data, _ := json.Marshal(&m)
+	sc.wmu.Lock()
+	defer sc.wmu.Unlock()
+	sc.conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err := sc.conn.Write(append(data, '\n'))
+	return err
 }
 
 func (sc *supClient) list() ([]supJob, error) {
