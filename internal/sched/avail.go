@@ -70,11 +70,11 @@ func (a *Avail) buildBuckets(c *Cluster) {
 	}
 	a.exactTop = top <= maxBucket
 	top = min(top, maxBucket)
-	a.byFree = make([]NodeSet, top+1)
+	a.byFree = grow(a.byFree, int(top)+1)
 	for b := range a.byFree {
-		a.byFree[b] = NewNodeSet(len(c.Nodes))
+		a.byFree[b] = emptySet(a.byFree[b], len(c.Nodes))
 	}
-	a.bucketOf = make([]int32, len(c.Nodes))
+	a.bucketOf = grow(a.bucketOf, len(c.Nodes))
 	for i := range a.bucketOf {
 		a.bucketOf[i] = -1
 		a.rebucket(i)
@@ -101,11 +101,20 @@ func (a *Avail) rebucket(i int) {
 // NewAvail builds the free-resource view of cluster c from its nodes'
 // current allocations.
 func NewAvail(c *Cluster) *Avail {
+	a := &Avail{}
+	a.fill(c)
+	return a
+}
+
+// fill makes a the free-resource view of c, reusing a's tables (a
+// cycle's view is refilled from the last cycle's, see cycleBufs).
+func (a *Avail) fill(c *Cluster) {
 	n := len(c.Nodes)
 	k := len(c.GresKinds)
-	a := &Avail{CPUs: make([]int32, n), Mem: make([]int64, n), Jobs: make([]int32, n),
-		Gres: make([]int64, n*k), Kinds: k, Excl: make([]bool, n),
-		Usable: NewNodeSet(n), Free: NewNodeSet(n)}
+	a.CPUs, a.Mem, a.Jobs = grow(a.CPUs, n), grow(a.Mem, n), grow(a.Jobs, n)
+	a.Gres, a.Kinds, a.Excl = grow(a.Gres, n*k), k, grow(a.Excl, n)
+	a.Usable, a.Free = emptySet(a.Usable, n), emptySet(a.Free, n)
+	a.owner = nil
 	for i := range c.Nodes {
 		nd := &c.Nodes[i]
 		a.CPUs[i] = nd.CPUs - nd.AllocCPUs
@@ -123,7 +132,13 @@ func NewAvail(c *Cluster) *Avail {
 		}
 	}
 	a.buildBuckets(c)
-	return a
+}
+
+// emptySet returns an empty set for n nodes, reusing s's words.
+func emptySet(s NodeSet, n int) NodeSet {
+	s = NodeSet(grow([]uint64(s), (n+63)/64))
+	clear(s)
+	return s
 }
 
 // Clone returns an independent copy (backfill plans on copies).

@@ -49,6 +49,14 @@ type bfMap struct {
 	// come from pool, the State's, reused from cycle to cycle.
 	slab []uint64
 	pool *bfSlabs
+	// changes is newBFMap's scratch (kept with a pooled map).
+	changes []bfChange
+}
+
+// bfChange is a node becoming wholly free at t.
+type bfChange struct {
+	t    int64
+	node int32
 }
 
 // bfSlabs are the slabs backfill maps carve their node sets from, kept by
@@ -61,6 +69,38 @@ type bfSlabs struct {
 	// ivalSlabs are the maps' busy-interval lists, taken in turn (nextIval).
 	ivalSlabs [][]ival
 	nextIval  int
+	// maps are the maps themselves, taken in turn (nextMap), their
+	// per-node tables and slot lists reused.
+	maps    []*bfMap
+	nextMap int
+}
+
+// bfMap returns an empty map for nodes nodes: a pooled one with its
+// tables reset (a nil pool: a fresh one). resvFirst is left for
+// newBFMap to fill.
+func (p *bfSlabs) bfMap(nodes int) *bfMap {
+	if p == nil {
+		return &bfMap{resvFirst: make([]int64, nodes), hasResv: NewNodeSet(nodes), busy: make([][]ival, nodes)}
+	}
+	if p.nextMap == len(p.maps) {
+		p.maps = append(p.maps, &bfMap{})
+	}
+	m := p.maps[p.nextMap]
+	p.nextMap++
+	words := (nodes + 63) / 64
+	*m = bfMap{slots: m.slots[:0], resvFirst: grow(m.resvFirst, nodes), hasResv: NodeSet(grow(m.hasResv, words)),
+		busy: grow(m.busy, nodes), wordMasks: m.wordMasks[:0], changes: m.changes[:0]}
+	clear(m.hasResv)
+	return m
+}
+
+// grow returns s resliced to n elements, reallocated when too small
+// (contents stale).
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // bfIvals is the busy intervals per node a map has room for at first.
@@ -205,8 +245,8 @@ func (m *bfMap) alignUp(off int64) int64 {
 // wholly free (0 = free now, negative = never: not usable).
 // Its node sets are carved from pool's slabs (nil: fresh ones).
 func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
-	m := &bfMap{pool: pool, nowNs: nowNs, res: max(res, 1), words: (nodes + 63) / 64,
-		resvFirst: make([]int64, nodes), hasResv: NewNodeSet(nodes), busy: make([][]ival, nodes)}
+	m := pool.bfMap(nodes)
+	m.pool, m.nowNs, m.res, m.words = pool, nowNs, max(res, 1), (nodes+63)/64
 	// room for bfIvals intervals per node in one (pooled) allocation, so
 	// that reserving on a node rarely grows its list
 	ivs := pool.ivals(nodes * bfIvals)
@@ -223,22 +263,19 @@ func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
 	for i := range m.resvFirst {
 		m.resvFirst[i] = math.MaxInt64
 	}
-	type change struct {
-		t    int64
-		node int32
-	}
-	changes := make([]change, 0, nodes)
+	changes := m.changes[:0]
 	first := NewNodeSet(nodes)
 	for i, b := range busy {
 		switch {
 		case b == 0:
 			first.Set(i)
 		case b > 0:
-			changes = append(changes, change{m.alignUp(b), int32(i)})
+			changes = append(changes, bfChange{m.alignUp(b), int32(i)})
 		}
 	}
 	// the order of equal times does not matter: they set bits of one slot
-	slices.SortFunc(changes, func(a, b change) int { return cmp.Compare(a.t, b.t) })
+	slices.SortFunc(changes, func(a, b bfChange) int { return cmp.Compare(a.t, b.t) })
+	m.changes = changes
 	m.slots = append(m.slots, bfSlot{t: 0, free: first, sum: m.summarize(first)})
 	for _, ch := range changes {
 		last := &m.slots[len(m.slots)-1]

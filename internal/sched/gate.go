@@ -74,6 +74,20 @@ type cycleBufs struct {
 	pendJob []*Job
 	queue   []QueueRec
 	done    []bool
+	// plan is the Pending table of a plan handed back (State.Recycle).
+	plan []PendingInfo
+	// avail is the last cycle's free-resource view (Cycle.Avail).
+	avail *Avail
+}
+
+// Recycle hands back a plan the caller is done with (applied and not
+// kept): the next Schedule fills its Pending table again instead of
+// allocating one. A driver that keeps plans (the controller) does not call
+// it; the simulator, which applies each plan at once, does.
+func (st *State) Recycle(p *Plan) {
+	clear(p.Pending) // drop the reasons' strings and planned node lists
+	st.bufs.plan = p.Pending[:0]
+	p.Pending = nil
 }
 
 // keep stores the cycle's tables for the next cycle, dropping the
@@ -83,6 +97,7 @@ func (b *cycleBufs) keep(c *Cycle) {
 	clear(c.pendJob)
 	clear(c.Queue)
 	b.pend, b.pendJob, b.queue, b.done = c.pend[:0], c.pendJob[:0], c.Queue[:0], c.done[:0]
+	b.avail = c.Avail
 }
 
 func (c *Cycle) hasRecord(slot int32) bool {

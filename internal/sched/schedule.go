@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"slices"
 	"time"
 )
 
@@ -91,7 +92,11 @@ func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 	c := &Cycle{State: st, Cluster: cl, Config: cfg, Now: now, Plan: Plan{Now: now},
 		sel: newSelector(cl, cfg), arrayRun: map[JobID]int32{}, jobMasks: map[JobID]NodeSet{},
 		partFail: make([]bool, len(cl.Partitions)), scratch: NewNodeSet(len(cl.Nodes))}
-	c.Avail = NewAvail(cl)
+	c.Avail, st.bufs.avail = st.bufs.avail, nil // the last cycle's view, refilled
+	if c.Avail == nil {
+		c.Avail = &Avail{}
+	}
+	c.Avail.fill(cl)
 	c.trackOwners()
 	c.passNodes = c.Avail.Usable.Clone()
 	c.use, st.cycUse = st.cycUse, nil
@@ -99,7 +104,7 @@ func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 		c.use = &cycleUsage{}
 	}
 	c.use.reuse(&st.usage)
-	st.bfSlabs.next, st.bfSlabs.nextIval = 0, 0
+	st.bfSlabs.next, st.bfSlabs.nextIval, st.bfSlabs.nextMap = 0, 0, 0
 	c.use.addRunMins(c)
 	c.use.addHistory(c)
 	for _, j := range st.jobList {
@@ -374,7 +379,8 @@ func (c *Cycle) setReasonPriority(rec *QueueRec) {
 
 // finish fills Plan.Pending with every job that stays pending.
 func (c *Cycle) finish() {
-	c.Plan.Pending = make([]PendingInfo, 0, len(c.pend)) // sized once: see gate
+	c.Plan.Pending = slices.Grow(c.State.bufs.plan, len(c.pend)) // sized once: see gate
+	c.State.bufs.plan = nil                                      // the plan's now
 	for slot := range c.pend {
 		if c.done[slot] {
 			continue

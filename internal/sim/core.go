@@ -281,6 +281,7 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 		c.release(p.Job, t)
 	}
 	started := c.st.Apply(&plan)
+	defer c.st.Recycle(&plan) // nothing below reads plan.Pending
 	for _, p := range plan.Preemptions {
 		if j := c.st.Job(p.Job); j != nil && j.State.Base() == sched.JobRunning {
 			// A grace time would keep it running; the simulator ends it
