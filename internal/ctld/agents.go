@@ -308,6 +308,9 @@ func (ls *loopState) jobEnded(i int32, s api.JobStatus) {
 	if s.Reason != "" && state != sched.JobCompleted {
 		j.StateDesc = s.Reason
 	}
+	if _, ok := ls.launched[j.ID]; !ok {
+		ls.limits().ended[j.ID] = j.RestartCount // see launchDone
+	}
 	delete(ls.launched, j.ID)
 	ls.touch(j, "end", state.String()+" "+s.ExitCode)
 	ls.wantSched = true
@@ -438,6 +441,7 @@ func (ls *loopState) purge(now time.Time) {
 			delete(ls.site, j.ID)
 			delete(ls.gpus, j.ID)
 			delete(ls.launched, j.ID)
+			delete(ls.limits().ended, j.ID)
 			return true
 		}
 		return false

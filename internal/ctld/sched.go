@@ -383,6 +383,12 @@ func (c *Controller) launchDone(id sched.JobID, restart int32, node string, err 
 func (ls *loopState) launchDone(id sched.JobID, restart int32, node string, err error) {
 	c := ls.c
 	j := ls.st.Job(id)
+	if r, ok := ls.limits().ended[id]; ok && r == restart {
+		delete(ls.limits().ended, id)
+		if j != nil && j.RestartCount == restart {
+			return // the run already ended on its node and was reported
+		}
+	}
 	if j == nil || j.RestartCount != restart || !isActive(j) {
 		// Cancelled, requeued or purged while the launch was on its
 		// way: the run the agent just started must not go on.
@@ -486,7 +492,15 @@ func (ls *loopState) gpuIndices(host int32, pos []int) []int {
 // limitBook remembers, per running job, the time limit its agent
 // enforces: sent with the launch, reported at registration, or pushed
 // after a change.
-type limitBook struct{ sent map[sched.JobID]int64 }
+//
+// ended holds the runs whose end their batch host reported before the
+// controller heard back from their launch: a short job's exit event
+// often overtakes the launch reply, and that run must not be taken for an
+// orphan (killed) when the reply arrives.
+type limitBook struct {
+	sent  map[sched.JobID]int64
+	ended map[sched.JobID]int32
+}
 
 // limitBooks holds each loop's limitBook (loopState's own fields belong
 // to state.go); only the loop goroutine touches a book.
@@ -496,7 +510,7 @@ func (ls *loopState) limits() *limitBook {
 	if b, ok := limitBooks.Load(ls); ok {
 		return b.(*limitBook)
 	}
-	b, _ := limitBooks.LoadOrStore(ls, &limitBook{sent: map[sched.JobID]int64{}})
+	b, _ := limitBooks.LoadOrStore(ls, &limitBook{sent: map[sched.JobID]int64{}, ended: map[sched.JobID]int32{}})
 	return b.(*limitBook)
 }
 

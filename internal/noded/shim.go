@@ -127,6 +127,10 @@ func (sc *supConn) send(m *supMsg) {
 const supervisorIdleGrace = 2 * time.Second
 
 func superviseMain(spool string) int {
+	// One P: job starts are serialised anyway, and with more the runtime
+	// keeps threads spinning for work between the starts of a queue of
+	// short jobs, CPU taken from the jobs themselves.
+	runtime.GOMAXPROCS(1)
 	// SIGHUP/SIGPIPE are caught, not ignored: ignored dispositions would be
 	// inherited by the jobs, handled ones are reset to default on exec.
 	sigs := make(chan os.Signal, 8)
@@ -446,18 +450,55 @@ func unwrapPathErr(err error) error {
 	return err
 }
 
-// asUser runs fn on a dedicated OS thread whose file-system identity
-// (fsuid, fsgid, supplementary groups) is the job's user, so files are
-// opened with the user's permissions and created with the user's
-// ownership, without changing the identity of the supervisor itself. The
-// thread is never unlocked, so the runtime discards it afterwards.
+// asUser runs fn on an OS thread whose file-system identity (fsuid,
+// fsgid, supplementary groups) is the job's user, so files are opened with
+// the user's permissions and created with the user's ownership, without
+// changing the identity of the supervisor itself. Such a thread is kept
+// locked to a worker goroutine per identity and reused by the user's next
+// jobs (a queue of one user's short jobs would otherwise create and destroy
+// a thread per job); it never runs anything else, and a worker that is
+// evicted exits still locked, so the runtime discards its thread.
 func asUser(spec execSpec, fn func() error) error {
 	if !spec.Setuid {
 		return fn()
 	}
+	identityWorkers.Lock() // held throughout: eviction closes workers
+	defer identityWorkers.Unlock()
+	w, err := identityWorker(spec)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	w <- func() { errc <- fn() }
+	return <-errc
+}
+
+// maxIdentityWorkers bounds the threads kept with a user's identity.
+const maxIdentityWorkers = 16
+
+var identityWorkers struct {
+	sync.Mutex
+	m map[string]chan func()
+}
+
+// identityWorker returns the worker running as spec's user, starting it
+// (and evicting the others when too many) if needed. The caller holds
+// identityWorkers.
+func identityWorker(spec execSpec) (chan func(), error) {
+	key := fmt.Sprint(spec.UID, spec.GID, spec.Groups)
+	if w, ok := identityWorkers.m[key]; ok {
+		return w, nil
+	}
+	if identityWorkers.m == nil || len(identityWorkers.m) >= maxIdentityWorkers {
+		for _, w := range identityWorkers.m {
+			close(w)
+		}
+		identityWorkers.m = map[string]chan func(){}
+	}
+	w := make(chan func())
 	errc := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread()
+		runtime.LockOSThread() // never unlocked: the thread dies with the worker
 		groups := append([]uint32{spec.GID}, spec.Groups...)
 		if _, _, e := syscall.RawSyscall(syscall.SYS_SETGROUPS, uintptr(len(groups)), uintptr(unsafe.Pointer(&groups[0])), 0); e != 0 {
 			errc <- fmt.Errorf("setgroups: %v", e)
@@ -465,9 +506,16 @@ func asUser(spec execSpec, fn func() error) error {
 		}
 		syscall.RawSyscall(syscall.SYS_SETFSGID, uintptr(spec.GID), 0, 0)
 		syscall.RawSyscall(syscall.SYS_SETFSUID, uintptr(spec.UID), 0, 0)
-		errc <- fn()
+		errc <- nil
+		for fn := range w {
+			fn()
+		}
 	}()
-	return <-errc
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	identityWorkers.m[key] = w
+	return w, nil
 }
 
 // openJobFiles opens the job's stdin, stdout and stderr (one file when
