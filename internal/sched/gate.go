@@ -78,6 +78,18 @@ type cycleBufs struct {
 	plan []PendingInfo
 	// avail is the last cycle's free-resource view (Cycle.Avail).
 	avail *Avail
+	// sel is the last cycle's node selector.
+	sel *selector
+}
+
+// selector returns the last cycle's selector to reset, or a new one.
+func (b *cycleBufs) selector() *selector {
+	s := b.sel
+	b.sel = nil
+	if s == nil {
+		s = &selector{}
+	}
+	return s
 }
 
 // Recycle hands back a plan the caller is done with (applied and not
@@ -97,7 +109,7 @@ func (b *cycleBufs) keep(c *Cycle) {
 	clear(c.pendJob)
 	clear(c.Queue)
 	b.pend, b.pendJob, b.queue, b.done = c.pend[:0], c.pendJob[:0], c.Queue[:0], c.done[:0]
-	b.avail = c.Avail
+	b.avail, b.sel = c.Avail, c.sel
 }
 
 func (c *Cycle) hasRecord(slot int32) bool {

@@ -90,7 +90,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 	cl := st.Cluster
 	c := &Cycle{State: st, Cluster: cl, Config: cfg, Now: now, Plan: Plan{Now: now},
-		sel: newSelector(cl, cfg), arrayRun: map[JobID]int32{}, jobMasks: map[JobID]NodeSet{},
+		sel: st.bufs.selector().reset(cl, cfg), arrayRun: map[JobID]int32{}, jobMasks: map[JobID]NodeSet{},
 		partFail: make([]bool, len(cl.Partitions)), scratch: NewNodeSet(len(cl.Nodes))}
 	c.Avail, st.bufs.avail = st.bufs.avail, nil // the last cycle's view, refilled
 	if c.Avail == nil {

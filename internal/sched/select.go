@@ -190,8 +190,13 @@ type cand struct {
 }
 
 func newSelector(c *Cluster, cfg *Config) *selector {
-	s := &selector{c: c, cfg: cfg}
-	s.byWeight = make([]int32, len(c.Nodes))
+	return (&selector{}).reset(c, cfg)
+}
+
+// reset makes s a fresh selector for c and cfg, keeping its buffers (a
+// cycle's selector is the last cycle's, see cycleBufs).
+func (s *selector) reset(c *Cluster, cfg *Config) *selector {
+	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], byWeight: grow(s.byWeight, len(c.Nodes))}
 	for i := range s.byWeight {
 		s.byWeight[i] = int32(i)
 		if c.Nodes[i].Weight != c.Nodes[0].Weight {
