@@ -109,8 +109,9 @@ func runBackfill(c *Cycle) {
 // record's reason it keeps).
 func (b *backfill) suffixNeed() (need, dmin []int64) {
 	c := b.c
-	need = make([]int64, len(c.Queue)+1)
-	dmin = make([]int64, len(c.Queue)+1)
+	pool := &c.State.bfSlabs // the last pass's tables, refilled
+	need, dmin = grow(pool.need, len(c.Queue)+1), grow(pool.dmin, len(c.Queue)+1)
+	pool.need, pool.dmin = need, dmin
 	need[len(c.Queue)], dmin[len(c.Queue)] = math.MaxInt64, math.MaxInt64
 	for i := len(c.Queue) - 1; i >= 0; i-- {
 		rec := &c.Queue[i]
@@ -248,13 +249,19 @@ func (b *backfill) capped(rec *QueueRec) bool {
 func (b *backfill) busyUntil() []int64 {
 	c := b.c
 	n := len(c.Cluster.Nodes)
-	busy := make([]int64, n)
+	// one table per State: each map reads it once as it is built
+	busy := grow(c.State.bfSlabs.busy, n)
+	c.State.bfSlabs.busy = busy
 	for i := range busy {
+		busy[i] = 0
 		if !c.Avail.Usable.Has(i) {
 			busy[i] = -1
 		}
 	}
-	gone := map[JobID]time.Time{}
+	var gone map[JobID]time.Time // read from when nil: no preemption
+	if len(c.Plan.Preemptions) > 0 {
+		gone = map[JobID]time.Time{}
+	}
 	for _, p := range c.Plan.Preemptions {
 		if p.Mode.Action() != PreemptSuspend {
 			gone[p.Job] = p.GraceEnd

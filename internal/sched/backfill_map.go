@@ -73,6 +73,9 @@ type bfSlabs struct {
 	// per-node tables and slot lists reused.
 	maps    []*bfMap
 	nextMap int
+	// busy is busyUntil's table, need and dmin suffixNeed's: rewritten
+	// by each use, read only until the next.
+	busy, need, dmin []int64
 }
 
 // bfMap returns an empty map for nodes nodes: a pooled one with its
