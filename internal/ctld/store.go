@@ -179,6 +179,10 @@ func openStore(ctx context.Context, db *sql.DB, d dialect) (Store, error) {
 			return nil, fmt.Errorf("create controller tables: %w", err)
 		}
 	}
+	if err := s.prepare(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -192,22 +196,31 @@ func (s *sqlStore) Close() error {
 	return s.db.Close()
 }
 
-// prepared returns q prepared on the database, preparing it on first use.
-func (s *sqlStore) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
+// prepare prepares the commit statements on the database. It runs when the
+// store opens, before any transaction: a transaction holds SQLite's one
+// connection, so a statement could not be prepared outside it later.
+func (s *sqlStore) prepare(ctx context.Context) error {
+	s.stmts = map[string]*sql.Stmt{}
+	for _, q := range []string{upsertJob, upsertRun, insertEvent, upsertNode} {
+		st, err := s.db.PrepareContext(ctx, s.rebind(q))
+		if err != nil {
+			return fmt.Errorf("prepare controller statements: %w", err)
+		}
+		s.stmts[q] = st
+	}
+	return nil
+}
+
+// stmt binds q's prepared statement to tx (or prepares q in tx when the
+// store has none for it).
+func (s *sqlStore) stmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.stmts[q]; ok {
-		return st, nil
+	prep, ok := s.stmts[q]
+	s.mu.Unlock()
+	if ok {
+		return tx.StmtContext(ctx, prep), nil
 	}
-	st, err := s.db.PrepareContext(ctx, s.rebind(q))
-	if err != nil {
-		return nil, err
-	}
-	if s.stmts == nil {
-		s.stmts = map[string]*sql.Stmt{}
-	}
-	s.stmts[q] = st
-	return st, nil
+	return tx.PrepareContext(ctx, s.rebind(q))
 }
 
 // rebind turns ? placeholders into PostgreSQL's $n.
@@ -332,11 +345,10 @@ func (s *sqlStore) execEach(ctx context.Context, tx *sql.Tx, q string, n int, ar
 	if n == 0 {
 		return nil
 	}
-	prep, err := s.prepared(ctx, q)
+	st, err := s.stmt(ctx, tx, q)
 	if err != nil {
 		return fmt.Errorf("store: prepare: %w", err)
 	}
-	st := tx.StmtContext(ctx, prep)
 	defer st.Close()
 	for i := 0; i < n; i++ {
 		if _, err := st.ExecContext(ctx, args(i)...); err != nil {
