@@ -309,7 +309,10 @@ func (c *Controller) launchWithRetry(it launchItem) {
 	giveUp := time.Now().Add(c.cfg.SlurmdTimeout + 5*time.Second)
 	addr := it.addr
 	for {
-		err := c.launchOnce(it.name, addr, it.req)
+		err := c.launchOnce(it, addr)
+		if errors.Is(err, errLaunchMoot) {
+			return // cancelled, requeued, ended or launched meanwhile
+		}
 		var ae *api.AgentError
 		if err == nil || errors.As(err, &ae) || time.Now().After(giveUp) {
 			c.launchDone(it.id, it.restart, it.name, err)
@@ -330,7 +333,13 @@ func (c *Controller) launchWithRetry(it launchItem) {
 // launchOnce sends one launch to the agent at addr; a requeued job's
 // previous run may still be in its kill sequence there (409): it retries
 // until that run is gone.
-func (c *Controller) launchOnce(name, addr string, req api.LaunchRequest) error {
+//
+// Before each retry it asks the loop whether the run still wants this
+// launch: a launch refused because the agent was still starting the same
+// run (a relaunch after a controller restart racing the dead controller's
+// launch) must not start that run a second time once it has ended.
+func (c *Controller) launchOnce(it launchItem, addr string) error {
+	name, req := it.name, it.req
 	a := c.agentClient(name, addr)
 	if a == nil {
 		return errNoAgent
@@ -351,6 +360,9 @@ func (c *Controller) launchOnce(name, addr string, req api.LaunchRequest) error 
 			return err
 		case <-time.After(250 * time.Millisecond):
 		}
+		if _, again := c.launchTarget(it.id, it.restart, it.host); !again {
+			return errLaunchMoot
+		}
 	}
 }
 
@@ -370,6 +382,9 @@ func (c *Controller) launchTarget(id sched.JobID, restart, host int32) (string, 
 	addr, ok := res.(string)
 	return addr, err == nil && ok
 }
+
+// errLaunchMoot ends a launch whose run no longer wants it.
+var errLaunchMoot = errors.New("launch no longer wanted")
 
 // launchDone records the outcome of a launch (on the loop).
 func (c *Controller) launchDone(id sched.JobID, restart int32, node string, err error) {

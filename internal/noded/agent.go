@@ -94,6 +94,10 @@ type Agent struct {
 	mu        sync.Mutex
 	jobs      map[uint32]*job
 	launching map[uint32]bool
+	// delivered holds the restart count of each job's last run whose end
+	// the controller acknowledged: a late or retried launch of that run
+	// must not start it again (see Launch).
+	delivered map[uint32]int
 	// early holds exit events that overtook their Launch call.
 	early map[uint32]earlyExit
 	// supPID/supTick identify the supervisor the agent is connected to
@@ -159,7 +163,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{
 		cfg: cfg, log: cfg.Logger, euid: os.Geteuid(),
-		jobs: map[uint32]*job{}, launching: map[uint32]bool{}, early: map[uint32]earlyExit{},
+		jobs: map[uint32]*job{}, launching: map[uint32]bool{}, delivered: map[uint32]int{}, early: map[uint32]earlyExit{},
 		wake: make(chan struct{}, 1), reportWake: make(chan struct{}, 1), reregister: make(chan struct{}, 1),
 	}
 	if cfg.euid != nil {

@@ -289,3 +289,25 @@ func TestReregistersWhenControllerForgets(t *testing.T) {
 		t.Fatalf("registration jobs %+v", last.Jobs)
 	}
 }
+
+// TestDeliveredRunNotLaunchedAgain: once the controller has acknowledged a
+// run's end, a late launch of that same run (a relaunch after a controller
+// restart that raced the dead controller's launch) is refused, not run a
+// second time; the job's next run (a requeue) still launches.
+func TestDeliveredRunNotLaunchedAgain(t *testing.T) {
+	fc := newFakeController(t)
+	a := newAgent(t, withController(fc.URL))
+	req := batch(t, 1300, "true")
+	launch(t, a, req)
+	if ev := fc.waitEvent(t, 1300, 3*time.Second); ev.Job.State != api.StateCompleted {
+		t.Fatalf("event %+v", ev)
+	}
+	waitGone(t, a, 1300)
+	if st, err := a.Launch(req); !errors.Is(err, ErrConflict) {
+		t.Fatalf("late launch of the delivered run: %+v, %v", st, err)
+	}
+	req.RestartCount = 1
+	if st := launch(t, a, req); st.RestartCount != 1 {
+		t.Fatalf("next run: %+v", st)
+	}
+}

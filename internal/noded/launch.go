@@ -36,6 +36,12 @@ func (a *Agent) Launch(req api.LaunchRequest) (api.JobStatus, error) {
 		a.drop(j)
 		delete(a.jobs, id)
 	}
+	if r, ok := a.delivered[id]; ok && req.RestartCount <= r {
+		// This run already ended here and the controller acknowledged it:
+		// a relaunch that raced that end must not run the job twice.
+		a.mu.Unlock()
+		return api.JobStatus{}, fmt.Errorf("job %d run %d already ended here: %w", id, req.RestartCount, ErrConflict)
+	}
 	if a.launching[id] {
 		a.mu.Unlock()
 		return api.JobStatus{}, fmt.Errorf("job %d is being launched: %w", id, ErrConflict)

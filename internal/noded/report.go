@@ -123,6 +123,7 @@ func (a *Agent) reportEvents(ctx context.Context) bool {
 		// ignores the repeat.
 		a.drop(j)
 		delete(a.jobs, e.Job.JobID)
+		a.rememberDelivered(e.Job.JobID, j.rec.Req.RestartCount)
 	}
 	a.mu.Unlock()
 	a.flushForgotten()
@@ -148,4 +149,17 @@ func (a *Agent) flushForgotten() {
 		a.forgotten = append(a.forgotten, keys...)
 		a.mu.Unlock()
 	}
+}
+
+// maxDelivered bounds the agent's memory of delivered runs; past it the
+// oldest knowledge is dropped wholesale (a relaunch race lasts seconds).
+const maxDelivered = 100000
+
+// rememberDelivered records that run restart of job id ended and the
+// controller knows it. The caller holds a.mu.
+func (a *Agent) rememberDelivered(id uint32, restart int) {
+	if len(a.delivered) >= maxDelivered {
+		clear(a.delivered)
+	}
+	a.delivered[id] = restart
 }
