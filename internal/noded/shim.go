@@ -546,8 +546,18 @@ func openJobFiles(spec execSpec) (in, out, errf *os.File, err error) {
 // lookPath finds name in the job's PATH (not the agent's), as execvp would
 // in the job's environment.
 func lookPath(name, pathEnv string) (string, error) {
+	if p, ok := searchPath(name, pathEnv); ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("command not found")
+}
+
+// searchPath finds name (as is when it holds a '/') in the colon list
+// pathEnv (a default PATH when empty; an empty entry is the current
+// directory): the first regular, executable file, as execvp searches.
+func searchPath(name, pathEnv string) (string, bool) {
 	if strings.Contains(name, "/") {
-		return name, nil
+		return name, true
 	}
 	if pathEnv == "" {
 		pathEnv = "/usr/local/bin:/usr/bin:/bin"
@@ -558,8 +568,8 @@ func lookPath(name, pathEnv string) (string, error) {
 		}
 		p := filepath.Join(dir, name)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			return p, nil
+			return p, true
 		}
 	}
-	return "", fmt.Errorf("command not found")
+	return "", false
 }

@@ -732,22 +732,10 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 }
 
 // stepLookPath finds name in the task's PATH, as execvp in the task's
-// environment would.
+// environment would; srun reports a miss as execve's ENOENT.
 func stepLookPath(name, pathEnv string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	if pathEnv == "" {
-		pathEnv = "/usr/local/bin:/usr/bin:/bin"
-	}
-	for _, dir := range filepath.SplitList(pathEnv) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-			return p, nil
-		}
+	if p, ok := searchPath(name, pathEnv); ok {
+		return p, nil
 	}
 	return "", errors.New("No such file or directory")
 }

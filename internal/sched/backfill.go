@@ -175,20 +175,32 @@ func (b *backfill) freeCPUs(d int64) int64 {
 func (b *backfill) reasonOnly(rec *QueueRec) {
 	c := b.c
 	j := rec.Job
-	if r := c.arrayThrottle(j); r != "" {
-		c.setReason(rec, r)
-		return
-	}
-	if hasSingleton(j) && c.singletons[singletonKey(j)] {
-		return
-	}
-	if r := c.LimitReason(rec); r != "" {
-		c.setReason(rec, r)
+	if b.heldBack(rec) {
 		return
 	}
 	if len(j.Req.Licenses) > 0 && c.licenseShort(rec) {
 		c.setReason(rec, ReasonLicenses)
 	}
+}
+
+// heldBack applies the gates that keep a record from being planned at all
+// (array throttle, a singleton already running, association/QOS limits),
+// setting its reason; it reports whether one held the record back.
+func (b *backfill) heldBack(rec *QueueRec) bool {
+	c := b.c
+	j := rec.Job
+	if r := c.arrayThrottle(j); r != "" {
+		c.setReason(rec, r)
+		return true
+	}
+	if hasSingleton(j) && c.singletons[singletonKey(j)] {
+		return true
+	}
+	if r := c.LimitReason(rec); r != "" {
+		c.setReason(rec, r)
+		return true
+	}
+	return false
 }
 
 func newBackfill(c *Cycle) *backfill {
@@ -341,15 +353,7 @@ func PlanDuration(limit time.Duration, p *Partition) time.Duration {
 func (b *backfill) plan(rec *QueueRec) {
 	c := b.c
 	j := rec.Job
-	if r := c.arrayThrottle(j); r != "" {
-		c.setReason(rec, r)
-		return
-	}
-	if hasSingleton(j) && c.singletons[singletonKey(j)] {
-		return
-	}
-	if r := c.LimitReason(rec); r != "" {
-		c.setReason(rec, r)
+	if b.heldBack(rec) {
 		return
 	}
 	if b.resvPlan(rec) {
