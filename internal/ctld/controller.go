@@ -202,8 +202,31 @@ func (c *Controller) Start() error {
 		return err
 	}
 	go c.loop()
-	c.startResvTimer() // purges ended reservations (resv.go)
+	c.startResvTimer()   // purges ended reservations (resv.go)
+	c.startNodeSampler() // node state history for sreport (ext_acct.go)
 	return nil
+}
+
+// onLoopEvery runs fn on the loop every d until the controller stops:
+// the loop's periodic work that no event triggers.
+func (c *Controller) onLoopEvery(d time.Duration, fn func(ls *loopState, now time.Time)) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-c.stop:
+				return
+			case <-t.C:
+				_, _ = c.do(context.Background(), func(ls *loopState) (any, error) {
+					fn(ls, c.now())
+					return nil, nil
+				})
+			}
+		}
+	}()
 }
 
 // Close stops serving and the loop; running jobs keep running on their

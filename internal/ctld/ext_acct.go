@@ -350,9 +350,8 @@ type nodeSpanRow struct {
 const nodeHistSchema = `CREATE TABLE IF NOT EXISTS ctld_ext_node_states (node TEXT NOT NULL, cpus BIGINT NOT NULL,
 	class TEXT NOT NULL, start_time BIGINT NOT NULL, end_time BIGINT NOT NULL, PRIMARY KEY (node, start_time))`
 
-// nodeHistTables remembers the stores whose node history table exists;
-// nodeSamplers the controllers whose sampler runs.
-var nodeHistTables, nodeSamplers sync.Map
+// nodeHistTables remembers the stores whose node history table exists.
+var nodeHistTables sync.Map
 
 func (c *Controller) nodeHistDB(ctx context.Context) (*sqlStore, error) {
 	s, ok := c.store.(*sqlStore)
@@ -374,29 +373,9 @@ func (c *Controller) nodeHistDB(ctx context.Context) (*sqlStore, error) {
 const nodeSampleEvery = 250 * time.Millisecond
 
 // startNodeSampler records node class changes every nodeSampleEvery (or
-// TickInterval when shorter) until the controller stops (once per
-// controller).
+// TickInterval when shorter) until the controller stops.
 func (c *Controller) startNodeSampler() {
-	if _, started := nodeSamplers.LoadOrStore(c, true); started {
-		return
-	}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		t := time.NewTicker(min(c.opts.TickInterval, nodeSampleEvery))
-		defer t.Stop()
-		for {
-			select {
-			case <-c.stop:
-				return
-			case <-t.C:
-				_, _ = c.do(context.Background(), func(ls *loopState) (any, error) {
-					ls.sampleNodes(c.now())
-					return nil, nil
-				})
-			}
-		}
-	}()
+	c.onLoopEvery(min(c.opts.TickInterval, nodeSampleEvery), func(ls *loopState, now time.Time) { ls.sampleNodes(now) })
 }
 
 // nodeClass is the sreport class of node i now.

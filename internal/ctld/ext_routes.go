@@ -103,7 +103,6 @@ func (c *Controller) registerExt(mux *http.ServeMux) {
 		}
 		return c.nodeUsage(ctx, time.Unix(start, 0), time.Unix(end, 0))
 	}))
-	c.startNodeSampler() // node state history for sreport: ext_acct.go
 	mux.HandleFunc("GET "+api.PathSdiag, c.endpoint(func(ctx context.Context, w Who, _ *http.Request) (any, error) {
 		return c.sdiag(ctx, w)
 	}))

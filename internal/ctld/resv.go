@@ -343,23 +343,7 @@ func (ls *loopState) restoreResv(meta map[string]string) {
 // startResvTimer runs resvTick on the loop every TickInterval until the
 // controller stops.
 func (c *Controller) startResvTimer() {
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		t := time.NewTicker(c.opts.TickInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-c.stop:
-				return
-			case <-t.C:
-				_, _ = c.do(context.Background(), func(ls *loopState) (any, error) {
-					ls.resvTick(c.now())
-					return nil, nil
-				})
-			}
-		}
-	}()
+	c.onLoopEvery(c.opts.TickInterval, func(ls *loopState, now time.Time) { ls.resvTick(now) })
 }
 
 // resvJobInfo fills what scontrol show job prints of licenses and
