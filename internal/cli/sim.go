@@ -50,10 +50,12 @@ and reports waits, slowdowns, utilization and delivered fair-share.
   --jobs-out FILE        write every job's simulated start and end as JSONL
   --jobs N               policies simulated in parallel (default: CPU count)
   -q, --quiet            no summary on stdout
+  --cpuprofile FILE      write a Go CPU profile of the replay (go tool pprof)
 `
 
 type simFlags struct {
 	trace, format, userMap, report, jsonOut, jobsOut string
+	cpuProfile                                       string
 	reservations                                     string // --reservations FILE (sim/resv.go)
 	confs, accounts, inspect                         []string
 	from, to                                         string
@@ -78,6 +80,7 @@ func parseSimFlags(args []string) (*simFlags, []string, error) {
 	fs.StringVar(&f.report, "report", "", "")
 	fs.StringVar(&f.jsonOut, "json", "", "")
 	fs.StringVar(&f.jobsOut, "jobs-out", "", "")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "")
 	fs.IntVar(&f.parallel, "jobs", runtime.GOMAXPROCS(0), "")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "")
 	fs.BoolVarP(&f.help, "help", "h", false, "")
@@ -111,6 +114,9 @@ func runSim(ctx context.Context, env *Env, args []string) int {
 	// A replay allocates a lot of short-lived state: trade memory (well
 	// under the 1 GB budget) for fewer collections.
 	defer debug.SetGCPercent(debug.SetGCPercent(200))
+	if stop := benchProfile(f.cpuProfile); stop != nil {
+		defer stop()
+	}
 	wallStart := time.Now()
 	tr, err := readSimTrace(env, f)
 	if err != nil {

@@ -20,7 +20,7 @@ const sacctTimeLayout = "2006-01-02T15:04:05"
 // (JobID with a dot) are ignored; jobs that never started are skipped and
 // counted. Times are read as UTC; the trace starts at the first submit.
 func ReadSacct(r io.Reader) (*Trace, error) {
-	t := &Trace{Format: "sacct"}
+	t := newTrace("sacct", r)
 	var cols map[string]int
 	var abs []int64
 	err := lines(r, func(n int, line string) {
@@ -57,7 +57,7 @@ func ReadSacct(r io.Reader) (*Trace, error) {
 		case cause != "":
 			t.skip(cause)
 		default:
-			t.add(j)
+			t.add(&j)
 			abs = append(abs, submit)
 		}
 	})

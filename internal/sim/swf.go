@@ -45,7 +45,8 @@ type UserEntry struct {
 // run time as its limit. Users become "user<N>" in account "group<N>"
 // unless users maps them.
 func ReadSWF(r io.Reader, users map[int]UserEntry) (*Trace, error) {
-	t := &Trace{Format: "swf", Queues: map[int]string{}}
+	t := newTrace("swf", r)
+	t.Queues = map[int]string{}
 	err := lines(r, func(n int, line string) {
 		s := strings.TrimSpace(line)
 		switch {
@@ -61,7 +62,7 @@ func ReadSWF(r io.Reader, users map[int]UserEntry) (*Trace, error) {
 		} else if cause != "" {
 			t.skip(cause)
 		} else {
-			t.add(j)
+			t.add(&j)
 		}
 	})
 	if err != nil {

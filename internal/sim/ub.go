@@ -26,7 +26,7 @@ func ReadUBEvents(r io.Reader, parse SbatchParser) (*Trace, error) {
 	if parse == nil {
 		return nil, errors.New("UB events format needs the sbatch option parser")
 	}
-	t := &Trace{Format: "ub"}
+	t := newTrace("ub", r)
 	err := lines(r, func(n int, line string) {
 		if s := strings.TrimSpace(line); s == "" || s[0] == '#' {
 			return
@@ -38,7 +38,7 @@ func ReadUBEvents(r io.Reader, parse SbatchParser) (*Trace, error) {
 			return
 		}
 		j.ID = int64(t.Records)
-		t.add(j)
+		t.add(&j)
 	})
 	if err != nil {
 		return t, err
@@ -142,7 +142,7 @@ func lastCount(s string) int64 {
 // errors, so a typo is reported rather than silently ignored. A missing or
 // zero id becomes the line number.
 func ReadJSONL(r io.Reader) (*Trace, error) {
-	t := &Trace{Format: "jsonl"}
+	t := newTrace("jsonl", r)
 	seen := map[int64]int{}
 	err := lines(r, func(n int, line string) {
 		s := strings.TrimSpace(line)
@@ -166,7 +166,7 @@ func ReadJSONL(r io.Reader) (*Trace, error) {
 		}
 		seen[j.ID] = n
 		j.GPUs = gpusOf(&j.JobSpec)
-		t.add(j)
+		t.add(&j)
 	})
 	if err != nil {
 		return t, err
