@@ -519,8 +519,9 @@ func (c *Core) Blocked(now int64) bool {
 }
 
 // MayStart implements Policy: the job fits in the free CPUs and GPUs on
-// its own, or preemption is configured, or an eligibility time is waiting
-// to be reported.
+// its own and does not wait behind a certified blocker (behindBlocker),
+// or preemption is configured, or an eligibility time is waiting to be
+// reported.
 func (c *Core) MayStart(now int64, id int64) bool {
 	if c.cfg.PreemptType != sched.PreemptNone || len(c.wakes) > 0 {
 		return true
@@ -530,17 +531,49 @@ func (c *Core) MayStart(now int64, id int64) bool {
 	if !ok || j == nil {
 		return false
 	}
+	return c.fitsFree(j) && !c.behindBlocker(now, j)
+}
+
+// fitsFree reports whether j asks for no more CPUs and GPUs than are free
+// in the whole cluster, a necessary condition to start.
+func (c *Core) fitsFree(j *sched.Job) bool {
 	return int64(requestCPUs(&j.Req)) <= c.capa.CPUs-c.allocCPU && requestGPUs(&j.Req) <= c.capa.GPUs-c.allocGPU
+}
+
+// behindBlocker reports whether a main pass now would provably skip j: on
+// a cluster of one partition, some job of the last pass's certificate
+// (sched.Plan.Stuck) is still pending, needs more CPUs or GPUs than are
+// free, asks for no node list (so failing it fails the whole partition,
+// as Slurm's main scheduler does), and comes before j in the queue. The
+// certificate's proof (sched/main_stuck.go) then has that job fail the
+// partition again before j is reached, and j is skipped with reason
+// Priority. A deferred priority refresh is done first, at the instant
+// the pass would do it (see MainMayStart).
+func (c *Core) behindBlocker(now int64, j *sched.Job) bool {
+	if c.stuck == nil || len(c.st.Cluster.Partitions) != 1 {
+		return false
+	}
+	if c.stale && c.refresh(c.at(now)) {
+		return false // the order changed: the certificate is void
+	}
+	for _, id := range c.stuck {
+		b := c.pending[id]
+		if b != nil && len(b.Req.NodeList) == 0 && cmpJobs(b, j) < 0 && !c.fitsFree(b) {
+			return true
+		}
+	}
+	return false
 }
 
 // MainMayStart implements the engine's stuckPolicy: false when the last
 // pass certified its main pass (sched.Plan.Stuck) and every job it found
 // no room for, and every job submitted since, is either no longer pending
-// or needs more CPUs or GPUs than are free. The engine asks only when
-// nothing but job ends happened since that pass, and only when the pass
-// would otherwise run (the queue is not Blocked), so a deferred priority
-// refresh is done here at the instant the pass would do it, and a changed
-// order means the pass must run.
+// or needs more CPUs or GPUs than are free, or (for the jobs submitted
+// since) waits behind such a certified job (behindBlocker). The engine
+// asks only when nothing but job ends happened since that pass, and only
+// when the pass would otherwise run (the queue is not Blocked), so a
+// deferred priority refresh is done here at the instant the pass would do
+// it, and a changed order means the pass must run.
 func (c *Core) MainMayStart(now int64) bool {
 	if c.stuck == nil || len(c.wakes) > 0 {
 		return true
@@ -548,16 +581,17 @@ func (c *Core) MainMayStart(now int64) bool {
 	if c.stale && c.refresh(c.at(now)) {
 		return true
 	}
-	freeCPU, freeGPU := c.capa.CPUs-c.allocCPU, c.capa.GPUs-c.allocGPU
-	fits := func(ids []sched.JobID) bool {
-		for _, id := range ids {
-			if j := c.pending[id]; j != nil && int64(requestCPUs(&j.Req)) <= freeCPU && requestGPUs(&j.Req) <= freeGPU {
-				return true
-			}
+	for _, id := range c.stuck {
+		if j := c.pending[id]; j != nil && c.fitsFree(j) {
+			return true
 		}
-		return false
 	}
-	return fits(c.stuck) || fits(c.since)
+	for _, id := range c.since {
+		if j := c.pending[id]; j != nil && c.fitsFree(j) && !c.behindBlocker(now, j) {
+			return true
+		}
+	}
+	return false
 }
 
 // requestCPUs is the least number of CPUs a request can be given.
