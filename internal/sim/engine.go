@@ -1,9 +1,10 @@
 package sim
 
 import (
-	"container/heap"
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Policy is what the engine needs from a scheduler: the production
@@ -108,10 +109,12 @@ type event struct {
 	gen  uint32
 }
 
+// eventHeap is a binary min-heap of events ordered by (t, kind, seq),
+// typed so pushes and pops do not box events in interfaces. Submissions
+// are not in it: they are read from the trace in order (Engine.peek).
 type eventHeap []event
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
+func (h eventHeap) less(i, j int) bool {
 	if h[i].t != h[j].t {
 		return h[i].t < h[j].t
 	}
@@ -120,13 +123,42 @@ func (h eventHeap) Less(i, j int) bool {
 	}
 	return h[i].seq < h[j].seq
 }
-func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *eventHeap) Push(x any)   { *h = append(*h, x.(event)) }
-func (h *eventHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return e
+
+func (h *eventHeap) push(ev event) {
+	*h = append(*h, ev)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !q.less(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *eventHeap) pop() event {
+	q := *h
+	top := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < n && q.less(l, m) {
+			m = l
+		}
+		if r < n && q.less(r, m) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
+	*h = q
+	return top
 }
 
 // JobResult is one job's simulated life.
@@ -194,7 +226,9 @@ type Engine struct {
 	bfQueued         bool    // a backfill event is in the heap
 	calcQueued       bool    // a recalculation event is in the heap
 	origin           int64
-	live             int // submit, end and wake events in the heap
+	live             int     // end and wake events in the heap
+	nextSub          int     // the next trace job to submit
+	subOrder         []int32 // submission order when the trace is not sorted by submit time
 	finished         int
 	stats            EngineStats
 }
@@ -243,24 +277,37 @@ func (e *Engine) Run() ([]JobResult, []Sample, error) {
 	if len(e.index) != len(e.trace) {
 		return nil, nil, ErrDuplicateID
 	}
-	e.events = make(eventHeap, 0, len(e.trace)+64)
-	for i := range e.trace {
-		e.push(e.trace[i].Submit, evSubmit, int32(i), 0)
-	}
+	e.events = make(eventHeap, 0, 256)
+	e.sortSubmits()
 	if len(e.trace) > 0 {
 		e.origin = e.trace[0].Submit
 	}
 	for _, t := range e.cfg.Inspect {
 		e.push(t, evInspect, -1, 0)
 	}
-	heap.Init(&e.events)
-	for e.events.Len() > 0 {
-		now := e.events[0].t
-		if err := e.step(now); err != nil {
+	for {
+		ev, ok := e.peek()
+		if !ok {
+			break
+		}
+		if err := e.step(ev.t); err != nil {
 			return nil, nil, err
 		}
 	}
 	return e.jobs, e.samples, nil
+}
+
+// sortSubmits orders the submissions by submit time, ties in trace order,
+// when the trace is not already sorted (Trace readers sort it).
+func (e *Engine) sortSubmits() {
+	if slices.IsSortedFunc(e.trace, func(a, b Job) int { return cmp.Compare(a.Submit, b.Submit) }) {
+		return
+	}
+	e.subOrder = make([]int32, len(e.trace))
+	for i := range e.subOrder {
+		e.subOrder[i] = int32(i)
+	}
+	slices.SortStableFunc(e.subOrder, func(a, b int32) int { return cmp.Compare(e.trace[a].Submit, e.trace[b].Submit) })
 }
 
 // Stats returns the engine's counters.
@@ -271,19 +318,57 @@ func (e *Engine) push(t int64, kind uint8, job int32, gen uint32) {
 	if kind <= evWake {
 		e.live++
 	}
-	heap.Push(&e.events, event{t: t, seq: e.seq, kind: kind, job: job, gen: gen})
+	e.events.push(event{t: t, seq: e.seq, kind: kind, job: job, gen: gen})
+}
+
+// peek returns the next event: the heap's first or the next submission of
+// the trace (sorted by submit time), whichever comes first in (t, kind)
+// order. No other event is a submission, so (t, kind) decides.
+func (e *Engine) peek() (event, bool) {
+	sub, hasSub := event{}, e.nextSub < len(e.trace)
+	if hasSub {
+		i := int32(e.nextSub)
+		if e.subOrder != nil {
+			i = e.subOrder[e.nextSub]
+		}
+		sub = event{t: e.trace[i].Submit, kind: evSubmit, job: i}
+	}
+	if len(e.events) == 0 {
+		return sub, hasSub
+	}
+	if top := e.events[0]; !hasSub || top.t < sub.t || top.t == sub.t && top.kind < sub.kind {
+		return top, true
+	}
+	return sub, true
+}
+
+// next removes and returns the next event if it happens at now.
+func (e *Engine) next(now int64) (event, bool) {
+	ev, ok := e.peek()
+	if !ok || ev.t != now {
+		return ev, false
+	}
+	if ev.kind == evSubmit {
+		e.nextSub++
+		return ev, true
+	}
+	e.events.pop()
+	if ev.kind <= evWake {
+		e.live--
+	}
+	return ev, true
 }
 
 // step handles every event at time now, then runs a pass if anything
 // changed, then the inspections due at now.
 func (e *Engine) step(now int64) error {
 	var inspect, backfill bool
-	for e.events.Len() > 0 && e.events[0].t == now {
-		ev := heap.Pop(&e.events).(event)
-		e.stats.Events++
-		if ev.kind <= evWake {
-			e.live--
+	for {
+		ev, ok := e.next(now)
+		if !ok {
+			break
 		}
+		e.stats.Events++
 		switch ev.kind {
 		case evSubmit:
 			e.submit(now, ev.job)
@@ -367,7 +452,7 @@ func (e *Engine) recalc(now int64) {
 	if e.policy.Recalc(now) {
 		e.markDirty(now)
 	}
-	if e.pending > 0 && (e.running > 0 || e.live > 0) {
+	if e.pending > 0 && (e.running > 0 || e.live > 0 || e.nextSub < len(e.trace)) {
 		e.queueRecalc(now)
 	}
 }

@@ -188,3 +188,28 @@ func sortJobs(jobs []sim.Job) {
 		}
 	}
 }
+
+// TestEngineSubmitsInTimeOrderWhateverTheTraceOrder checks that a trace
+// not sorted by submit time is submitted in time order (ties in trace
+// order), with the results reported in trace order.
+func TestEngineSubmitsInTimeOrderWhateverTheTraceOrder(t *testing.T) {
+	sorted := []sim.Job{job(1, 0, 100, 4, 1000), job(2, 10, 50, 4, 1000), job(3, 10, 20, 4, 1000), job(4, 20, 30, 4, 1000)}
+	shuffled := []sim.Job{sorted[3], sorted[1], sorted[0], sorted[2]}
+	want := runEngine(t, sim.EngineConfig{}, newFCFS(4), sorted...)
+	res, _, err := sim.NewEngine(sim.EngineConfig{}, newFCFS(4), shuffled).Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, r := range res {
+		if r.ID != shuffled[k].ID {
+			t.Fatalf("result %d is job %d, want job %d (trace order)", k, r.ID, shuffled[k].ID)
+		}
+		if w := want[r.ID]; r.Start != w.Start || r.End != w.End {
+			t.Errorf("job %d ran [%d, %d], want [%d, %d] as from the sorted trace", r.ID, r.Start, r.End, w.Start, w.End)
+		}
+	}
+	// FCFS on 4 CPUs: 1 [0,100], 2 [100,150], 3 [150,170], 4 [170,200]
+	if w := want[3]; w.Start != 150 || w.End != 170 {
+		t.Errorf("sorted run: job 3 ran [%d, %d], want [150, 170]", w.Start, w.End)
+	}
+}
