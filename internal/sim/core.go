@@ -33,6 +33,10 @@ type Core struct {
 	// stuck is the last pass's certificate (sched.Plan.Stuck; nil: none)
 	// and since the jobs submitted after it (MainMayStart).
 	stuck, since []sched.JobID
+	// backfilled and starts are Schedule's per-pass buffers, reused:
+	// the engine reads a pass's Decisions before the next pass.
+	backfilled map[sched.JobID]bool
+	starts     []Started
 	conf         *conf.Config
 	st           *sched.State
 	cfg          sched.Config
@@ -299,17 +303,22 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 			d.Wake = append(d.Wake, j.Req.BeginTime.Unix()-c.epoch)
 		}
 	}
-	backfilled := map[sched.JobID]bool{}
+	if c.backfilled == nil {
+		c.backfilled = map[sched.JobID]bool{}
+	}
+	clear(c.backfilled)
 	for _, s := range plan.Starts {
 		if s.Backfill {
-			backfilled[s.Job] = true
+			c.backfilled[s.Job] = true
 		}
 	}
+	d.Starts = c.starts[:0]
 	for _, id := range started {
-		if s, ok := c.started(id, backfilled[id], t); ok {
+		if s, ok := c.started(id, c.backfilled[id], t); ok {
 			d.Starts = append(d.Starts, s)
 		}
 	}
+	c.starts = d.Starts
 	d.Wake = append(d.Wake, c.wakes...)
 	c.wakes = c.wakes[:0]
 	return d

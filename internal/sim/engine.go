@@ -278,6 +278,9 @@ func (e *Engine) Run() ([]JobResult, []Sample, error) {
 		return nil, nil, ErrDuplicateID
 	}
 	e.events = make(eventHeap, 0, 256)
+	// about three samples per job on the SWF traces: sized once rather
+	// than grown through a dozen copies
+	e.samples = make([]Sample, 0, 3*len(e.trace)+16)
 	e.sortSubmits()
 	if len(e.trace) > 0 {
 		e.origin = e.trace[0].Submit
