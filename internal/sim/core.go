@@ -37,15 +37,15 @@ type Core struct {
 	// the engine reads a pass's Decisions before the next pass.
 	backfilled map[sched.JobID]bool
 	starts     []Started
-	conf         *conf.Config
-	st           *sched.State
-	cfg          sched.Config
-	pcfg         priority.Config
-	pcl          *priority.Cluster
-	tree         *priority.Tree
-	calc         priority.Calculator
-	basic        priority.BasicAllocator
-	epoch        int64
+	conf       *conf.Config
+	st         *sched.State
+	cfg        sched.Config
+	pcfg       priority.Config
+	pcl        *priority.Cluster
+	tree       *priority.Tree
+	calc       priority.Calculator
+	basic      priority.BasicAllocator
+	epoch      int64
 
 	toSched  map[int64]sched.JobID
 	toTrace  map[sched.JobID]int64
