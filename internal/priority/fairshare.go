@@ -16,15 +16,13 @@ const fsParentLevelFS = float64(0xfffffffe)
 // DEPTH_OBLIVIOUS. It allocates nothing once the tree shape is prepared.
 func (t *Tree) Recompute(cfg *Config) {
 	t.prepare()
-	t.computeCommon()
-	switch {
-	case cfg.Flags&FlagDepthOblivious != 0:
-		t.classic(cfg, true)
-	case cfg.Flags&FlagNoFairTree != 0:
-		t.classic(cfg, false)
-	default:
-		t.fairTree()
+	if cfg.Flags&(FlagDepthOblivious|FlagNoFairTree) == 0 {
+		t.fairTreeFlat()
+		return
 	}
+	t.computeCommon()
+	t.classic(cfg, cfg.Flags&FlagDepthOblivious != 0)
+	t.flat.recordsShares = false
 	t.refreshHot()
 }
 

@@ -123,6 +123,8 @@ type Tree struct {
 	// hot mirrors the per-association values the job loop reads, packed
 	// so 100,000 jobs hit a small array instead of the large Assoc records.
 	hot []assocHot
+	// flat is the packed copy Fair Tree's Recompute works on.
+	flat flatTree
 }
 
 type assocHot struct {
@@ -261,6 +263,7 @@ func (t *Tree) prepare() {
 		t.fsKids[i] = t.flatten(i, nil)
 	}
 	t.levels = make([][]int, len(t.Assocs))
+	t.flat.built = false
 }
 
 func (t *Tree) childLess(x, y int) bool {

@@ -1,0 +1,288 @@
+package priority
+
+import (
+	"math"
+	"slices"
+)
+
+// flatTree is the struct-of-arrays copy of the fair-share tree that Fair
+// Tree's Recompute works on. A simulation recomputes fair-share at every
+// PriorityCalcPeriod (100,000 times for one long trace); walking the
+// ~230-byte Assoc records in every loop dominated that, while the values a
+// pass needs are a few numbers per association. Everything that depends
+// only on the tree shape and the shares (LevelShares, NormShares, the
+// FS=parent markers) is computed when the tree or a RawShares changes;
+// a pass reads UsageRaw and Priority from the records once, computes in
+// the packed arrays and writes the results back once, so the exported
+// fields hold exactly what they held before (same operations, same order).
+type flatTree struct {
+	built  bool      // shape arrays match the prepared tree
+	shares []uint32  // RawShares seen by the last setShares
+	fsp    []int32   // fair-share parent (0 for the root)
+	parent []int32   // parent (0 for the root)
+	kids   [][]int32 // children in display order
+	// level is, per account, its children in the LevelFS order of the
+	// last pass: the next pass re-sorts it by insertion (see sorted).
+	level [][]int32
+	key   []levelKey
+
+	fromParent  []bool    // Fairshare=parent
+	fixedLFS    []float64 // LevelFS of a Fairshare=parent association
+	normShares  []float64 // Fair Tree NormShares
+	levelShares []uint64
+	// recordsShares is true while the records' NormShares and LevelShares
+	// hold the Fair Tree values (the classic algorithms overwrite them).
+	recordsShares bool
+
+	usage     []float64
+	normUsage []float64
+	effUsage  []float64
+	fairShare []float64
+	anyNaN    bool // some LevelFS is NaN this pass
+}
+
+// levelKey is what ordering a Fair Tree level compares: LevelFS, then
+// users before accounts, then the position among the siblings.
+type levelKey struct {
+	lfs  float64
+	ord  int32
+	user bool
+}
+
+// build copies the prepared shape into the packed arrays; the per-level
+// orders start over, as a shape change starts them over in prepare.
+func (f *flatTree) build(t *Tree) {
+	n := len(t.Assocs)
+	f.fsp, f.parent = make([]int32, n), make([]int32, n)
+	f.kids, f.level = make([][]int32, n), make([][]int32, n)
+	f.key = make([]levelKey, n)
+	f.shares = make([]uint32, n)
+	f.fromParent, f.fixedLFS = make([]bool, n), make([]float64, n)
+	f.normShares, f.levelShares = make([]float64, n), make([]uint64, n)
+	f.usage, f.normUsage = make([]float64, n), make([]float64, n)
+	f.effUsage, f.fairShare = make([]float64, n), make([]float64, n)
+	for i := range t.Assocs {
+		a := &t.Assocs[i]
+		f.fsp[i], f.parent[i] = int32(max(a.fsParent, 0)), int32(max(a.Parent, 0))
+		f.key[i] = levelKey{ord: int32(a.ord), user: a.isUser}
+		for _, c := range a.Children {
+			f.kids[i] = append(f.kids[i], int32(c))
+		}
+		f.level[i] = slices.Clone(f.kids[i])
+	}
+	if len(t.hot) != n {
+		t.hot = make([]assocHot, n)
+	}
+	f.built = true
+	f.setShares(t)
+}
+
+// setShares computes what depends on the shares alone: LevelShares (the
+// shares of the fair-share siblings, computeCommon's kidSum) and Fair
+// Tree's NormShares, parents before children.
+func (f *flatTree) setShares(t *Tree) {
+	kidSum := make([]uint64, len(t.Assocs))
+	for p, kids := range t.fsKids {
+		for _, c := range kids {
+			if s := t.Assocs[c].RawShares; s != SharesParent {
+				kidSum[p] += uint64(s)
+			}
+		}
+	}
+	for _, i := range t.order {
+		a := &t.Assocs[i]
+		f.shares[i] = a.RawShares
+		f.fromParent[i] = a.SharesFromParent()
+		if i == 0 {
+			f.levelShares[0], f.normShares[0] = uint64(a.RawShares), 0
+			continue
+		}
+		f.levelShares[i] = kidSum[a.fsParent]
+		switch {
+		case f.fromParent[i]:
+			f.normShares[i] = f.normShares[a.Parent]
+			f.fixedLFS[i] = fsParentLevelFS
+			if a.isUser {
+				f.fixedLFS[i] = math.Inf(1)
+			}
+		case f.levelShares[i] == 0:
+			f.normShares[i] = 0
+		default:
+			f.normShares[i] = float64(a.RawShares) / float64(f.levelShares[i])
+		}
+	}
+	f.recordsShares = false
+}
+
+// fairTreeFlat is Recompute under Fair Tree on the packed arrays: the
+// same values as computeCommon + fairTree, written back to the records
+// and to the packed job-loop array.
+func (t *Tree) fairTreeFlat() {
+	f := &t.flat
+	if !f.built {
+		f.build(t)
+	}
+	f.gather(t)
+	f.compute()
+	rank, rnt := t.users, t.users
+	f.rank(0, false, &rank, &rnt, float64(t.users))
+	f.writeBack(t)
+}
+
+// gather reads the usage and priority of every association (one pass over
+// the records) and notices a changed RawShares.
+func (f *flatTree) gather(t *Tree) {
+	changed := false
+	for i := range t.Assocs {
+		a := &t.Assocs[i]
+		changed = changed || a.RawShares != f.shares[i]
+		f.usage[i] = a.UsageRaw
+		t.hot[i].priority = float64(a.Priority)
+	}
+	if changed {
+		f.setShares(t)
+	}
+}
+
+// compute sets NormUsage, EffectvUsage and LevelFS of every association
+// but the root (computeCommon's and fairTree's formulas).
+func (f *flatTree) compute() {
+	u := f.usage
+	ru := u[0]
+	nan := false
+	for i := 1; i < len(u); i++ {
+		ui := u[i]
+		nu := 0.0
+		if ru > 0 {
+			// min(1, x) as math.Min computes it here (x is never -0 and
+			// a NaN stays NaN)
+			nu = ui / ru
+			if nu >= 1 {
+				nu = 1
+			}
+		}
+		f.normUsage[i] = nu
+		eu := 0.0
+		if pu := u[f.fsp[i]]; pu > 0 {
+			eu = ui / pu
+		}
+		f.effUsage[i] = eu
+		lfs := f.fixedLFS[i]
+		if !f.fromParent[i] {
+			lfs = levelFS(f.normShares[i], eu)
+		}
+		f.key[i].lfs = lfs
+		nan = nan || lfs != lfs
+	}
+	f.key[0].lfs = 0
+	f.anyNaN = nan
+}
+
+// rank is rankLevel on the packed arrays: walk account p's children in
+// LevelFS order; a user not tied with its predecessor takes the next
+// rank, an account passes on whether it tied.
+func (f *flatTree) rank(p int32, accountTied bool, rank, rnt *int, n float64) {
+	seg := f.sorted(p)
+	prev := 0.0
+	for k, i := range seg {
+		lfs := f.key[i].lfs
+		tied := accountTied
+		if k > 0 {
+			tied = prev == lfs
+		}
+		prev = lfs
+		if f.key[i].user {
+			if !tied {
+				*rank = *rnt
+			}
+			f.fairShare[i] = float64(*rank) / n
+			*rnt--
+			continue
+		}
+		f.rank(i, tied, rank, rnt, n)
+	}
+}
+
+// sorted returns account p's children ordered by cmp, starting from the
+// previous pass's order (see Tree.sortedLevel: between two passes only
+// the charged associations move, so an insertion sort is linear). cmp is
+// a total order without NaN, so any sort gives the same sequence; a level
+// with a NaN LevelFS is sorted by slices.SortFunc from the previous
+// order, exactly as before.
+func (f *flatTree) sorted(p int32) []int32 {
+	seg := f.level[p]
+	if len(seg) < 2 {
+		return seg
+	}
+	if f.anyNaN {
+		for _, i := range seg {
+			if math.IsNaN(f.key[i].lfs) {
+				slices.SortFunc(seg, f.cmp)
+				return seg
+			}
+		}
+	}
+	key := f.key
+	budget := 8 * len(seg)
+	for k := 1; k < len(seg); k++ {
+		for m := k; m > 0 && keyLess(&key[seg[m]], &key[seg[m-1]]); m-- {
+			seg[m-1], seg[m] = seg[m], seg[m-1]
+			if budget--; budget < 0 {
+				slices.SortFunc(seg, f.cmp)
+				return seg
+			}
+		}
+	}
+	return seg
+}
+
+// keyLess reports whether a sorts before b: higher LevelFS first, then
+// users, then the earlier sibling (cmpLevelFS < 0).
+func keyLess(a, b *levelKey) bool {
+	switch {
+	case a.lfs > b.lfs:
+		return true
+	case a.lfs < b.lfs:
+		return false
+	case a.user != b.user:
+		return a.user
+	}
+	return a.ord < b.ord
+}
+
+// cmp is cmpLevelFS on the packed keys.
+func (f *flatTree) cmp(x, y int32) int {
+	a, b := &f.key[x], &f.key[y]
+	switch {
+	case a.lfs > b.lfs:
+		return -1
+	case a.lfs < b.lfs:
+		return 1
+	case a.user != b.user:
+		if a.user {
+			return -1
+		}
+		return 1
+	}
+	return int(a.ord) - int(b.ord)
+}
+
+// writeBack stores the pass's values in the records (one pass over them)
+// and FairShare in the packed job-loop array.
+func (f *flatTree) writeBack(t *Tree) {
+	shares := !f.recordsShares
+	for i := 1; i < len(t.Assocs); i++ {
+		a := &t.Assocs[i]
+		a.NormUsage, a.EffectvUsage = f.normUsage[i], f.effUsage[i]
+		a.FairShare, a.LevelFS = f.fairShare[i], f.key[i].lfs
+		if shares {
+			a.NormShares, a.LevelShares = f.normShares[i], f.levelShares[i]
+		}
+		t.hot[i].fairShare = f.fairShare[i]
+	}
+	root := &t.Assocs[0]
+	root.LevelShares, root.NormShares = f.levelShares[0], 0
+	root.NormUsage, root.EffectvUsage, root.FairShare, root.LevelFS = 1, 1, 0, 0
+	t.hot[0].fairShare = 0
+	f.recordsShares = true
+}
