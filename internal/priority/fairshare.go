@@ -22,7 +22,7 @@ func (t *Tree) Recompute(cfg *Config) {
 	}
 	t.computeCommon()
 	t.classic(cfg, cfg.Flags&FlagDepthOblivious != 0)
-	t.flat.recordsShares = false
+	t.flat.recordsShares, t.flat.stale = false, false
 	t.refreshHot()
 }
 

@@ -34,11 +34,20 @@ type flatTree struct {
 	// hold the Fair Tree values (the classic algorithms overwrite them).
 	recordsShares bool
 
-	usage     []float64
-	normUsage []float64
+	// usage mirrors every UsageRaw while usageOK: a full Recompute reads
+	// it from the records; Decay and Charge keep it up to date.
+	usage   []float64
+	usageOK bool
+	// passUsage is usage as of the last pass (NormUsage is computed from
+	// it when the records are written).
+	passUsage []float64
 	effUsage  []float64
-	fairShare []float64
 	anyNaN    bool // some LevelFS is NaN this pass
+	// rankFS[r] is r / UserCount, the FairShare of rank r.
+	rankFS []float64
+	// stale is true when the last pass (RecomputeFairShare) left its
+	// values in the packed arrays only; syncRecords writes them.
+	stale bool
 }
 
 // levelKey is what ordering a Fair Tree level compares: LevelFS, then
@@ -59,8 +68,8 @@ func (f *flatTree) build(t *Tree) {
 	f.shares = make([]uint32, n)
 	f.fromParent, f.fixedLFS = make([]bool, n), make([]float64, n)
 	f.normShares, f.levelShares = make([]float64, n), make([]uint64, n)
-	f.usage, f.normUsage = make([]float64, n), make([]float64, n)
-	f.effUsage, f.fairShare = make([]float64, n), make([]float64, n)
+	f.usage, f.passUsage, f.effUsage = make([]float64, n), make([]float64, n), make([]float64, n)
+	f.usageOK, f.stale = false, false
 	for i := range t.Assocs {
 		a := &t.Assocs[i]
 		f.fsp[i], f.parent[i] = int32(max(a.fsParent, 0)), int32(max(a.Parent, 0))
@@ -69,6 +78,10 @@ func (f *flatTree) build(t *Tree) {
 			f.kids[i] = append(f.kids[i], int32(c))
 		}
 		f.level[i] = slices.Clone(f.kids[i])
+	}
+	f.rankFS = make([]float64, t.users+1)
+	for r := range f.rankFS {
+		f.rankFS[r] = float64(r) / float64(t.users)
 	}
 	if len(t.hot) != n {
 		t.hot = make([]assocHot, n)
@@ -123,10 +136,52 @@ func (t *Tree) fairTreeFlat() {
 		f.build(t)
 	}
 	f.gather(t)
+	t.fairTreePass()
+	f.writeBack(t, f.usage)
+}
+
+// RecomputeFairShare is Recompute for a caller that reads the computed
+// fair-share values only through this package (Calculator, FormatSshare,
+// Calculator.Explain): the simulator, which recomputes at every
+// PriorityCalcPeriod of a long trace. Under Fair Tree it computes the same
+// values as Recompute but keeps them in packed arrays: the computed
+// fields of Assocs (LevelShares, NormShares, NormUsage, EffectvUsage,
+// FairShare, LevelFS) are written, with the values of this pass, only when
+// one of those functions or the next Recompute needs them; reading them
+// directly from Assocs in between gives older values.
+//
+// It is valid as long as, since the last Recompute, usage changed only
+// through Decay, Charge and ResetUsage, and no RawShares or Priority was
+// written directly (after such a write call Recompute, which reads every
+// record again). Under the classic algorithms it is Recompute.
+func (t *Tree) RecomputeFairShare(cfg *Config) {
+	t.prepare()
+	f := &t.flat
+	if cfg.Flags&(FlagDepthOblivious|FlagNoFairTree) != 0 || !f.built || !f.usageOK {
+		t.Recompute(cfg)
+		return
+	}
+	t.fairTreePass()
+	copy(f.passUsage, f.usage)
+	f.stale = true
+}
+
+// fairTreePass computes EffectvUsage, LevelFS and the ranks from the
+// mirrored usage; FairShare goes to the job-loop array.
+func (t *Tree) fairTreePass() {
+	f := &t.flat
 	f.compute()
+	t.hot[0].fairShare = 0
 	rank, rnt := t.users, t.users
-	f.rank(0, false, &rank, &rnt, float64(t.users))
-	f.writeBack(t)
+	f.rank(t.hot, 0, false, &rank, &rnt)
+}
+
+// syncRecords writes the values of the last RecomputeFairShare into the
+// records, for the functions that read them there.
+func (t *Tree) syncRecords() {
+	if f := &t.flat; f.stale {
+		f.writeBack(t, f.passUsage)
+	}
 }
 
 // gather reads the usage and priority of every association (one pass over
@@ -139,32 +194,21 @@ func (f *flatTree) gather(t *Tree) {
 		f.usage[i] = a.UsageRaw
 		t.hot[i].priority = float64(a.Priority)
 	}
+	f.usageOK = true
 	if changed {
 		f.setShares(t)
 	}
 }
 
-// compute sets NormUsage, EffectvUsage and LevelFS of every association
-// but the root (computeCommon's and fairTree's formulas).
+// compute sets EffectvUsage and LevelFS of every association but the
+// root (fairTree's formulas).
 func (f *flatTree) compute() {
 	u := f.usage
-	ru := u[0]
 	nan := false
 	for i := 1; i < len(u); i++ {
-		ui := u[i]
-		nu := 0.0
-		if ru > 0 {
-			// min(1, x) as math.Min computes it here (x is never -0 and
-			// a NaN stays NaN)
-			nu = ui / ru
-			if nu >= 1 {
-				nu = 1
-			}
-		}
-		f.normUsage[i] = nu
 		eu := 0.0
 		if pu := u[f.fsp[i]]; pu > 0 {
-			eu = ui / pu
+			eu = u[i] / pu
 		}
 		f.effUsage[i] = eu
 		lfs := f.fixedLFS[i]
@@ -181,7 +225,7 @@ func (f *flatTree) compute() {
 // rank is rankLevel on the packed arrays: walk account p's children in
 // LevelFS order; a user not tied with its predecessor takes the next
 // rank, an account passes on whether it tied.
-func (f *flatTree) rank(p int32, accountTied bool, rank, rnt *int, n float64) {
+func (f *flatTree) rank(hot []assocHot, p int32, accountTied bool, rank, rnt *int) {
 	seg := f.sorted(p)
 	prev := 0.0
 	for k, i := range seg {
@@ -195,11 +239,12 @@ func (f *flatTree) rank(p int32, accountTied bool, rank, rnt *int, n float64) {
 			if !tied {
 				*rank = *rnt
 			}
-			f.fairShare[i] = float64(*rank) / n
+			hot[i].fairShare = f.rankFS[*rank]
 			*rnt--
 			continue
 		}
-		f.rank(i, tied, rank, rnt, n)
+		hot[i].fairShare = 0
+		f.rank(hot, i, tied, rank, rnt)
 	}
 }
 
@@ -267,22 +312,38 @@ func (f *flatTree) cmp(x, y int32) int {
 	return int(a.ord) - int(b.ord)
 }
 
-// writeBack stores the pass's values in the records (one pass over them)
-// and FairShare in the packed job-loop array.
-func (f *flatTree) writeBack(t *Tree) {
+// writeBack stores the pass's values in the records (one pass over
+// them); usage is UsageRaw as of the pass, for NormUsage
+// (computeCommon's formula).
+func (f *flatTree) writeBack(t *Tree, usage []float64) {
 	shares := !f.recordsShares
-	for i := 1; i < len(t.Assocs); i++ {
+	ru := usage[0]
+	for i := 1; i < len(f.effUsage); i++ { // not the ones added since
 		a := &t.Assocs[i]
-		a.NormUsage, a.EffectvUsage = f.normUsage[i], f.effUsage[i]
-		a.FairShare, a.LevelFS = f.fairShare[i], f.key[i].lfs
+		nu := 0.0
+		if ru > 0 {
+			// min(1, x) as math.Min computes it here (x is never -0 and
+			// a NaN stays NaN)
+			nu = usage[i] / ru
+			if nu >= 1 {
+				nu = 1
+			}
+		}
+		a.NormUsage, a.EffectvUsage = nu, f.effUsage[i]
+		a.FairShare, a.LevelFS = t.hot[i].fairShare, f.key[i].lfs
 		if shares {
 			a.NormShares, a.LevelShares = f.normShares[i], f.levelShares[i]
 		}
-		t.hot[i].fairShare = f.fairShare[i]
 	}
 	root := &t.Assocs[0]
 	root.LevelShares, root.NormShares = f.levelShares[0], 0
 	root.NormUsage, root.EffectvUsage, root.FairShare, root.LevelFS = 1, 1, 0, 0
-	t.hot[0].fairShare = 0
-	f.recordsShares = true
+	f.recordsShares, f.stale = true, false
+}
+
+// mirror notes that association i's UsageRaw is now v.
+func (f *flatTree) mirror(i int, v float64) {
+	if f.usageOK {
+		f.usage[i] = v
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 )
@@ -104,34 +105,51 @@ func sameFairShare(t interface {
 	}
 }
 
-// The packed Fair Tree gives exactly the values of the record-walking
-// one, pass after pass (decay, charges, usage set to extreme values,
-// an occasional classic pass in between), on random trees with FS=parent
-// and zero shares.
+// The packed Fair Tree (Recompute, and RecomputeFairShare with the
+// records written when read) gives exactly the values of the
+// record-walking one, pass after pass: decay, charges, resets, usage set
+// directly to extreme values, an occasional classic pass in between, and
+// usage that decays after the pass before the records are read, on
+// random trees with FS=parent and zero shares.
 func TestPropertyFlatFairTreeMatchesReference(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		got := randomTree(rt)
 		want := cloneTree(got)
 		ref := &refTree{t: want, levels: map[int][]int{}}
 		cfg := DefaultConfig()
+		both := func(f func(*Tree)) { f(got); f(want) }
 		for pass := rapid.IntRange(1, 8).Draw(rt, "passes"); pass > 0; pass-- {
-			switch rapid.IntRange(0, 4).Draw(rt, "event") {
+			full := false
+			switch rapid.IntRange(0, 5).Draw(rt, "event") {
 			case 0:
 				secs := float64(rapid.IntRange(1, 100000).Draw(rt, "decay"))
-				got.Decay(&cfg, secs)
-				want.Decay(&cfg, secs)
-			case 1:
+				both(func(tr *Tree) { tr.Decay(&cfg, secs) })
+			case 1: // a direct write: only Recompute reads it
 				i := rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "assoc")
 				v := rapid.SampledFrom([]float64{0, 1, 3, 1e-300, 1e300, math.Inf(1), math.NaN()}).Draw(rt, "usage")
 				got.Assocs[i].UsageRaw, want.Assocs[i].UsageRaw = v, v
+				full = true
 			case 2:
 				classic := cfg
 				classic.Flags = FlagNoFairTree
 				got.Recompute(&classic)
+			case 3:
+				j := RunningJob{Assoc: rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "job"), Start: t0, Billing: 7}
+				both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(time.Hour)) })
+			case 4:
+				both(func(tr *Tree) { tr.ResetUsage() })
 			}
-			got.Recompute(&cfg)
+			if full || rapid.Bool().Draw(rt, "full") {
+				got.Recompute(&cfg)
+			} else {
+				got.RecomputeFairShare(&cfg)
+			}
 			ref.recompute()
 			want.refreshHot()
+			if rapid.Bool().Draw(rt, "late decay") { // after the pass: not in its values
+				both(func(tr *Tree) { tr.Decay(&cfg, 3600) })
+			}
+			got.syncRecords()
 			sameFairShare(rt, got, want)
 		}
 	})

@@ -19,6 +19,8 @@ type simWorld struct {
 	runs  []RunningJob
 	rng   *rand.Rand
 	now   time.Time
+	// fast passes use RecomputeFairShare, as the simulator can.
+	fast bool
 }
 
 func newSimWorld(tb testing.TB, accounts, usersPer, running int) *simWorld {
@@ -62,6 +64,10 @@ func (w *simWorld) step() {
 	for k := range w.runs {
 		w.tree.Charge(&w.cfg, &w.runs[k], last, w.now)
 	}
+	if w.fast {
+		w.tree.RecomputeFairShare(&w.cfg)
+		return
+	}
 	w.tree.Recompute(&w.cfg)
 }
 
@@ -73,6 +79,26 @@ func BenchmarkSimPass(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w.step()
+	}
+}
+
+// BenchmarkSimPassFairShare is BenchmarkSimPass with RecomputeFairShare.
+func BenchmarkSimPassFairShare(b *testing.B) {
+	w := newSimWorld(b, 100, 6, 30)
+	w.fast = true
+	b.ReportAllocs()
+	for b.Loop() {
+		w.step()
+	}
+}
+
+// BenchmarkSimRecomputeFairShare is RecomputeFairShare alone.
+func BenchmarkSimRecomputeFairShare(b *testing.B) {
+	w := newSimWorld(b, 100, 6, 30)
+	w.tree.Recompute(&w.cfg)
+	b.ReportAllocs()
+	for b.Loop() {
+		w.tree.RecomputeFairShare(&w.cfg)
 	}
 }
 

@@ -134,6 +134,7 @@ type assocHot struct {
 
 // refreshHot copies FairShare and Priority into the packed array.
 func (t *Tree) refreshHot() {
+	t.syncRecords()
 	if len(t.hot) != len(t.Assocs) {
 		t.hot = make([]assocHot, len(t.Assocs))
 	}
@@ -239,6 +240,7 @@ func (t *Tree) prepare() {
 	if !t.dirty {
 		return
 	}
+	t.syncRecords() // the last pass's values, for the associations it knew
 	t.dirty = false
 	t.users = 0
 	for i := range t.Assocs {
@@ -317,6 +319,7 @@ func (t *Tree) CopyUsageFrom(old *Tree) {
 	if old == nil {
 		return
 	}
+	t.flat.usageOK = false // read from the records again
 	for i := range old.Assocs {
 		o := &old.Assocs[i]
 		if j, ok := t.byKey[assocKey{o.Account, o.User, o.Partition}]; ok {

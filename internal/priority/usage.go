@@ -34,9 +34,17 @@ func (t *Tree) Decay(cfg *Config, seconds float64) {
 		return
 	}
 	f := math.Pow(d, seconds)
+	var mirror []float64 // the packed copy of UsageRaw, kept in step
+	if t.flat.usageOK {
+		mirror = t.flat.usage[:len(t.Assocs)]
+	}
 	for i := range t.Assocs {
 		a := &t.Assocs[i]
-		a.UsageRaw = decayed(a.UsageRaw, f)
+		u := decayed(a.UsageRaw, f)
+		a.UsageRaw = u
+		if mirror != nil {
+			mirror[i] = u
+		}
 		a.UsedWall = decayed(a.UsedWall, f)
 		if len(a.UsageTRES) == 0 {
 			continue // most associations: no per-TRES usage, no map walk
@@ -97,6 +105,7 @@ func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 		for i := j.Assoc; i >= 0; i = t.Assocs[i].Parent {
 			a := &t.Assocs[i]
 			a.UsageRaw += runDecay * j.Billing * factor
+			t.flat.mirror(i, a.UsageRaw)
 			a.UsedWall += runDecay
 			a.UsageTRES = addTRES(a.UsageTRES, j.Alloc, runDecay*factor)
 		}
@@ -138,6 +147,9 @@ func (t *Tree) ResetUsage() {
 	for i := range t.Assocs {
 		t.Assocs[i].UsageRaw, t.Assocs[i].UsedWall = 0, 0
 		clear(t.Assocs[i].UsageTRES)
+	}
+	if t.flat.usageOK {
+		clear(t.flat.usage)
 	}
 	for _, q := range t.QOS {
 		q.UsageRaw, q.UsedWall = 0, 0
