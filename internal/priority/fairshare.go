@@ -20,6 +20,7 @@ func (t *Tree) Recompute(cfg *Config) {
 		t.fairTreeFlat()
 		return
 	}
+	t.SyncUsage()
 	t.computeCommon()
 	t.classic(cfg, cfg.Flags&FlagDepthOblivious != 0)
 	t.flat.recordsShares, t.flat.stale = false, false

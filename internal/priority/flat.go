@@ -34,10 +34,18 @@ type flatTree struct {
 	// hold the Fair Tree values (the classic algorithms overwrite them).
 	recordsShares bool
 
-	// usage mirrors every UsageRaw while usageOK: a full Recompute reads
-	// it from the records; Decay and Charge keep it up to date.
-	usage   []float64
-	usageOK bool
+	// usage and wall mirror every UsageRaw and UsedWall while usageOK: a
+	// full Recompute reads them from the records; Decay, Charge and
+	// ResetUsage keep them up to date.
+	usage, wall []float64
+	usageOK     bool
+	// packed is set by PackUsage: while usageOK, usage and wall are the
+	// values and the records' copies are written by SyncUsage
+	// (usageDirty says they are behind); tres lists the associations
+	// with a per-TRES usage map, which Decay walks.
+	packed, usageDirty bool
+	tres               []int32
+	hasTRES            []bool
 	// passUsage is usage as of the last pass (NormUsage is computed from
 	// it when the records are written).
 	passUsage []float64
@@ -69,7 +77,9 @@ func (f *flatTree) build(t *Tree) {
 	f.fromParent, f.fixedLFS = make([]bool, n), make([]float64, n)
 	f.normShares, f.levelShares = make([]float64, n), make([]uint64, n)
 	f.usage, f.passUsage, f.effUsage = make([]float64, n), make([]float64, n), make([]float64, n)
-	f.usageOK, f.stale = false, false
+	f.wall, f.hasTRES = make([]float64, n), make([]bool, n)
+	f.usageOK, f.stale, f.usageDirty = false, false, false
+	levels := make([]int32, 0, n) // one backing array: the walk stays in few cache lines
 	for i := range t.Assocs {
 		a := &t.Assocs[i]
 		f.fsp[i], f.parent[i] = int32(max(a.fsParent, 0)), int32(max(a.Parent, 0))
@@ -77,7 +87,9 @@ func (f *flatTree) build(t *Tree) {
 		for _, c := range a.Children {
 			f.kids[i] = append(f.kids[i], int32(c))
 		}
-		f.level[i] = slices.Clone(f.kids[i])
+		start := len(levels)
+		levels = append(levels, f.kids[i]...)
+		f.level[i] = levels[start:len(levels):len(levels)]
 	}
 	f.rankFS = make([]float64, t.users+1)
 	for r := range f.rankFS {
@@ -172,8 +184,7 @@ func (t *Tree) fairTreePass() {
 	f := &t.flat
 	f.compute()
 	t.hot[0].fairShare = 0
-	rank, rnt := t.users, t.users
-	f.rank(t.hot, 0, false, &rank, &rnt)
+	f.rank(t.hot, 0, false, t.users, t.users)
 }
 
 // syncRecords writes the values of the last RecomputeFairShare into the
@@ -187,12 +198,17 @@ func (t *Tree) syncRecords() {
 // gather reads the usage and priority of every association (one pass over
 // the records) and notices a changed RawShares.
 func (f *flatTree) gather(t *Tree) {
+	t.SyncUsage()
 	changed := false
+	f.tres = f.tres[:0]
 	for i := range t.Assocs {
 		a := &t.Assocs[i]
 		changed = changed || a.RawShares != f.shares[i]
-		f.usage[i] = a.UsageRaw
+		f.usage[i], f.wall[i] = a.UsageRaw, a.UsedWall
 		t.hot[i].priority = float64(a.Priority)
+		if f.hasTRES[i] = a.UsageTRES != nil; f.hasTRES[i] {
+			f.tres = append(f.tres, int32(i))
+		}
 	}
 	f.usageOK = true
 	if changed {
@@ -224,28 +240,45 @@ func (f *flatTree) compute() {
 
 // rank is rankLevel on the packed arrays: walk account p's children in
 // LevelFS order; a user not tied with its predecessor takes the next
-// rank, an account passes on whether it tied.
-func (f *flatTree) rank(hot []assocHot, p int32, accountTied bool, rank, rnt *int) {
-	seg := f.sorted(p)
-	prev := 0.0
+// rank (rank, rnt: the rank of the last tie group and the next free
+// one, returned updated), an account passes on whether it tied. The
+// level is walked in the previous pass's order and sorted only when two
+// neighbours turn out out of order (then walked again): without NaN the
+// sorted order is unique, so that is the order a sort first would give.
+func (f *flatTree) rank(hot []assocHot, p int32, accountTied bool, rank, rnt int) (int, int) {
+	seg := f.level[p]
+	checked := f.anyNaN // sorted's NaN handling decides the order
+	if checked {
+		seg = f.sorted(p)
+	}
+	key := f.key
+	rank0, rnt0 := rank, rnt
+walk:
+	var prev *levelKey
 	for k, i := range seg {
-		lfs := f.key[i].lfs
+		c := &key[i]
 		tied := accountTied
 		if k > 0 {
-			tied = prev == lfs
-		}
-		prev = lfs
-		if f.key[i].user {
-			if !tied {
-				*rank = *rnt
+			if !checked && keyLess(c, prev) {
+				seg, checked = f.sorted(p), true
+				rank, rnt = rank0, rnt0
+				goto walk
 			}
-			hot[i].fairShare = f.rankFS[*rank]
-			*rnt--
+			tied = prev.lfs == c.lfs
+		}
+		prev = c
+		if c.user {
+			if !tied {
+				rank = rnt
+			}
+			hot[i].fairShare = f.rankFS[rank]
+			rnt--
 			continue
 		}
 		hot[i].fairShare = 0
-		f.rank(hot, i, tied, rank, rnt)
+		rank, rnt = f.rank(hot, i, tied, rank, rnt)
 	}
+	return rank, rnt
 }
 
 // sorted returns account p's children ordered by cmp, starting from the
@@ -341,9 +374,73 @@ func (f *flatTree) writeBack(t *Tree, usage []float64) {
 	f.recordsShares, f.stale = true, false
 }
 
-// mirror notes that association i's UsageRaw is now v.
-func (f *flatTree) mirror(i int, v float64) {
+// PackUsage is for a caller that reads usage only through this package
+// (the simulator): from the next Recompute on, Decay and Charge update
+// UsageRaw and UsedWall in packed arrays instead of the ~230-byte
+// records, which a long replay walked at every PriorityCalcPeriod. The
+// records' UsageRaw and UsedWall are written back when this package reads
+// them (FormatSshare, CopyUsageFrom, Recompute, a change of the tree's
+// shape) or by SyncUsage; read directly in between, they are older.
+// UsageTRES stays in the records. Write UsageRaw or UsedWall directly only
+// after SyncUsage and before a Recompute, which reads them again.
+func (t *Tree) PackUsage() {
+	t.flat.packed = true
+	t.flat.usageOK = false // read the records at the next Recompute
+}
+
+// SyncUsage writes the packed usage (see PackUsage) into the records'
+// UsageRaw and UsedWall.
+func (t *Tree) SyncUsage() {
+	f := &t.flat
+	if !f.usageDirty {
+		return
+	}
+	for i := range f.usage {
+		t.Assocs[i].UsageRaw, t.Assocs[i].UsedWall = f.usage[i], f.wall[i]
+	}
+	f.usageDirty = false
+}
+
+// usagePacked reports whether the packed arrays hold the usage.
+func (t *Tree) usagePacked() bool { return t.flat.packed && t.flat.usageOK }
+
+// decay is Decay on the packed usage.
+func (t *Tree) decayPacked(fac float64) {
+	f := &t.flat
+	u, w := f.usage, f.wall[:len(f.usage)]
+	for i := range u {
+		u[i] = decayed(u[i], fac)
+		w[i] = decayed(w[i], fac)
+	}
+	for _, i := range f.tres {
+		m := t.Assocs[i].UsageTRES
+		for k, v := range m {
+			m[k] = decayed(v, fac)
+		}
+	}
+	f.usageDirty = true
+}
+
+// chargePacked is Charge's update of association i on the packed usage.
+func (t *Tree) chargePacked(i int, j *RunningJob, runDecay, factor float64) {
+	f := &t.flat
+	f.usage[i] += runDecay * j.Billing * factor
+	f.wall[i] += runDecay
+	f.usageDirty = true
+	if len(j.Alloc) == 0 {
+		return
+	}
+	a := &t.Assocs[i]
+	a.UsageTRES = addTRES(a.UsageTRES, j.Alloc, runDecay*factor)
+	if !f.hasTRES[i] {
+		f.hasTRES[i] = true
+		f.tres = append(f.tres, int32(i))
+	}
+}
+
+// mirror notes that association i's UsageRaw and UsedWall are now u, w.
+func (f *flatTree) mirror(i int, u, w float64) {
 	if f.usageOK {
-		f.usage[i] = v
+		f.usage[i], f.wall[i] = u, w
 	}
 }

@@ -1,6 +1,7 @@
 package priority
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -20,6 +21,9 @@ type refTree struct {
 
 func (r *refTree) recompute() {
 	t := r.t
+	if t.dirty { // prepare starts the level orders over
+		r.levels = map[int][]int{}
+	}
 	t.prepare()
 	t.computeCommon()
 	root := &t.Assocs[0]
@@ -118,13 +122,18 @@ func TestPropertyFlatFairTreeMatchesReference(t *testing.T) {
 		ref := &refTree{t: want, levels: map[int][]int{}}
 		cfg := DefaultConfig()
 		both := func(f func(*Tree)) { f(got); f(want) }
+		packAt := rapid.IntRange(0, 9).Draw(rt, "pack at") // 9: never
 		for pass := rapid.IntRange(1, 8).Draw(rt, "passes"); pass > 0; pass-- {
+			if pass == packAt {
+				got.PackUsage()
+			}
 			full := false
-			switch rapid.IntRange(0, 5).Draw(rt, "event") {
+			switch rapid.IntRange(0, 7).Draw(rt, "event") {
 			case 0:
 				secs := float64(rapid.IntRange(1, 100000).Draw(rt, "decay"))
 				both(func(tr *Tree) { tr.Decay(&cfg, secs) })
 			case 1: // a direct write: only Recompute reads it
+				got.SyncUsage()
 				i := rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "assoc")
 				v := rapid.SampledFrom([]float64{0, 1, 3, 1e-300, 1e300, math.Inf(1), math.NaN()}).Draw(rt, "usage")
 				got.Assocs[i].UsageRaw, want.Assocs[i].UsageRaw = v, v
@@ -138,6 +147,16 @@ func TestPropertyFlatFairTreeMatchesReference(t *testing.T) {
 				both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(time.Hour)) })
 			case 4:
 				both(func(tr *Tree) { tr.ResetUsage() })
+			case 5:
+				j := RunningJob{Assoc: rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "tres job"), Start: t0, Billing: 3,
+					Alloc: map[string]int64{"cpu": 3, "mem": 1000}}
+				both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(time.Minute)) })
+			case 6:
+				both(func(tr *Tree) {
+					if _, err := tr.AddUser(fmt.Sprintf("new%d", pass), "acc0", 2); err != nil {
+						rt.Fatal(err)
+					}
+				})
 			}
 			if full || rapid.Bool().Draw(rt, "full") {
 				got.Recompute(&cfg)
@@ -151,6 +170,8 @@ func TestPropertyFlatFairTreeMatchesReference(t *testing.T) {
 			}
 			got.syncRecords()
 			sameFairShare(rt, got, want)
+			got.SyncUsage()
+			sameUsage(rt, got, want)
 		}
 	})
 }
@@ -169,4 +190,20 @@ func cloneTree(t *Tree) *Tree {
 		c.QOS[k] = &cq
 	}
 	return c
+}
+
+// sameUsage fails unless got's usage records equal want's bit for bit.
+func sameUsage(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, got, want *Tree) {
+	t.Helper()
+	for i := range want.Assocs {
+		g, w := &got.Assocs[i], &want.Assocs[i]
+		if math.Float64bits(g.UsageRaw) != math.Float64bits(w.UsageRaw) || math.Float64bits(g.UsedWall) != math.Float64bits(w.UsedWall) ||
+			!maps.EqualFunc(g.UsageTRES, w.UsageTRES, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) {
+			t.Fatalf("%s/%s: usage %v wall %v tres %v, want %v %v %v", g.Account, g.User, g.UsageRaw, g.UsedWall, g.UsageTRES,
+				w.UsageRaw, w.UsedWall, w.UsageTRES)
+		}
+	}
 }

@@ -19,7 +19,8 @@ type simWorld struct {
 	runs  []RunningJob
 	rng   *rand.Rand
 	now   time.Time
-	// fast passes use RecomputeFairShare, as the simulator can.
+	// fast passes use PackUsage and RecomputeFairShare, as the
+	// simulator can.
 	fast bool
 }
 
@@ -86,6 +87,8 @@ func BenchmarkSimPass(b *testing.B) {
 func BenchmarkSimPassFairShare(b *testing.B) {
 	w := newSimWorld(b, 100, 6, 30)
 	w.fast = true
+	w.tree.PackUsage()
+	w.tree.Recompute(&w.cfg)
 	b.ReportAllocs()
 	for b.Loop() {
 		w.step()
@@ -108,6 +111,17 @@ func BenchmarkSimRecompute(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		w.tree.Recompute(&w.cfg)
+	}
+}
+
+// BenchmarkSimDecayPacked is Decay on packed usage.
+func BenchmarkSimDecayPacked(b *testing.B) {
+	w := newSimWorld(b, 100, 6, 30)
+	w.tree.PackUsage()
+	w.tree.Recompute(&w.cfg)
+	b.ReportAllocs()
+	for b.Loop() {
+		w.tree.Decay(&w.cfg, 1)
 	}
 }
 

@@ -103,6 +103,7 @@ func lookupSshareField(spec string) (sshareField, error) {
 // account is listed; -U drops account rows.
 func FormatSshare(tr *Tree, cfg *Config, opt SshareOptions) (string, error) {
 	tr.syncRecords()
+	tr.SyncUsage()
 	cols, err := sshareColumns(cfg, opt)
 	if err != nil {
 		return "", err

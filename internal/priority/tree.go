@@ -125,6 +125,7 @@ type Tree struct {
 	hot []assocHot
 	// flat is the packed copy Fair Tree's Recompute works on.
 	flat flatTree
+	pow  powMemo
 }
 
 type assocHot struct {
@@ -192,6 +193,9 @@ func (t *Tree) add(account, user, partition, parent string, shares uint32) (int,
 	if _, dup := t.byKey[k]; dup {
 		return 0, fmt.Errorf("add association %s/%s: already exists", account, user)
 	}
+	t.syncRecords() // the packed values, before the shape changes
+	t.SyncUsage()
+	t.flat.usageOK = false
 	id := len(t.Assocs)
 	t.Assocs = append(t.Assocs, Assoc{ID: uint32(id + 1), Account: account, User: user, Partition: partition, Parent: p, RawShares: shares})
 	t.Assocs[p].Children = append(t.Assocs[p].Children, id)
@@ -241,6 +245,7 @@ func (t *Tree) prepare() {
 		return
 	}
 	t.syncRecords() // the last pass's values, for the associations it knew
+	t.SyncUsage()
 	t.dirty = false
 	t.users = 0
 	for i := range t.Assocs {
@@ -319,6 +324,8 @@ func (t *Tree) CopyUsageFrom(old *Tree) {
 	if old == nil {
 		return
 	}
+	old.SyncUsage()
+	t.SyncUsage()
 	t.flat.usageOK = false // read from the records again
 	for i := range old.Assocs {
 		o := &old.Assocs[i]
