@@ -381,8 +381,9 @@ func (f *flatTree) writeBack(t *Tree, usage []float64) {
 // records' UsageRaw and UsedWall are written back when this package reads
 // them (FormatSshare, CopyUsageFrom, Recompute, a change of the tree's
 // shape) or by SyncUsage; read directly in between, they are older.
-// UsageTRES stays in the records. Write UsageRaw or UsedWall directly only
-// after SyncUsage and before a Recompute, which reads them again.
+// UsageTRES stays in the records. To write UsageRaw or UsedWall directly,
+// call SyncUsage before and PackUsage again after (the next Recompute
+// reads the records).
 func (t *Tree) PackUsage() {
 	t.flat.packed = true
 	t.flat.usageOK = false // read the records at the next Recompute

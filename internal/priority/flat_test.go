@@ -128,35 +128,40 @@ func TestPropertyFlatFairTreeMatchesReference(t *testing.T) {
 				got.PackUsage()
 			}
 			full := false
-			switch rapid.IntRange(0, 7).Draw(rt, "event") {
-			case 0:
-				secs := float64(rapid.IntRange(1, 100000).Draw(rt, "decay"))
-				both(func(tr *Tree) { tr.Decay(&cfg, secs) })
-			case 1: // a direct write: only Recompute reads it
-				got.SyncUsage()
-				i := rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "assoc")
-				v := rapid.SampledFrom([]float64{0, 1, 3, 1e-300, 1e300, math.Inf(1), math.NaN()}).Draw(rt, "usage")
-				got.Assocs[i].UsageRaw, want.Assocs[i].UsageRaw = v, v
-				full = true
-			case 2:
-				classic := cfg
-				classic.Flags = FlagNoFairTree
-				got.Recompute(&classic)
-			case 3:
-				j := RunningJob{Assoc: rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "job"), Start: t0, Billing: 7}
-				both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(time.Hour)) })
-			case 4:
-				both(func(tr *Tree) { tr.ResetUsage() })
-			case 5:
-				j := RunningJob{Assoc: rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "tres job"), Start: t0, Billing: 3,
-					Alloc: map[string]int64{"cpu": 3, "mem": 1000}}
-				both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(time.Minute)) })
-			case 6:
-				both(func(tr *Tree) {
-					if _, err := tr.AddUser(fmt.Sprintf("new%d", pass), "acc0", 2); err != nil {
-						rt.Fatal(err)
+			for events := rapid.IntRange(1, 3).Draw(rt, "events"); events > 0; events-- {
+				switch rapid.IntRange(0, 7).Draw(rt, "event") {
+				case 0:
+					secs := float64(rapid.IntRange(1, 100000).Draw(rt, "decay"))
+					both(func(tr *Tree) { tr.Decay(&cfg, secs) })
+				case 1: // a direct write: only Recompute reads it
+					got.SyncUsage()
+					i := rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "assoc")
+					v := rapid.SampledFrom([]float64{0, 1, 3, 1e-300, 1e300, math.Inf(1), math.NaN()}).Draw(rt, "usage")
+					got.Assocs[i].UsageRaw, want.Assocs[i].UsageRaw = v, v
+					if got.flat.packed {
+						got.PackUsage() // the records hold it now, as documented
 					}
-				})
+					full = true
+				case 2:
+					classic := cfg
+					classic.Flags = FlagNoFairTree
+					got.Recompute(&classic)
+				case 3:
+					j := RunningJob{Assoc: rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "job"), Start: t0, Billing: 7}
+					both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(time.Hour)) })
+				case 4:
+					both(func(tr *Tree) { tr.ResetUsage() })
+				case 5:
+					j := RunningJob{Assoc: rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "tres job"), Start: t0, Billing: 3,
+						Alloc: map[string]int64{"cpu": 3, "mem": 1000}}
+					both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(time.Minute)) })
+				case 6:
+					both(func(tr *Tree) {
+						if _, err := tr.AddUser(fmt.Sprintf("new%d.%d", pass, events), "acc0", 2); err != nil {
+							rt.Fatal(err)
+						}
+					})
+				}
 			}
 			if full || rapid.Bool().Draw(rt, "full") {
 				got.Recompute(&cfg)
