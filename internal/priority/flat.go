@@ -139,9 +139,12 @@ func (f *flatTree) setShares(t *Tree) {
 	f.recordsShares = false
 }
 
-// fairTreeFlat is Recompute under Fair Tree on the packed arrays: the
-// same values as computeCommon + fairTree, written back to the records
-// and to the packed job-loop array.
+// fairTreeFlat is Recompute under Slurm's Fair Tree, on the packed
+// arrays: LevelFS = S/U at each level (S = NormShares, U = EffectvUsage,
+// the usage relative to the fair-share parent), then a depth-first walk
+// over siblings sorted by LevelFS that hands out ranks; FairShare = rank /
+// number of user associations. The values go to the records and to the
+// packed job-loop array.
 func (t *Tree) fairTreeFlat() {
 	f := &t.flat
 	if !f.built {
@@ -216,8 +219,9 @@ func (f *flatTree) gather(t *Tree) {
 	}
 }
 
-// compute sets EffectvUsage and LevelFS of every association but the
-// root (fairTree's formulas).
+// compute sets EffectvUsage (UsageRaw over the fair-share parent's) and
+// LevelFS (levelFS; a fixed value for Fairshare=parent) of every
+// association but the root.
 func (f *flatTree) compute() {
 	u := f.usage
 	nan := false
@@ -238,10 +242,11 @@ func (f *flatTree) compute() {
 	f.anyNaN = nan
 }
 
-// rank is rankLevel on the packed arrays: walk account p's children in
-// LevelFS order; a user not tied with its predecessor takes the next
-// rank (rank, rnt: the rank of the last tie group and the next free
-// one, returned updated), an account passes on whether it tied. The
+// rank walks account p's children in LevelFS order (descending, users
+// before accounts on ties): a user not tied with its predecessor takes
+// the next rank; an account passes on whether it tied, so its first
+// child shares the rank of the last ranked user. rank and rnt (the rank
+// of the last tie group and the next free one) come back updated. The
 // level is walked in the previous pass's order and sorted only when two
 // neighbours turn out out of order (then walked again): without NaN the
 // sorted order is unique, so that is the order a sort first would give.
@@ -259,12 +264,26 @@ walk:
 		c := &key[i]
 		tied := accountTied
 		if k > 0 {
-			if !checked && keyLess(c, prev) {
-				seg, checked = f.sorted(p), true
-				rank, rnt = rank0, rnt0
-				goto walk
+			// in order: a lower LevelFS, or an equal one (a tie) with
+			// the sibling order of cmpLevelFS
+			switch {
+			case c.lfs < prev.lfs:
+				tied = false
+			case c.lfs == prev.lfs:
+				tied = true
+				if !checked && keyLess(c, prev) {
+					seg, checked = f.sorted(p), true
+					rank, rnt = rank0, rnt0
+					goto walk
+				}
+			default: // higher, or NaN (then checked: sorted decided)
+				tied = false
+				if !checked {
+					seg, checked = f.sorted(p), true
+					rank, rnt = rank0, rnt0
+					goto walk
+				}
 			}
-			tied = prev.lfs == c.lfs
 		}
 		prev = c
 		if c.user {
@@ -282,11 +301,13 @@ walk:
 }
 
 // sorted returns account p's children ordered by cmp, starting from the
-// previous pass's order (see Tree.sortedLevel: between two passes only
-// the charged associations move, so an insertion sort is linear). cmp is
-// a total order without NaN, so any sort gives the same sequence; a level
-// with a NaN LevelFS is sorted by slices.SortFunc from the previous
-// order, exactly as before.
+// previous pass's order: between two passes only the charged
+// associations move, so an insertion sort is linear where a full sort of
+// every level on every pass dominated a long simulation. cmp is a total
+// order without NaN (ties end on the unique position in the parent), so
+// any sort gives the same sequence; a level with a NaN LevelFS (which
+// breaks that) is sorted by slices.SortFunc from the previous order, and
+// a level that moved a lot falls back to it too.
 func (f *flatTree) sorted(p int32) []int32 {
 	seg := f.level[p]
 	if len(seg) < 2 {

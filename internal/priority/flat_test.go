@@ -82,7 +82,7 @@ func (r *refTree) sortedLevel(kids []int) []int {
 		seg = slices.Clone(kids)
 		r.levels[p] = seg
 	}
-	slices.SortFunc(seg, r.t.cmpLevelFS) // a total order without NaN
+	slices.SortFunc(seg, r.cmpLevelFS) // a total order without NaN
 	return seg
 }
 
@@ -211,4 +211,22 @@ func sameUsage(t interface {
 				w.UsageRaw, w.UsedWall, w.UsageTRES)
 		}
 	}
+}
+
+// cmpLevelFS orders siblings: higher LevelFS first, users before
+// accounts on ties, then the position in the parent.
+func (r *refTree) cmpLevelFS(x, y int) int {
+	a, b := &r.t.Assocs[x], &r.t.Assocs[y]
+	switch {
+	case a.LevelFS > b.LevelFS:
+		return -1
+	case a.LevelFS < b.LevelFS:
+		return 1
+	case a.isUser != b.isUser:
+		if a.isUser {
+			return -1
+		}
+		return 1
+	}
+	return a.ord - b.ord
 }

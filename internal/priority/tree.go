@@ -117,9 +117,6 @@ type Tree struct {
 	dirty  bool
 	order  []int // every association in display (depth-first) order
 	fsKids [][]int
-	// levels keeps, per account, its children in the LevelFS order of
-	// the last Recompute (Fair Tree), the starting point of the next sort.
-	levels [][]int
 	// hot mirrors the per-association values the job loop reads, packed
 	// so 100,000 jobs hit a small array instead of the large Assoc records.
 	hot []assocHot
@@ -269,7 +266,6 @@ func (t *Tree) prepare() {
 		}
 		t.fsKids[i] = t.flatten(i, nil)
 	}
-	t.levels = make([][]int, len(t.Assocs))
 	t.flat.built = false
 }
 
