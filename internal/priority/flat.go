@@ -12,15 +12,16 @@ import (
 // pass needs are a few numbers per association. Everything that depends
 // only on the tree shape and the shares (LevelShares, NormShares, the
 // FS=parent markers) is computed when the tree or a RawShares changes;
-// a pass reads UsageRaw and Priority from the records once, computes in
-// the packed arrays and writes the results back once, so the exported
-// fields hold exactly what they held before (same operations, same order).
+// Recompute reads UsageRaw and Priority from the records once, computes
+// in the packed arrays and writes the results back once, so the exported
+// fields hold exactly what they held before (same operations, same
+// order). RecomputeFairShare and PackUsage go further for a caller that
+// reads these values only through this package: the records are written
+// only when read (syncRecords, SyncUsage).
 type flatTree struct {
-	built  bool      // shape arrays match the prepared tree
-	shares []uint32  // RawShares seen by the last setShares
-	fsp    []int32   // fair-share parent (0 for the root)
-	parent []int32   // parent (0 for the root)
-	kids   [][]int32 // children in display order
+	built  bool     // shape arrays match the prepared tree
+	shares []uint32 // RawShares seen by the last setShares
+	fsp    []int32  // fair-share parent (0 for the root)
 	// level is, per account, its children in the LevelFS order of the
 	// last pass: the next pass re-sorts it by insertion (see sorted).
 	level [][]int32
@@ -70,8 +71,7 @@ type levelKey struct {
 // orders start over, as a shape change starts them over in prepare.
 func (f *flatTree) build(t *Tree) {
 	n := len(t.Assocs)
-	f.fsp, f.parent = make([]int32, n), make([]int32, n)
-	f.kids, f.level = make([][]int32, n), make([][]int32, n)
+	f.fsp, f.level = make([]int32, n), make([][]int32, n)
 	f.key = make([]levelKey, n)
 	f.shares = make([]uint32, n)
 	f.fromParent, f.fixedLFS = make([]bool, n), make([]float64, n)
@@ -82,13 +82,12 @@ func (f *flatTree) build(t *Tree) {
 	levels := make([]int32, 0, n) // one backing array: the walk stays in few cache lines
 	for i := range t.Assocs {
 		a := &t.Assocs[i]
-		f.fsp[i], f.parent[i] = int32(max(a.fsParent, 0)), int32(max(a.Parent, 0))
+		f.fsp[i] = int32(max(a.fsParent, 0))
 		f.key[i] = levelKey{ord: int32(a.ord), user: a.isUser}
-		for _, c := range a.Children {
-			f.kids[i] = append(f.kids[i], int32(c))
-		}
 		start := len(levels)
-		levels = append(levels, f.kids[i]...)
+		for _, c := range a.Children { // display order to start with
+			levels = append(levels, int32(c))
+		}
 		f.level[i] = levels[start:len(levels):len(levels)]
 	}
 	f.rankFS = make([]float64, t.users+1)
