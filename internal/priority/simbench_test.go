@@ -133,3 +133,42 @@ func BenchmarkSimDecay(b *testing.B) {
 		w.tree.Decay(&w.cfg, 1)
 	}
 }
+
+// A replay that packs its usage and recomputes with RecomputeFairShare
+// prints the same sshare -al (RawUsage, NormUsage, EffectvUsage,
+// FairShare, LevelFS to the last digit, GrpTRESRaw) and gives every user
+// the same fair-share factor as one that recomputes with Recompute, pass
+// after pass.
+func TestRecomputeFairShareReplaysLikeRecompute(t *testing.T) {
+	full, fast := newSimWorld(t, 30, 4, 12), newSimWorld(t, 30, 4, 12)
+	fast.fast = true
+	fast.tree.PackUsage()
+	opt := SshareOptions{All: true, Long: true, Parsable2: true, Format: []string{"Account", "User", "RawShares",
+		"NormShares", "RawUsage", "NormUsage", "EffectvUsage", "FairShare", "LevelFS", "GrpTRESRaw"}}
+	var cf, cq Calculator // as the simulator: Reset once, read as passes go
+	cf.Reset(&full.cfg, &Cluster{}, full.tree)
+	cq.Reset(&fast.cfg, &Cluster{}, fast.tree)
+	for pass := 0; pass < 300; pass++ {
+		full.step()
+		fast.step()
+		for _, u := range full.users {
+			if a, b := cf.fairShare(&Job{Assoc: u}), cq.fairShare(&Job{Assoc: u}); a != b {
+				t.Fatalf("pass %d: %s FairShare %v, want %v", pass, full.tree.Assocs[u].User, b, a)
+			}
+		}
+		if pass%50 != 49 {
+			continue
+		}
+		want, err := FormatSshare(full.tree, &full.cfg, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := FormatSshare(fast.tree, &fast.cfg, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("pass %d: sshare differs:\n%s\nwant:\n%s", pass, got, want)
+		}
+	}
+}
