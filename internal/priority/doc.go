@@ -11,7 +11,11 @@
 //     by 1-0.693/half-life per second, new usage of running jobs), and
 //     Tree.Recompute computes NormShares, NormUsage, EffectvUsage, LevelFS
 //     and FairShare of every association with Fair Tree (the default), the
-//     classic algorithm (NO_FAIR_TREE) or DEPTH_OBLIVIOUS.
+//     classic algorithm (NO_FAIR_TREE) or DEPTH_OBLIVIOUS. A driver that
+//     reads those values only through this package (the simulator) can
+//     call Tree.PackUsage once and Tree.RecomputeFairShare at each pass:
+//     the same values, kept in packed arrays and written to the Assoc
+//     records only when this package reads them.
 //   - Calculator: the multifactor sum for one pending job (age, association,
 //     fair-share, job size, partition, QOS, TRES, site, nice), truncated and
 //     clamped as Slurm does; Basic reproduces priority/basic (FIFO).

@@ -109,6 +109,7 @@ func (c *Calculator) why(j *Job, t Term, now time.Time) string {
 // decay half-life (1/LevelFS under Fair Tree).
 func (c *Calculator) whyFairShare(j *Job) string {
 	tr := c.tree
+	tr.syncRecords()
 	a := &tr.Assocs[j.Assoc]
 	acct := a
 	if a.IsUser() && a.Parent >= 0 {

@@ -2,7 +2,6 @@ package priority
 
 import (
 	"math"
-	"slices"
 )
 
 // fsParentLevelFS is the LevelFS of an FS=parent account under Fair Tree:
@@ -16,15 +15,14 @@ const fsParentLevelFS = float64(0xfffffffe)
 // DEPTH_OBLIVIOUS. It allocates nothing once the tree shape is prepared.
 func (t *Tree) Recompute(cfg *Config) {
 	t.prepare()
-	t.computeCommon()
-	switch {
-	case cfg.Flags&FlagDepthOblivious != 0:
-		t.classic(cfg, true)
-	case cfg.Flags&FlagNoFairTree != 0:
-		t.classic(cfg, false)
-	default:
-		t.fairTree()
+	if cfg.Flags&(FlagDepthOblivious|FlagNoFairTree) == 0 {
+		t.fairTreeFlat()
+		return
 	}
+	t.SyncUsage()
+	t.computeCommon()
+	t.classic(cfg, cfg.Flags&FlagDepthOblivious != 0)
+	t.flat.recordsShares, t.flat.stale = false, false
 	t.refreshHot()
 }
 
@@ -74,36 +72,6 @@ func (a *Assoc) shareRatio() float64 {
 	return float64(a.RawShares) / float64(a.LevelShares)
 }
 
-// fairTree implements Slurm's Fair Tree: LevelFS = S/U at each level, then
-// a depth-first walk over siblings sorted by LevelFS that hands out ranks;
-// FairShare = rank / number of user associations.
-func (t *Tree) fairTree() {
-	root := &t.Assocs[0]
-	root.NormShares = 0
-	for _, i := range t.order[1:] {
-		a := &t.Assocs[i]
-		fsp := &t.Assocs[a.fsParent]
-		a.FairShare = 0
-		a.EffectvUsage = 0
-		if fsp.UsageRaw > 0 {
-			a.EffectvUsage = a.UsageRaw / fsp.UsageRaw
-		}
-		switch {
-		case a.SharesFromParent():
-			a.NormShares = t.Assocs[a.Parent].NormShares
-			a.LevelFS = fsParentLevelFS
-			if a.isUser {
-				a.LevelFS = math.Inf(1)
-			}
-		default:
-			a.NormShares = a.shareRatio()
-			a.LevelFS = levelFS(a.NormShares, a.EffectvUsage)
-		}
-	}
-	rank, rnt := t.users, t.users
-	t.rankLevel(t.Assocs[0].Children, false, &rank, &rnt, float64(t.users))
-}
-
 // levelFS is S/U, +Inf for no usage, 0 for no shares.
 func levelFS(s, u float64) float64 {
 	switch {
@@ -113,87 +81,6 @@ func levelFS(s, u float64) float64 {
 		return math.Inf(1)
 	}
 	return s / u
-}
-
-// rankLevel sorts one level by LevelFS (descending, users before accounts
-// on ties) and walks it: a user not tied with its predecessor takes the
-// next rank; an account passes on whether it tied, so its first child
-// shares the rank of the last ranked user.
-func (t *Tree) rankLevel(kids []int, accountTied bool, rank, rnt *int, n float64) {
-	seg := t.sortedLevel(kids)
-	for k, i := range seg {
-		a := &t.Assocs[i]
-		tied := accountTied
-		if k > 0 {
-			tied = t.Assocs[seg[k-1]].LevelFS == a.LevelFS
-		}
-		if a.isUser {
-			if !tied {
-				*rank = *rnt
-			}
-			a.FairShare = float64(*rank) / n
-			*rnt--
-			continue
-		}
-		t.rankLevel(a.Children, tied, rank, rnt, n)
-	}
-}
-
-// sortedLevel returns kids (the children of one account) sorted by
-// cmpLevelFS. The order of the previous Recompute is kept per level and
-// re-sorted by insertion: between two PriorityCalcPeriods only the
-// associations charged by running jobs move, so that is linear where a
-// full sort of every level on every pass dominated a long simulation.
-// cmpLevelFS is a total order among siblings (ties end on the unique
-// position in the parent), so any correct sort gives the same sequence;
-// a NaN LevelFS (which would break that) or a level that moved a lot
-// falls back to slices.SortFunc.
-func (t *Tree) sortedLevel(kids []int) []int {
-	if len(kids) == 0 {
-		return kids
-	}
-	p := t.Assocs[kids[0]].Parent
-	if p < 0 || p >= len(t.levels) {
-		return kids
-	}
-	seg := t.levels[p]
-	if len(seg) != len(kids) {
-		seg = append(seg[:0], kids...)
-		t.levels[p] = seg
-	}
-	for _, i := range seg {
-		if math.IsNaN(t.Assocs[i].LevelFS) {
-			slices.SortFunc(seg, t.cmpLevelFS)
-			return seg
-		}
-	}
-	budget := 8 * len(seg)
-	for k := 1; k < len(seg); k++ {
-		for m := k; m > 0 && t.cmpLevelFS(seg[m-1], seg[m]) > 0; m-- {
-			seg[m-1], seg[m] = seg[m], seg[m-1]
-			if budget--; budget < 0 {
-				slices.SortFunc(seg, t.cmpLevelFS)
-				return seg
-			}
-		}
-	}
-	return seg
-}
-
-func (t *Tree) cmpLevelFS(x, y int) int {
-	a, b := &t.Assocs[x], &t.Assocs[y]
-	switch {
-	case a.LevelFS > b.LevelFS:
-		return -1
-	case a.LevelFS < b.LevelFS:
-		return 1
-	case a.isUser != b.isUser:
-		if a.isUser {
-			return -1
-		}
-		return 1
-	}
-	return a.ord - b.ord
 }
 
 // classic implements the classic fair-share (NO_FAIR_TREE) and, with

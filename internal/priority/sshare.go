@@ -102,6 +102,8 @@ func lookupSshareField(spec string) (sshareField, error) {
 // invoking user without -a) removes only user rows; -A keeps rows whose
 // account is listed; -U drops account rows.
 func FormatSshare(tr *Tree, cfg *Config, opt SshareOptions) (string, error) {
+	tr.syncRecords()
+	tr.SyncUsage()
 	cols, err := sshareColumns(cfg, opt)
 	if err != nil {
 		return "", err

@@ -117,12 +117,12 @@ type Tree struct {
 	dirty  bool
 	order  []int // every association in display (depth-first) order
 	fsKids [][]int
-	// levels keeps, per account, its children in the LevelFS order of
-	// the last Recompute (Fair Tree), the starting point of the next sort.
-	levels [][]int
 	// hot mirrors the per-association values the job loop reads, packed
 	// so 100,000 jobs hit a small array instead of the large Assoc records.
 	hot []assocHot
+	// flat is the packed copy Fair Tree's Recompute works on.
+	flat flatTree
+	pow  powMemo
 }
 
 type assocHot struct {
@@ -132,6 +132,7 @@ type assocHot struct {
 
 // refreshHot copies FairShare and Priority into the packed array.
 func (t *Tree) refreshHot() {
+	t.syncRecords()
 	if len(t.hot) != len(t.Assocs) {
 		t.hot = make([]assocHot, len(t.Assocs))
 	}
@@ -189,6 +190,9 @@ func (t *Tree) add(account, user, partition, parent string, shares uint32) (int,
 	if _, dup := t.byKey[k]; dup {
 		return 0, fmt.Errorf("add association %s/%s: already exists", account, user)
 	}
+	t.syncRecords() // the packed values, before the shape changes
+	t.SyncUsage()
+	t.flat.usageOK = false
 	id := len(t.Assocs)
 	t.Assocs = append(t.Assocs, Assoc{ID: uint32(id + 1), Account: account, User: user, Partition: partition, Parent: p, RawShares: shares})
 	t.Assocs[p].Children = append(t.Assocs[p].Children, id)
@@ -237,6 +241,8 @@ func (t *Tree) prepare() {
 	if !t.dirty {
 		return
 	}
+	t.syncRecords() // the last pass's values, for the associations it knew
+	t.SyncUsage()
 	t.dirty = false
 	t.users = 0
 	for i := range t.Assocs {
@@ -260,7 +266,7 @@ func (t *Tree) prepare() {
 		}
 		t.fsKids[i] = t.flatten(i, nil)
 	}
-	t.levels = make([][]int, len(t.Assocs))
+	t.flat.built = false
 }
 
 func (t *Tree) childLess(x, y int) bool {
@@ -314,6 +320,9 @@ func (t *Tree) CopyUsageFrom(old *Tree) {
 	if old == nil {
 		return
 	}
+	old.SyncUsage()
+	t.SyncUsage()
+	t.flat.usageOK = false // read from the records again
 	for i := range old.Assocs {
 		o := &old.Assocs[i]
 		if j, ok := t.byKey[assocKey{o.Account, o.User, o.Partition}]; ok {

@@ -34,16 +34,10 @@ func (t *Tree) Decay(cfg *Config, seconds float64) {
 		return
 	}
 	f := math.Pow(d, seconds)
-	for i := range t.Assocs {
-		a := &t.Assocs[i]
-		a.UsageRaw = decayed(a.UsageRaw, f)
-		a.UsedWall = decayed(a.UsedWall, f)
-		if len(a.UsageTRES) == 0 {
-			continue // most associations: no per-TRES usage, no map walk
-		}
-		for k, v := range a.UsageTRES {
-			a.UsageTRES[k] = decayed(v, f)
-		}
+	if t.usagePacked() {
+		t.decayPacked(f)
+	} else {
+		t.decayRecords(f)
 	}
 	for _, q := range t.QOS {
 		if q.NoDecay {
@@ -53,6 +47,25 @@ func (t *Tree) Decay(cfg *Config, seconds float64) {
 		q.UsedWall = decayed(q.UsedWall, f)
 		for k, v := range q.UsageTRES {
 			q.UsageTRES[k] = decayed(v, f)
+		}
+	}
+}
+
+// decayRecords is Decay on the records, keeping the packed mirror in step.
+func (t *Tree) decayRecords(f float64) {
+	mirror := t.flat.usageOK
+	for i := range t.Assocs {
+		a := &t.Assocs[i]
+		a.UsageRaw = decayed(a.UsageRaw, f)
+		a.UsedWall = decayed(a.UsedWall, f)
+		if mirror {
+			t.flat.usage[i], t.flat.wall[i] = a.UsageRaw, a.UsedWall
+		}
+		if len(a.UsageTRES) == 0 {
+			continue // most associations: no per-TRES usage, no map walk
+		}
+		for k, v := range a.UsageTRES {
+			a.UsageTRES[k] = decayed(v, f)
 		}
 	}
 }
@@ -86,18 +99,23 @@ func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 	if run < 1 {
 		return
 	}
-	d := cfg.decayFactor()
-	runDecay := run * math.Pow(d, run)
+	runDecay := run * t.decayOver(cfg.decayFactor(), run)
 	factor := 1.0
 	q := t.QOS[j.QOS]
 	if q != nil && q.UsageFactor >= 0 {
 		factor = q.UsageFactor
 	}
 	if j.Assoc >= 0 && j.Assoc < len(t.Assocs) {
+		packed := t.usagePacked()
 		for i := j.Assoc; i >= 0; i = t.Assocs[i].Parent {
+			if packed {
+				t.chargePacked(i, j, runDecay, factor)
+				continue
+			}
 			a := &t.Assocs[i]
 			a.UsageRaw += runDecay * j.Billing * factor
 			a.UsedWall += runDecay
+			t.flat.mirror(i, a.UsageRaw, a.UsedWall)
 			a.UsageTRES = addTRES(a.UsageTRES, j.Alloc, runDecay*factor)
 		}
 	}
@@ -107,6 +125,22 @@ func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 	if pq := t.QOS[j.PartitionQOS]; pq != nil && j.PartitionQOS != j.QOS {
 		chargeQOS(pq, j, run, runDecay, 1)
 	}
+}
+
+// decayOver is d^run. Every job running through a whole pass is charged
+// the same run, so the last result is kept: a simulation charges every
+// running job at every PriorityCalcPeriod.
+func (t *Tree) decayOver(d, run float64) float64 {
+	if p := &t.pow; !p.ok || p.d != d || p.run != run {
+		*p = powMemo{d: d, run: run, v: math.Pow(d, run), ok: true}
+	}
+	return t.pow.v
+}
+
+// powMemo is the last d^run of decayOver.
+type powMemo struct {
+	d, run, v float64
+	ok        bool
 }
 
 func chargeQOS(q *QOSUsage, j *RunningJob, run, runDecay, factor float64) {
@@ -138,6 +172,11 @@ func (t *Tree) ResetUsage() {
 	for i := range t.Assocs {
 		t.Assocs[i].UsageRaw, t.Assocs[i].UsedWall = 0, 0
 		clear(t.Assocs[i].UsageTRES)
+	}
+	if f := &t.flat; f.usageOK {
+		clear(f.usage)
+		clear(f.wall)
+		f.usageDirty = false // both zero
 	}
 	for _, q := range t.QOS {
 		q.UsageRaw, q.UsedWall = 0, 0
