@@ -96,6 +96,12 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 		return nil, err
 	}
 	c.pcl = priority.ClusterFrom(cf)
+	// The simulator changes usage only through Decay, Charge and
+	// ResetUsage and reads fair-share only through the priority package
+	// (Calculator, sprio and sshare rows), so usage and the computed
+	// values can stay in the tree's packed arrays (priority.PackUsage,
+	// RecomputeFairShare): same values, fewer memory touches.
+	c.tree.PackUsage()
 	c.tree.Recompute(&c.pcfg)
 	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
 	c.capacity()
@@ -439,11 +445,11 @@ func (c *Core) Recalc(now int64) bool {
 // under the priorities of the last refresh, so that is one scan; it is
 // sorted again only when the order did change. The calculator is not
 // Reset: what Reset derives (the largest partition, association and QOS
-// priorities) never changes during a simulation, and Recompute refreshes
+// priorities) never changes during a simulation, and RecomputeFairShare refreshes
 // the fair-share values it reads.
 func (c *Core) refresh(t time.Time) bool {
 	c.stale = false
-	c.tree.Recompute(&c.pcfg)
+	c.tree.RecomputeFairShare(&c.pcfg)
 	if !c.queueInOrder() { // a priority changed outside refresh
 		slices.SortFunc(c.queue, cmpQueued)
 	}
