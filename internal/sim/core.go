@@ -74,7 +74,8 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 		return nil, err
 	}
 	c := &Core{conf: cf, cfg: sched.ConfigFromConf(cf), epoch: tr.StartUnix,
-		toSched: map[int64]sched.JobID{}, toTrace: map[sched.JobID]int64{},
+		// sized for the whole trace: growing them cost a map rehash per doubling
+		toSched: make(map[int64]sched.JobID, len(tr.Jobs)), toTrace: make(map[sched.JobID]int64, len(tr.Jobs)),
 		pending: map[sched.JobID]*sched.Job{}}
 	// The simulator reports starts, not expected start times: backfill
 	// may stop planning once nothing left in the queue can start.
