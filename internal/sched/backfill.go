@@ -44,7 +44,8 @@ type backfill struct {
 	m       *bfMap
 	empty   *Avail
 	types   nodeTypes
-	shapes  map[bfShapeKey]*bfShape
+	shapes  map[bfShapeKey]*bfShape // State.shapes' map
+	pass    uint64                  // State.shapes' pass
 	acc     NodeSet
 	accSum  []uint64
 	mask    NodeSet
@@ -214,7 +215,7 @@ func newBackfill(c *Cycle) *backfill {
 	if win <= 0 {
 		win = 24 * time.Hour
 	}
-	b := &backfill{c: c, shapes: map[bfShapeKey]*bfShape{},
+	b := &backfill{c: c,
 		acc: NewNodeSet(n), accSum: make([]uint64, (len(NewNodeSet(n))+63)/64), mask: NewNodeSet(n), window: int64(win),
 		perPart: make([]int, len(c.Cluster.Partitions))}
 	if bp.MaxJobUser > 0 {
@@ -230,6 +231,8 @@ func newBackfill(c *Cycle) *backfill {
 func (b *backfill) build() {
 	c := b.c
 	b.types = c.State.ntCache.get(c.Cluster)
+	b.shapes = c.State.shapes.begin(c, c.State.ntCache.gen)
+	b.pass = c.State.shapes.pass
 	b.empty = c.State.ntCache.emptyView(c.sel)
 	b.m = newBFMap(&c.State.bfSlabs, len(c.Cluster.Nodes), c.Now.UnixNano(), b.res, b.busyUntil())
 	b.addBlackouts() // reservation windows (resv_backfill.go)
@@ -370,7 +373,7 @@ func (b *backfill) plan(rec *QueueRec) {
 	if sh == nil {
 		return // no node of the partition could ever hold this shape
 	}
-	cur := sh.cursor(d)
+	cur := sh.cursor(d, b.pass)
 	if *cur >= bfNever {
 		return // a job of the same shape and duration found no place
 	}
@@ -391,7 +394,7 @@ func (b *backfill) plan(rec *QueueRec) {
 		if b.mayStart() && b.startNowMin(rec, sh, d, limit) && c.done[rec.slot] {
 			return
 		}
-		if cur = sh.cursor(d); *cur >= bfNever {
+		if cur = sh.cursor(d, b.pass); *cur >= bfNever {
 			return
 		}
 	}
@@ -744,6 +747,8 @@ type nodeTypeCache struct {
 	// (never write); built from the same node fields as the types, so it
 	// is dropped with them.
 	empty *Avail
+	// gen counts the rebuilds (shapeCache drops its shapes on a change).
+	gen uint64
 }
 
 // emptyView returns the cached all-free view of the cluster get last
@@ -778,6 +783,7 @@ func (nc *nodeTypeCache) get(cl *Cluster) nodeTypes {
 		return nc.nt
 	}
 	nc.nt = buildNodeTypes(cl)
+	nc.gen++
 	nc.empty = nil
 	nc.keys = make([]nodeTypeKey, len(cl.Nodes))
 	for i := range cl.Nodes {
@@ -838,7 +844,11 @@ type bfShape struct {
 	sum                       []uint64 // word summary of capable (built on first use when nil)
 	lo, hi                    int      // the words of capable that hold nodes
 	tiers                     []bfTier
-	cursors                   map[int64]*int64
+	// cursors are this pass's (pass) earliest starts by planned
+	// duration; byD indexes them once there are many.
+	cursors []bfCursor
+	byD     map[int64]*int64
+	pass    uint64
 	// shared: the partition oversubscribes CPUs (OverSubscribe=FORCE/YES),
 	// so a node without a free CPU may still take the job.
 	shared bool
@@ -848,15 +858,6 @@ type bfTier struct {
 	set   NodeSet
 	tasks int32 // tasks an empty node of this tier takes
 	key   [3]int64
-}
-
-func (sh *bfShape) cursor(d int64) *int64 {
-	p := sh.cursors[d]
-	if p == nil {
-		p = new(int64)
-		sh.cursors[d] = p
-	}
-	return p
 }
 
 func shapeKey(rec *QueueRec, s *shape) bfShapeKey {
@@ -908,7 +909,7 @@ func (b *backfill) newShape(rec *QueueRec, p *Partition, s *shape) *bfShape {
 	c := b.c
 	n := len(c.Cluster.Nodes)
 	sh := &bfShape{minNodes: s.minNodes, maxNodes: max(s.maxNodes, s.minNodes), tasks: s.tasks,
-		cursors: map[int64]*int64{}, shared: s.share > 1}
+		shared: s.share > 1}
 	base := NewNodeSet(n)
 	base.CopyFrom(p.Nodes)
 	base.And(c.Avail.Usable)

@@ -35,6 +35,8 @@ type State struct {
 	bfSlabs bfSlabs
 	// ntCache are backfill's node types (backfill.go).
 	ntCache nodeTypeCache
+	// shapes are backfill's shape classes (backfill_shapes.go).
+	shapes shapeCache
 	// masks are the constraint masks by expression (gate.go).
 	masks maskCache
 	sel   *selector // submit-time selection (cached)
