@@ -535,7 +535,7 @@ func (b *backfill) search(sh *bfShape, lb, d int64, skipNow bool) (int64, []int3
 			continue
 		}
 		end := satAdd(start, d)
-		if cnt <= bfFewNodes {
+		if cnt <= bfFewNodes && m.byNode {
 			// few candidates: check each one's busy intervals for the span
 			if nodes, ok := b.pickFree(sh, acc, accSum, start, end); ok {
 				return start, nodes, true

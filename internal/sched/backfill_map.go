@@ -42,7 +42,9 @@ type bfMap struct {
 	// not wholly free (running jobs, starts, reservations): the same
 	// information as the slots, by node, so that a few candidate nodes can
 	// be checked for a whole span by binary search.
-	busy      [][]ival
+	busy [][]ival
+	// byNode is set when busy is kept (maps of more than bfSmallWords).
+	byNode    bool
 	wordMasks []wordMask // occupy's scratch
 	// slab is where slot sets are carved from, 256 at a time, so that a
 	// map of thousands of slots is a handful of allocations; the slabs
@@ -251,18 +253,9 @@ func (m *bfMap) alignUp(off int64) int64 {
 func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
 	m := pool.bfMap(nodes)
 	m.pool, m.nowNs, m.res, m.words = pool, nowNs, max(res, 1), (nodes+63)/64
-	// room for bfIvals intervals per node in one (pooled) allocation, so
-	// that reserving on a node rarely grows its list
-	ivs := pool.ivals(nodes * bfIvals)
-	for i, b := range busy {
-		iv := ivs[i*bfIvals : i*bfIvals : (i+1)*bfIvals]
-		switch {
-		case b < 0:
-			iv = append(iv, ival{0, bfNever})
-		case b > 0:
-			iv = append(iv, ival{0, m.alignUp(b)})
-		}
-		m.busy[i] = iv
+	m.byNode = m.words > bfSmallWords
+	if m.byNode {
+		m.buildBusy(pool, busy)
 	}
 	for i := range m.resvFirst {
 		m.resvFirst[i] = math.MaxInt64
@@ -337,6 +330,28 @@ func (m *bfMap) sortChanges(changes []bfChange) bool {
 	return true
 }
 
+// buildBusy fills the per-node busy intervals from busy (see newBFMap).
+func (m *bfMap) buildBusy(pool *bfSlabs, busy []int64) {
+	// room for bfIvals intervals per node in one (pooled) allocation, so
+	// that reserving on a node rarely grows its list
+	ivs := pool.ivals(len(busy) * bfIvals)
+	for i, b := range busy {
+		iv := ivs[i*bfIvals : i*bfIvals : (i+1)*bfIvals]
+		switch {
+		case b < 0:
+			iv = append(iv, ival{0, bfNever})
+		case b > 0:
+			iv = append(iv, ival{0, m.alignUp(b)})
+		}
+		m.busy[i] = iv
+	}
+}
+
+// bfSmallWords is the node-set size (in words) up to which a map keeps no
+// per-node busy intervals: on such a map ANDing the slots of a span costs
+// a few words per slot, less than keeping and searching the intervals.
+var bfSmallWords = 4 // a variable so that tests can run both search paths
+
 // slotAt returns the index of the slot holding offset t.
 func (m *bfMap) slotAt(t int64) int {
 	i := sort.Search(len(m.slots), func(i int) bool { return m.slots[i].t > t })
@@ -366,7 +381,9 @@ func (m *bfMap) occupy(nodes []int32, s, e int64) {
 		k = m.split(e)
 	}
 	for _, n := range nodes {
-		m.addBusy(n, s, min(e, bfNever))
+		if m.byNode {
+			m.addBusy(n, s, min(e, bfNever))
+		}
 	}
 	// group the nodes by word: a job's nodes are usually neighbours, so a
 	// slot costs one AND-NOT per word, not one per node
