@@ -73,7 +73,12 @@ type cycleBufs struct {
 	pend    []PendingInfo
 	pendJob []*Job
 	queue   []QueueRec
-	done    []bool
+	// queueAlt is sortQueue's second queue buffer, orderCount its
+	// scratch; orderLen is the last sorted queue's length.
+	queueAlt   []QueueRec
+	orderCount []int
+	orderLen   int
+	done       []bool
 	// plan is the Pending table of a plan handed back (State.Recycle).
 	plan []PendingInfo
 	// avail is the last cycle's free-resource view (Cycle.Avail).

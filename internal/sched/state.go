@@ -31,6 +31,8 @@ type State struct {
 	// (taken by newCycle, given back by Schedule).
 	cycUse *cycleUsage
 	bufs   cycleBufs
+	// orderPass counts the cycles' queue sorts (queue.go).
+	orderPass uint32
 	// bfSlabs are the backfill maps' node-set slabs (backfill_map.go).
 	bfSlabs bfSlabs
 	// ntCache are backfill's node types (backfill.go).
