@@ -10,7 +10,6 @@ import (
 // considered their reason (holds, dependencies, begin time, partition
 // state and limits) and queues one record per (job, usable partition).
 func (c *Cycle) gate() {
-	c.buildArrayIndex()
 	// Size the tables once (every job at most): with 50,000 pending jobs,
 	// growing them by append cost more than the backfill plan itself.
 	// The buffers of the previous cycle are reused (State.bufs).
@@ -85,6 +84,10 @@ type cycleBufs struct {
 	avail *Avail
 	// sel is the last cycle's node selector.
 	sel *selector
+	// partFail, scratch and passNodes are the Cycle's fields of the same
+	// names.
+	partFail           []bool
+	scratch, passNodes NodeSet
 }
 
 // selector returns the last cycle's selector to reset, or a new one.
@@ -115,6 +118,7 @@ func (b *cycleBufs) keep(c *Cycle) {
 	clear(c.Queue)
 	b.pend, b.pendJob, b.queue, b.done = c.pend[:0], c.pendJob[:0], c.Queue[:0], c.done[:0]
 	b.avail, b.sel = c.Avail, c.sel
+	b.partFail, b.scratch, b.passNodes = c.partFail, c.scratch, c.passNodes
 }
 
 func (c *Cycle) hasRecord(slot int32) bool {
@@ -264,6 +268,9 @@ func (c *Cycle) JobMask(j *Job) NodeSet {
 		return m
 	}
 	m := jobNodeMask(c.Cluster, r, &c.State.masks)
+	if c.jobMasks == nil {
+		c.jobMasks = map[JobID]NodeSet{}
+	}
 	c.jobMasks[j.ID] = m
 	return m
 }

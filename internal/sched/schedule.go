@@ -46,8 +46,8 @@ type Cycle struct {
 	done       []bool // slot started (or, for arrays, fully started)
 	partFail   []bool // partition failed with Resources in the main pass
 	use        *cycleUsage
-	arrayRun   map[JobID]int32 // running tasks per array job id
-	jobMasks   map[JobID]NodeSet
+	arrayRun   map[JobID]int32   // running tasks per array job id (nil: none)
+	jobMasks   map[JobID]NodeSet // nil until a job has a mask
 	scratch    NodeSet
 	limReq     []int64
 	limPerNode []int64
@@ -89,16 +89,18 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 
 func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 	cl := st.Cluster
+	b := &st.bufs
 	c := &Cycle{State: st, Cluster: cl, Config: cfg, Now: now, Plan: Plan{Now: now},
-		sel: st.bufs.selector().reset(cl, cfg), arrayRun: map[JobID]int32{}, jobMasks: map[JobID]NodeSet{},
-		partFail: make([]bool, len(cl.Partitions)), scratch: NewNodeSet(len(cl.Nodes))}
+		sel: b.selector().reset(cl, cfg), partFail: grow(b.partFail, len(cl.Partitions)),
+		scratch: emptySet(b.scratch, len(cl.Nodes))}
+	clear(c.partFail)
 	c.Avail, st.bufs.avail = st.bufs.avail, nil // the last cycle's view, refilled
 	if c.Avail == nil {
 		c.Avail = &Avail{}
 	}
 	c.Avail.fill(cl)
 	c.trackOwners()
-	c.passNodes = c.Avail.Usable.Clone()
+	c.passNodes = append(b.passNodes[:0], c.Avail.Usable...)
 	c.use, st.cycUse = st.cycUse, nil
 	if c.use == nil {
 		c.use = &cycleUsage{}
@@ -107,11 +109,7 @@ func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 	st.bfSlabs.next, st.bfSlabs.nextIval, st.bfSlabs.nextMap = 0, 0, 0
 	c.use.addRunMins(c)
 	c.use.addHistory(c)
-	for _, j := range st.jobList {
-		if j.Array != nil && j.Array.TaskID >= 0 && isActive(j) {
-			c.arrayRun[j.Array.JobID]++
-		}
-	}
+	c.indexArrays()
 	return c
 }
 
@@ -249,10 +247,10 @@ func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill 
 	task := int32(-1)
 	if j.Array != nil && j.Array.TaskID < 0 {
 		task = c.nextTask(rec)
-		c.arrayRun[j.Array.JobID]++
+		c.countArrayTask(j)
 	} else {
 		if j.Array != nil {
-			c.arrayRun[j.Array.JobID]++
+			c.countArrayTask(j)
 		}
 		c.done[rec.slot] = true
 	}
