@@ -122,7 +122,7 @@ func (b *backfill) suffixNeed() (need, dmin []int64) {
 		n, dm := need[i+1], dmin[i+1]
 		if !c.done[rec.slot] {
 			p := &c.Cluster.Partitions[rec.Part]
-			s := jobShape(c.Config, rec.Job, p)
+			s := c.recShape(rec)
 			v := int64(max(s.tasks*s.cpusPerTask, 1))
 			if s.share > 1 {
 				v = 0
@@ -889,15 +889,15 @@ func shapeKey(rec *QueueRec, s *shape) bfShapeKey {
 func (b *backfill) shapeOf(rec *QueueRec) *bfShape {
 	c := b.c
 	p := &c.Cluster.Partitions[rec.Part]
-	s := jobShape(c.Config, rec.Job, p)
-	key := shapeKey(rec, &s)
+	s := c.recShape(rec)
+	key := shapeKey(rec, s)
 	if sh, ok := b.shapes[key]; ok {
 		if sh.capable == nil {
 			return nil
 		}
 		return sh
 	}
-	sh := b.newShape(rec, p, &s)
+	sh := b.newShape(rec, p, s)
 	b.shapes[key] = sh
 	if sh.capable == nil {
 		return nil

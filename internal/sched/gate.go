@@ -88,6 +88,9 @@ type cycleBufs struct {
 	// names.
 	partFail           []bool
 	scratch, passNodes NodeSet
+	// shapes and shapePart are recShape's tables.
+	shapes    []shape
+	shapePart []int32
 }
 
 // selector returns the last cycle's selector to reset, or a new one.

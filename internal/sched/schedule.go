@@ -62,8 +62,12 @@ type Cycle struct {
 	// set when it skipped a record for another reason (main_stuck.go).
 	blockers []JobID
 	unsure   bool
-	unqueued int        // pending jobs with no queue record (gate)
-	rx       *resvCycle // reservations and licenses (resv_cycle.go)
+	unqueued int // pending jobs with no queue record (gate)
+	// shapes are the records' job shapes by slot, computed once a cycle
+	// (recShape); shapePart is the partition each was computed for, + 1.
+	shapes    []shape
+	shapePart []int32
+	rx        *resvCycle // reservations and licenses (resv_cycle.go)
 }
 
 // Schedule runs one scheduling cycle at now: gate, order, main scheduler,
@@ -234,7 +238,7 @@ func (c *Cycle) Fit(rec *QueueRec, av *Avail, mask NodeSet) (Alloc, bool) {
 	if mask.Empty() {
 		return Alloc{}, false
 	}
-	return c.sel.fit(rec.Job, &c.Cluster.Partitions[rec.Part], av, mask)
+	return c.sel.fitShape(rec.Job, c.recShape(rec), av, mask)
 }
 
 // StartJob records the decision to start rec now with allocation al and

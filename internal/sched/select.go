@@ -302,15 +302,20 @@ func (sel *selector) gresFree(av *Avail, i int32, name, typ string) int64 {
 // allocation or false.
 func (sel *selector) fit(j *Job, p *Partition, av *Avail, mask NodeSet) (Alloc, bool) {
 	s := jobShape(sel.cfg, j, p)
-	mask = sel.restrictToGres(&s, mask)
+	return sel.fitShape(j, &s, av, mask)
+}
+
+// fitShape is fit for j's shape s (read only) in its partition.
+func (sel *selector) fitShape(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
+	mask = sel.restrictToGres(s, mask)
 	if s.minNodes == 1 && (s.tasksPerNode == 0 || s.tasksPerNode >= s.tasks) {
 		// One node if one can take every task (the fewest nodes, as
 		// cons_tres prefers), else spread over several.
-		if al, ok := sel.fitOne(j, &s, av, mask); ok || s.maxNodes == 1 {
+		if al, ok := sel.fitOne(j, s, av, mask); ok || s.maxNodes == 1 {
 			return al, ok
 		}
 	}
-	return sel.fitMany(j, &s, av, mask)
+	return sel.fitMany(j, s, av, mask)
 }
 
 // restrictToGres narrows mask to the nodes configured with every GRES
