@@ -393,6 +393,9 @@ func (sel *selector) fitOne(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, b
 func (sel *selector) fitOneBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
 	need := max(s.tasks*s.cpusPerTask, s.minCPUsPerNode, 1)
 	top := int32(len(av.byFree) - 1)
+	if need > top && av.exactTop {
+		return Alloc{}, false // every node has at most top free CPUs
+	}
 	for b := min(need, top); b <= top; b++ {
 		best := cand{node: -1}
 		bucket := av.byFree[b]
@@ -462,6 +465,9 @@ func (sel *selector) bucketable(s *shape, av *Avail) bool {
 // roomiest nodes, without visiting or sorting every node.
 func (sel *selector) fitManyBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
 	top := int32(len(av.byFree) - 1)
+	if !bucketsMayHold(s, av, mask) {
+		return Alloc{}, false
+	}
 	collect := func(b int32, cs []cand, have *int64, done func(n int, have int64) bool) ([]cand, bool) {
 		bucket := av.byFree[b]
 		for w := range bucket {
@@ -503,6 +509,21 @@ func (sel *selector) fitManyBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (
 	chosen := append([]cand(nil), cs...)
 	sort.Slice(chosen, func(a, b int) bool { return chosen[a].node < chosen[b].node })
 	return sel.makeAlloc(j, s, av, chosen, distribute(s, chosen)), true
+}
+
+// bucketsMayHold reports whether the free nodes of mask may hold s,
+// from their count alone: each takes at most top/cpusPerTask tasks when
+// the buckets are exact, so when all of them together cannot take every
+// task, or there are fewer than minNodes, fitManyBuckets would fail after
+// visiting every node (as a blocked job's main-pass and backfill attempts
+// do on a full cluster). One popcount pass instead of a node-by-node one.
+func bucketsMayHold(s *shape, av *Avail, mask NodeSet) bool {
+	n := int64(av.Free.AndCount(mask))
+	if n < int64(s.minNodes) {
+		return false
+	}
+	top := int64(len(av.byFree) - 1)
+	return !av.exactTop || n*(top/int64(max(s.cpusPerTask, 1))) >= int64(s.tasks)
 }
 
 // fitMany places a multi-node job: the best-ranked feasible nodes, at
