@@ -121,6 +121,9 @@ func FormatDependency(deps []Dependency, orList bool) string {
 // whole arrays, and counts each array's running tasks (for its throttle),
 // in one walk of the jobs. The maps stay nil when there are no arrays.
 func (c *Cycle) indexArrays() {
+	if c.State.arrayJobs == 0 {
+		return
+	}
 	for _, j := range c.State.jobList {
 		a := j.Array
 		if a == nil {
