@@ -76,6 +76,8 @@ type bfSlabs struct {
 	// per-node tables and slot lists reused.
 	maps    []*bfMap
 	nextMap int
+	// hint is the last sort of the change points (sortKeys).
+	hint sortHint
 	// busy is busyUntil's table, need and dmin suffixNeed's: rewritten
 	// by each use, read only until the next.
 	busy, need, dmin []int64
@@ -292,17 +294,15 @@ func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
 // sortChanges sorts changes by time through packed integer keys, several
 // times faster than a sort with a comparison function (it was most of
 // building a small cluster's map). Every change time is a bf_resolution
-// boundary or bfNever, so it is a whole number q of resolutions past the
-// first boundary; the key is q above the node index. It reports false,
-// sorting nothing, when the keys would not fit in 64 bits.
+// boundary or bfNever, so it is a whole number q of resolutions since the
+// epoch; the key is q above the node index, unique per change, so every
+// sort gives the same order. It reports false, sorting nothing, when the
+// keys would not fit in 64 bits.
 func (m *bfMap) sortChanges(changes []bfChange) bool {
-	if len(changes) < 2 {
-		return true
-	}
-	r0 := m.alignUp(0)
 	nb := uint(bits.Len32(uint32(len(m.resvFirst))))
-	qNever := uint64(bfNever/m.res) + 1 // above the q of any aligned time
-	if qNever >= 1<<(64-nb) {
+	qNever := uint64(1)<<(64-nb) - 1 // above the q of any aligned time
+	if m.nowNs < m.res || uint64((m.nowNs+bfNever)/m.res) >= qNever {
+		// q must be at least 1 (sortKeys reads a 0 key as none)
 		return false
 	}
 	keys := grow(m.keys, len(changes))
@@ -310,24 +310,86 @@ func (m *bfMap) sortChanges(changes []bfChange) bool {
 	for i, ch := range changes {
 		q := qNever
 		if ch.t != bfNever {
-			if (ch.t-r0)%m.res != 0 {
+			if (m.nowNs+ch.t)%m.res != 0 {
 				return false
 			}
-			q = uint64((ch.t - r0) / m.res)
+			q = uint64((m.nowNs + ch.t) / m.res)
 		}
 		keys[i] = q<<nb | uint64(ch.node)
 	}
-	slices.Sort(keys)
+	m.pool.sortKeys(keys, len(m.resvFirst))
 	mask := uint64(1)<<nb - 1
 	for i, k := range keys {
-		q := int64(k >> nb)
 		t := bfNever
-		if uint64(q) != qNever {
-			t = r0 + q*m.res
+		if q := k >> nb; q != qNever {
+			t = int64(q)*m.res - m.nowNs
 		}
 		changes[i] = bfChange{t, int32(k & mask)}
 	}
 	return true
+}
+
+// sortKeys sorts the change keys of a map of nodes nodes. Between two
+// passes most nodes keep their key (the same running jobs end at the same
+// time), so the keys that equal their node's key of the last sort are
+// taken in the last sort's order, already sorted; only the others (nodes
+// whose jobs changed) are sorted, and the two lists merged.
+func (p *bfSlabs) sortKeys(keys []uint64, nodes int) {
+	if p == nil {
+		slices.Sort(keys)
+		return
+	}
+	h := &p.hint
+	if len(h.last) != nodes {
+		h.last, h.cur, h.order = make([]uint64, nodes), make([]uint64, nodes), h.order[:0]
+	}
+	mask := uint64(1)<<bits.Len32(uint32(nodes)) - 1
+	for _, k := range keys {
+		h.cur[k&mask] = k // keys are never 0: q >= 1
+	}
+	same, other := h.same[:0], h.other[:0]
+	for _, n := range h.order {
+		if k := h.cur[n]; k != 0 && k == h.last[n] {
+			same = append(same, k)
+			h.cur[n] = 0
+		}
+	}
+	for _, k := range keys {
+		if n := k & mask; h.cur[n] != 0 {
+			other = append(other, k)
+			h.cur[n] = 0
+		}
+	}
+	slices.Sort(other)
+	mergeKeys(keys, same, other)
+	h.same, h.other, h.order = same, other, h.order[:0]
+	for _, k := range keys {
+		h.order = append(h.order, int32(k&mask))
+		h.last[k&mask] = k
+	}
+}
+
+// mergeKeys merges the sorted lists a and b into dst.
+func mergeKeys(dst, a, b []uint64) {
+	i, j := 0, 0
+	for k := range dst {
+		if j == len(b) || i < len(a) && a[i] < b[j] {
+			dst[k] = a[i]
+			i++
+		} else {
+			dst[k] = b[j]
+			j++
+		}
+	}
+}
+
+// sortHint is the last sort of a map's change keys (bfSlabs.sortKeys):
+// the nodes in key order and each node's key; cur, same and other are
+// scratch.
+type sortHint struct {
+	order       []int32
+	last, cur   []uint64
+	same, other []uint64
 }
 
 // buildBusy fills the per-node busy intervals from busy (see newBFMap).

@@ -1,7 +1,10 @@
 package sched
 
 import (
+	"math/bits"
+	"math/rand"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -26,5 +29,37 @@ func TestBackfillSearchPathsAgree(t *testing.T) {
 			t.Fatalf("%d nodes: the interval and slot paths plan differently", tc.nodes)
 		}
 		t.Logf("%d nodes: %d starts, %d pending, same plan", tc.nodes, len(plans[0].Starts), len(plans[0].Pending))
+	}
+}
+
+// TestSortKeysWithHint: sorting a map's change keys with the last sort as
+// a hint gives the plain sort, whether few or many nodes changed their
+// key since, or came and went.
+func TestSortKeysWithHint(t *testing.T) {
+	const nodes = 200
+	r := rand.New(rand.NewSource(9))
+	var p bfSlabs
+	nb := uint(bits.Len32(nodes))
+	q := make([]uint64, nodes)
+	for n := range q {
+		q[n] = uint64(1 + r.Intn(50))
+	}
+	for pass := 0; pass < 40; pass++ {
+		var keys []uint64
+		for n := range q {
+			if r.Intn(8) == 0 || pass%10 == 0 && r.Intn(2) == 0 {
+				q[n] = uint64(1 + r.Intn(50)) // its jobs changed
+			}
+			if r.Intn(10) != 0 { // busy this pass
+				keys = append(keys, q[n]<<nb|uint64(n))
+			}
+		}
+		r.Shuffle(len(keys), func(i, k int) { keys[i], keys[k] = keys[k], keys[i] })
+		want := slices.Clone(keys)
+		slices.Sort(want)
+		p.sortKeys(keys, nodes)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("pass %d: hinted sort differs from the plain sort", pass)
+		}
 	}
 }
