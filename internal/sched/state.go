@@ -30,7 +30,7 @@ type State struct {
 	// gets its ArrayInfo before addJob), so a cycle without any skips
 	// indexing them.
 	arrayJobs int
-	usage   usage
+	usage     usage
 	// cycUse keeps the buffers of the last cycle's usage view for the next
 	// (taken by newCycle, given back by Schedule).
 	cycUse *cycleUsage
