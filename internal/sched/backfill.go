@@ -122,11 +122,7 @@ func (b *backfill) suffixNeed() (need, dmin []int64) {
 		n, dm := need[i+1], dmin[i+1]
 		if !c.done[rec.slot] {
 			p := &c.Cluster.Partitions[rec.Part]
-			s := c.recShape(rec)
-			v := int64(max(s.tasks*s.cpusPerTask, 1))
-			if s.share > 1 {
-				v = 0
-			}
+			v := cpuFloor(&rec.Job.Req, p)
 			d := int64(PlanDuration(c.TimeLimit(rec.Job, rec.Part), p))
 			if rec.Job.Req.TimeMin > 0 || b.noReserve(rec.Job) {
 				d = 0

@@ -35,15 +35,7 @@ func jobShape(cfg *Config, j *Job, p *Partition) shape {
 	r := &j.Req
 	s := shape{cpusPerTask: max(r.CPUsPerTask, 1), minCPUsPerNode: r.MinCPUsPerNode,
 		tasksPerNode: r.NTasksPerNode, gres: r.Gres, exclusive: r.Exclusive, share: 1}
-	s.minNodes = max(r.MinNodes, 1)
-	s.tasks = r.NTasks
-	if s.tasksPerNode > 0 {
-		if s.tasks <= 0 {
-			s.tasks = s.tasksPerNode * s.minNodes
-		}
-		s.minNodes = max(s.minNodes, (s.tasks+s.tasksPerNode-1)/s.tasksPerNode)
-	}
-	s.tasks = max(s.tasks, s.minNodes, 1)
+	s.minNodes, s.tasks = shapeTasks(r)
 	switch {
 	case r.MaxNodes > 0:
 		s.maxNodes = max(r.MaxNodes, s.minNodes)
@@ -85,17 +77,49 @@ func jobShape(cfg *Config, j *Job, p *Partition) shape {
 	if p.ExclusiveUser {
 		s.exclUser = j.User
 	}
-	switch p.OverSubscribe.Mode {
-	case OverSubscribeExclusive:
+	if p.OverSubscribe.Mode == OverSubscribeExclusive {
 		s.exclusive = true
+	}
+	s.share = shapeShare(r, p)
+	return s
+}
+
+// shapeTasks returns the fewest nodes and the tasks of request r: its
+// ntasks-per-node times nodes, one task per node at least.
+func shapeTasks(r *Request) (minNodes, tasks int32) {
+	minNodes, tasks = max(r.MinNodes, 1), r.NTasks
+	if tpn := r.NTasksPerNode; tpn > 0 {
+		if tasks <= 0 {
+			tasks = tpn * minNodes
+		}
+		minNodes = max(minNodes, (tasks+tpn-1)/tpn)
+	}
+	return minNodes, max(tasks, minNodes, 1)
+}
+
+// shapeShare returns the OverSubscribe multiplier on CPUs of request r in
+// partition p (1 = none).
+func shapeShare(r *Request, p *Partition) int32 {
+	switch p.OverSubscribe.Mode {
 	case OverSubscribeForce:
-		s.share = p.OverSubscribe.Count
+		return p.OverSubscribe.Count
 	case OverSubscribeYes:
 		if r.OverSubscribe {
-			s.share = p.OverSubscribe.Count
+			return p.OverSubscribe.Count
 		}
 	}
-	return s
+	return 1
+}
+
+// cpuFloor is the fewest CPUs selection ever gives request r in partition
+// p (tasks times cpus-per-task, see cpusFor), 0 in a partition that
+// oversubscribes its CPUs; without computing the whole shape.
+func cpuFloor(r *Request, p *Partition) int64 {
+	if shapeShare(r, p) > 1 {
+		return 0
+	}
+	_, tasks := shapeTasks(r)
+	return int64(max(tasks*max(r.CPUsPerTask, 1), 1))
 }
 
 // gpusOnNode returns the GPUs the job holds on each node (--gpus-per-node,
