@@ -75,9 +75,14 @@ func (a *Avail) buildBuckets(c *Cluster) {
 		a.byFree[b] = emptySet(a.byFree[b], len(c.Nodes))
 	}
 	a.bucketOf = grow(a.bucketOf, len(c.Nodes))
+	last := int32(len(a.byFree) - 1)
 	for i := range a.bucketOf {
-		a.bucketOf[i] = -1
-		a.rebucket(i)
+		a.bucketOf[i] = -1 // rebucket from no bucket, inlined (once per cycle per node)
+		if a.Free.Has(i) {
+			b := min(a.CPUs[i], last)
+			a.byFree[b].Set(i)
+			a.bucketOf[i] = b
+		}
 	}
 }
 

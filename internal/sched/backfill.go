@@ -626,6 +626,7 @@ func atLeastAnd(sh *bfShape, sl *bfSlot, need int32) bool {
 // prefer them (lower Weight, then the best fit), lowest index first, until
 // the job's nodes and tasks are covered.
 func (b *backfill) pick(sh *bfShape, acc NodeSet, accSum []uint64) ([]int32, bool) {
+	b.arenaRoom(sh)
 	start := len(b.arena)
 	var tasks int64
 	for ti := range sh.tiers {
@@ -659,6 +660,7 @@ func (b *backfill) pick(sh *bfShape, acc NodeSet, accSum []uint64) ([]int32, boo
 // pickFree is pick for a start at t ending at end, checking every
 // candidate node's busy intervals over the span.
 func (b *backfill) pickFree(sh *bfShape, acc NodeSet, accSum []uint64, t, end int64) ([]int32, bool) {
+	b.arenaRoom(sh)
 	start := len(b.arena)
 	var tasks int64
 	for ti := range sh.tiers {
@@ -697,6 +699,16 @@ func (b *backfill) pickFree(sh *bfShape, acc NodeSet, accSum []uint64, t, end in
 // cycle was most of what a backfill pass on a small cluster allocated).
 func (b *backfill) arenaChunk() int {
 	return min(4096, max(256, 2*len(b.c.Cluster.Nodes)))
+}
+
+// arenaRoom makes room in the arena for the most nodes a pick for sh can
+// append, so that the pick does not grow it node by node (the arena starts
+// empty each pass; what take returned keeps its own block).
+func (b *backfill) arenaRoom(sh *bfShape) {
+	need := min(int(sh.maxNodes), len(b.c.Cluster.Nodes))
+	if cap(b.arena)-len(b.arena) < need {
+		b.arena = make([]int32, 0, max(b.arenaChunk(), need))
+	}
 }
 
 // take returns the nodes appended to the arena since start, sorted, as a

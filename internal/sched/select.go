@@ -1,8 +1,10 @@
 package sched
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -202,6 +204,9 @@ type selector struct {
 	// weighted marks clusters whose nodes do not all have the same Weight.
 	weighted bool
 	byWeight []int32 // node indices sorted by (Weight, index)
+	// chosen and tasks are byNode's and distribute's scratch.
+	chosen []cand
+	tasks  []int32
 }
 
 // cand is a feasible node for the job being placed.
@@ -220,7 +225,7 @@ func newSelector(c *Cluster, cfg *Config) *selector {
 // reset makes s a fresh selector for c and cfg, keeping its buffers (a
 // cycle's selector is the last cycle's, see cycleBufs).
 func (s *selector) reset(c *Cluster, cfg *Config) *selector {
-	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], byWeight: grow(s.byWeight, len(c.Nodes))}
+	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0], byWeight: grow(s.byWeight, len(c.Nodes))}
 	for i := range s.byWeight {
 		s.byWeight[i] = int32(i)
 		if c.Nodes[i].Weight != c.Nodes[0].Weight {
@@ -530,9 +535,8 @@ func (sel *selector) fitManyBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (
 	if int32(len(cs)) < s.minNodes || have < int64(s.tasks) {
 		return Alloc{}, false
 	}
-	chosen := append([]cand(nil), cs...)
-	sort.Slice(chosen, func(a, b int) bool { return chosen[a].node < chosen[b].node })
-	return sel.makeAlloc(j, s, av, chosen, distribute(s, chosen)), true
+	chosen := sel.byNode(cs)
+	return sel.makeAlloc(j, s, av, chosen, sel.distribute(s, chosen)), true
 }
 
 // bucketsMayHold reports whether the free nodes of mask may hold s,
@@ -600,16 +604,16 @@ func (sel *selector) fitMany(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, 
 			return Alloc{}, false
 		}
 	}
-	chosen := append([]cand(nil), cs[:n]...)
-	sort.Slice(chosen, func(a, b int) bool { return chosen[a].node < chosen[b].node })
-	return sel.makeAlloc(j, s, av, chosen, distribute(s, chosen)), true
+	chosen := sel.byNode(cs[:n])
+	return sel.makeAlloc(j, s, av, chosen, sel.distribute(s, chosen)), true
 }
 
 // distribute spreads the tasks over the chosen nodes: one each (or the
 // fixed tasks per node) first, then filling nodes in order up to their
 // capacity, like Slurm's default block distribution.
-func distribute(s *shape, chosen []cand) []int32 {
-	t := make([]int32, len(chosen))
+func (sel *selector) distribute(s *shape, chosen []cand) []int32 {
+	t := grow(sel.tasks, len(chosen))
+	sel.tasks = t
 	left := s.tasks
 	first := int32(1)
 	if s.tasksPerNode > 0 {
@@ -628,6 +632,15 @@ func distribute(s *shape, chosen []cand) []int32 {
 		left -= add
 	}
 	return t
+}
+
+// byNode returns a copy of cs in node order, in the selector's scratch
+// (valid until the next selection; makeAlloc copies what it keeps).
+func (sel *selector) byNode(cs []cand) []cand {
+	chosen := append(sel.chosen[:0], cs...)
+	sel.chosen = chosen
+	slices.SortFunc(chosen, func(a, b cand) int { return cmp.Compare(a.node, b.node) })
+	return chosen
 }
 
 // makeAlloc builds the allocation of tasks[i] tasks on chosen[i].
