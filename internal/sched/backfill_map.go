@@ -262,21 +262,8 @@ func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
 	for i := range m.resvFirst {
 		m.resvFirst[i] = math.MaxInt64
 	}
-	changes := m.changes[:0]
-	first := NewNodeSet(nodes)
-	for i, b := range busy {
-		switch {
-		case b == 0:
-			first.Set(i)
-		case b > 0:
-			changes = append(changes, bfChange{m.alignUp(b), int32(i)})
-		}
-	}
-	// the order of equal times does not matter: they set bits of one slot
-	if !m.sortChanges(changes) {
-		slices.SortFunc(changes, func(a, b bfChange) int { return cmp.Compare(a.t, b.t) })
-	}
-	m.changes = changes
+	first := m.newSet()
+	changes := m.changeList(busy, first)
 	m.slots = append(m.slots, bfSlot{t: 0, free: first, sum: m.summarize(first)})
 	for _, ch := range changes {
 		last := &m.slots[len(m.slots)-1]
@@ -291,42 +278,68 @@ func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
 	return m
 }
 
-// sortChanges sorts changes by time through packed integer keys, several
-// times faster than a sort with a comparison function (it was most of
-// building a small cluster's map). Every change time is a bf_resolution
-// boundary or bfNever, so it is a whole number q of resolutions since the
-// epoch; the key is q above the node index, unique per change, so every
-// sort gives the same order. It reports false, sorting nothing, when the
-// keys would not fit in 64 bits.
-func (m *bfMap) sortChanges(changes []bfChange) bool {
-	nb := uint(bits.Len32(uint32(len(m.resvFirst))))
-	qNever := uint64(1)<<(64-nb) - 1 // above the q of any aligned time
-	if m.nowNs < m.res || uint64((m.nowNs+bfNever)/m.res) >= qNever {
-		// q must be at least 1 (sortKeys reads a 0 key as none)
-		return false
-	}
-	keys := grow(m.keys, len(changes))
-	m.keys = keys
-	for i, ch := range changes {
-		q := qNever
-		if ch.t != bfNever {
-			if (m.nowNs+ch.t)%m.res != 0 {
-				return false
+// changeList sets in first the nodes wholly free now (busy 0) and returns
+// the others' change points (busy > 0: free from alignUp(busy)) in time
+// order; the order of equal times does not matter, they set bits of one
+// slot.
+func (m *bfMap) changeList(busy []int64, first NodeSet) []bfChange {
+	changes := m.changes[:0]
+	defer func() { m.changes = changes }()
+	if keys, nb, ok := m.changeKeys(busy, first); ok {
+		qNever, mask := uint64(1)<<(64-nb)-1, uint64(1)<<nb-1
+		for _, k := range keys {
+			t := bfNever
+			if q := k >> nb; q != qNever {
+				t = int64(q)*m.res - m.nowNs
 			}
-			q = uint64((m.nowNs + ch.t) / m.res)
+			changes = append(changes, bfChange{t, int32(k & mask)})
 		}
-		keys[i] = q<<nb | uint64(ch.node)
+		return changes
 	}
-	m.pool.sortKeys(keys, len(m.resvFirst))
-	mask := uint64(1)<<nb - 1
-	for i, k := range keys {
-		t := bfNever
-		if q := k >> nb; q != qNever {
-			t = int64(q)*m.res - m.nowNs
+	for i, b := range busy {
+		switch {
+		case b == 0:
+			first.Set(i)
+		case b > 0:
+			changes = append(changes, bfChange{m.alignUp(b), int32(i)})
 		}
-		changes[i] = bfChange{t, int32(k & mask)}
 	}
-	return true
+	slices.SortFunc(changes, func(a, b bfChange) int { return cmp.Compare(a.t, b.t) })
+	return changes
+}
+
+// changeKeys is changeList through packed integer keys, several times
+// faster than a sort with a comparison function (it was most of building
+// a small cluster's map): a change time is a bf_resolution boundary
+// (alignUp) or bfNever, so it is a whole number q of resolutions since the
+// epoch, one division per node; the key is q above the node index, unique
+// per change, so every sort gives the same order. It returns the sorted
+// keys and the node bits, or false (first untouched) when the keys would
+// not fit in 64 bits.
+func (m *bfMap) changeKeys(busy []int64, first NodeSet) ([]uint64, uint, bool) {
+	nb := uint(bits.Len32(uint32(len(busy))))
+	qNever := uint64(1)<<(64-nb) - 1 // above the q of any aligned time
+	// q must be at least 1 (sortKeys reads a 0 key as none), and
+	// nowNs+busy+res must not overflow
+	if m.nowNs < m.res || m.nowNs > math.MaxInt64-bfNever-m.res || uint64((m.nowNs+bfNever)/m.res) >= qNever {
+		return nil, 0, false
+	}
+	keys := m.keys[:0]
+	for i, b := range busy {
+		switch {
+		case b == 0:
+			first.Set(i)
+		case b > 0:
+			q := qNever
+			if b < bfNever {
+				q = uint64((m.nowNs + b + m.res - 1) / m.res) // alignUp(b) = q*res - nowNs
+			}
+			keys = append(keys, q<<nb|uint64(i))
+		}
+	}
+	m.keys = keys
+	m.pool.sortKeys(keys, len(busy))
+	return keys, nb, true
 }
 
 // sortKeys sorts the change keys of a map of nodes nodes. Between two
