@@ -636,25 +636,47 @@ func (b *backfill) pick(sh *bfShape, acc NodeSet, accSum []uint64) ([]int32, boo
 				w := sw<<6 + bits.TrailingZeros64(as)
 				as &= as - 1
 				word := acc[w] & t.set[w]
-				for word != 0 {
-					n := w<<6 + bits.TrailingZeros64(word)
-					word &= word - 1
-					b.arena = append(b.arena, int32(n))
-					tasks += int64(t.tasks)
-					k := int32(len(b.arena) - start)
-					if k >= sh.minNodes && tasks >= int64(sh.tasks) {
+				if word == 0 {
+					continue
+				}
+				// take the word's nodes up to the first one after which
+				// the job is covered (or has maxNodes): one test a word
+				k := int64(len(b.arena) - start)
+				covered := max(int64(sh.minNodes)-k, ceilDiv(int64(sh.tasks)-tasks, int64(t.tasks)), 1)
+				full := max(int64(sh.maxNodes)-k, 1)
+				stop := min(covered, full)
+				n := min(stop, int64(bits.OnesCount64(word)))
+				b.arena = appendBits(b.arena, w, word, int(n))
+				tasks += n * int64(t.tasks)
+				if n == stop {
+					if stop == covered { // covered is tested first, as node by node
 						return b.take(start), true
 					}
-					if k >= sh.maxNodes {
-						b.arena = b.arena[:start]
-						return nil, false
-					}
+					b.arena = b.arena[:start]
+					return nil, false
 				}
 			}
 		}
 	}
 	b.arena = b.arena[:start]
 	return nil, false
+}
+
+// ceilDiv is x/d rounded up for x > 0, 0 otherwise.
+func ceilDiv(x, d int64) int64 {
+	if x <= 0 {
+		return 0
+	}
+	return (x + d - 1) / d
+}
+
+// appendBits appends the nodes of the n lowest bits of word w.
+func appendBits(dst []int32, w int, word uint64, n int) []int32 {
+	for ; n > 0; n-- {
+		dst = append(dst, int32(w<<6+bits.TrailingZeros64(word)))
+		word &= word - 1
+	}
+	return dst
 }
 
 // pickFree is pick for a start at t ending at end, checking every
