@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sort"
 )
 
 // bfSlot is one entry of backfill's node-space map: from t (nanoseconds
@@ -429,8 +428,16 @@ var bfSmallWords = 4 // a variable so that tests can run both search paths
 
 // slotAt returns the index of the slot holding offset t.
 func (m *bfMap) slotAt(t int64) int {
-	i := sort.Search(len(m.slots), func(i int) bool { return m.slots[i].t > t })
-	return max(i-1, 0)
+	lo, hi := 0, len(m.slots) // first slot starting after t (sort.Search, without its closure)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if m.slots[mid].t > t {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return max(lo-1, 0)
 }
 
 // split makes t a slot boundary and returns the index of the slot that
