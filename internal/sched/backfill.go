@@ -672,8 +672,10 @@ func ceilDiv(x, d int64) int64 {
 
 // appendBits appends the nodes of the n lowest bits of word w.
 func appendBits(dst []int32, w int, word uint64, n int) []int32 {
-	for ; n > 0; n-- {
-		dst = append(dst, int32(w<<6+bits.TrailingZeros64(word)))
+	l := len(dst)
+	dst = slices.Grow(dst, n)[:l+n]
+	for i := l; i < l+n; i++ {
+		dst[i] = int32(w<<6 + bits.TrailingZeros64(word))
 		word &= word - 1
 	}
 	return dst

@@ -225,12 +225,21 @@ func newSelector(c *Cluster, cfg *Config) *selector {
 // reset makes s a fresh selector for c and cfg, keeping its buffers (a
 // cycle's selector is the last cycle's, see cycleBufs).
 func (s *selector) reset(c *Cluster, cfg *Config) *selector {
-	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0], byWeight: grow(s.byWeight, len(c.Nodes))}
-	for i := range s.byWeight {
-		s.byWeight[i] = int32(i)
+	// the identity order of the last cycle's equal-weight cluster stands
+	identity := s.c == c && len(s.byWeight) == len(c.Nodes) && !s.weighted
+	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0],
+		byWeight: grow(s.byWeight, len(c.Nodes))}
+	for i := range c.Nodes {
 		if c.Nodes[i].Weight != c.Nodes[0].Weight {
 			s.weighted = true
+			break
 		}
+	}
+	if identity && !s.weighted {
+		return s
+	}
+	for i := range s.byWeight {
+		s.byWeight[i] = int32(i)
 	}
 	if s.weighted { // equal weights: the stable sort is the identity
 		sort.SliceStable(s.byWeight, func(a, b int) bool {
