@@ -44,8 +44,8 @@ type backfill struct {
 	m       *bfMap
 	empty   *Avail
 	types   nodeTypes
-	shapes  map[bfShapeKey]*bfShape // State.shapes' map
-	pass    uint64                  // State.shapes' pass
+	shapes  *shapeCache // State.shapes
+	pass    uint64      // State.shapes' pass
 	acc     NodeSet
 	accSum  []uint64
 	mask    NodeSet
@@ -227,7 +227,8 @@ func newBackfill(c *Cycle) *backfill {
 func (b *backfill) build() {
 	c := b.c
 	b.types = c.State.ntCache.get(c.Cluster)
-	b.shapes = c.State.shapes.begin(c, c.State.ntCache.gen)
+	c.State.shapes.begin(c, c.State.ntCache.gen)
+	b.shapes = &c.State.shapes
 	b.pass = c.State.shapes.pass
 	b.empty = c.State.ntCache.emptyView(c.sel)
 	b.m = newBFMap(&c.State.bfSlabs, len(c.Cluster.Nodes), c.Now.UnixNano(), b.res, b.busyUntil())
@@ -857,14 +858,20 @@ func buildNodeTypes(cl *Cluster) nodeTypes {
 
 // bfShapeKey identifies the jobs that share one capability test.
 type bfShapeKey struct {
+	bfShapeInts
+	masks, gres, gpusType string
+}
+
+// bfShapeInts are the number fields of a shape key: most jobs have no
+// masks, GRES or GPU type, and a key of numbers only, without padding
+// (exclusive is 0 or 1), hashes as one block of memory, several times
+// faster (shapeCache.ints).
+type bfShapeInts struct {
 	part                                    int32
-	masks                                   string
 	minNodes, maxNodes, tasks, tasksPerNode int32
 	cpusPerTask, minCPUs, maxCPUsPerNode    int32
-	share                                   int32
+	share, exclusive                        int32
 	memPerCPU, memPerNode, gpusPerNode      int64
-	gres, gpusType                          string
-	exclusive                               bool
 }
 
 // bfShape is a job shape in one partition: the nodes that could ever hold
@@ -893,10 +900,10 @@ type bfTier struct {
 }
 
 func shapeKey(rec *QueueRec, s *shape) bfShapeKey {
-	k := bfShapeKey{part: rec.Part, minNodes: s.minNodes, maxNodes: s.maxNodes, tasks: s.tasks,
+	k := bfShapeKey{bfShapeInts: bfShapeInts{part: rec.Part, minNodes: s.minNodes, maxNodes: s.maxNodes, tasks: s.tasks,
 		tasksPerNode: s.tasksPerNode, cpusPerTask: s.cpusPerTask, minCPUs: s.minCPUsPerNode,
 		maxCPUsPerNode: s.maxCPUsPerNode, share: s.share, memPerCPU: s.memPerCPU, memPerNode: s.memPerNode,
-		gpusPerNode: s.gpusPerNode, gpusType: s.gpusType, exclusive: s.exclusive}
+		gpusPerNode: s.gpusPerNode, exclusive: boolInt(s.exclusive)}, gpusType: s.gpusType}
 	if len(s.gres) > 0 {
 		var sb strings.Builder
 		for _, g := range s.gres {
@@ -916,6 +923,13 @@ func shapeKey(rec *QueueRec, s *shape) bfShapeKey {
 	return k
 }
 
+func boolInt(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // shapeOf returns rec's shape class, nil when no usable node of the
 // partition could ever hold the job.
 func (b *backfill) shapeOf(rec *QueueRec) *bfShape {
@@ -923,14 +937,11 @@ func (b *backfill) shapeOf(rec *QueueRec) *bfShape {
 	p := &c.Cluster.Partitions[rec.Part]
 	s := c.recShape(rec)
 	key := shapeKey(rec, s)
-	if sh, ok := b.shapes[key]; ok {
-		if sh.capable == nil {
-			return nil
-		}
-		return sh
+	sh, ok := b.shapes.get(&key)
+	if !ok {
+		sh = b.newShape(rec, p, s)
+		b.shapes.put(&key, sh)
 	}
-	sh := b.newShape(rec, p, s)
-	b.shapes[key] = sh
 	if sh.capable == nil {
 		return nil
 	}

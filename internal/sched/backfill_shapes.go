@@ -11,6 +11,7 @@ import "slices"
 // depends on changed.
 type shapeCache struct {
 	m      map[bfShapeKey]*bfShape
+	ints   map[bfShapeInts]*bfShape // the keys without strings
 	cl     *Cluster
 	types  uint64    // nodeTypeCache.gen the shapes were built with
 	usable NodeSet   // Avail.Usable they were built with
@@ -25,11 +26,11 @@ type shapeCache struct {
 const maxShapeCache = 4096
 
 // begin starts a pass: it drops the shapes if what they were built from
-// changed, and returns the map to use.
-func (sc *shapeCache) begin(c *Cycle, types uint64) map[bfShapeKey]*bfShape {
+// changed.
+func (sc *shapeCache) begin(c *Cycle, types uint64) {
 	sc.pass++
-	if sc.m == nil || !sc.valid(c, types) || len(sc.m) >= maxShapeCache {
-		sc.m = map[bfShapeKey]*bfShape{}
+	if sc.m == nil || !sc.valid(c, types) || len(sc.m)+len(sc.ints) >= maxShapeCache {
+		sc.m, sc.ints = map[bfShapeKey]*bfShape{}, map[bfShapeInts]*bfShape{}
 		sc.cl, sc.types = c.Cluster, types
 		sc.unit, sc.mem = c.Config.Unit, c.Config.ConsumeMemory
 		sc.usable = append(sc.usable[:0], c.Avail.Usable...)
@@ -38,7 +39,25 @@ func (sc *shapeCache) begin(c *Cycle, types uint64) map[bfShapeKey]*bfShape {
 			sc.parts[i] = append(sc.parts[i][:0], c.Cluster.Partitions[i].Nodes...)
 		}
 	}
-	return sc.m
+}
+
+// get returns the shape of key k.
+func (sc *shapeCache) get(k *bfShapeKey) (*bfShape, bool) {
+	if k.masks == "" && k.gres == "" && k.gpusType == "" {
+		sh, ok := sc.ints[k.bfShapeInts]
+		return sh, ok
+	}
+	sh, ok := sc.m[*k]
+	return sh, ok
+}
+
+// put stores the shape of key k.
+func (sc *shapeCache) put(k *bfShapeKey, sh *bfShape) {
+	if k.masks == "" && k.gres == "" && k.gpusType == "" {
+		sc.ints[k.bfShapeInts] = sh
+		return
+	}
+	sc.m[*k] = sh
 }
 
 // valid reports whether the cached shapes still describe c.
