@@ -232,6 +232,13 @@ func partitionLimitReason(p *Policy, cl *Cluster, j *Job, part int32) Reason {
 
 // listAllows applies an Allow/Deny pair: nil Allow means ALL.
 func listAllows(allow, deny []string, name string) bool {
+	if allow == nil && len(deny) == 0 {
+		return true // the usual partition: no lists (inlined)
+	}
+	return listAllowsSlow(allow, deny, name)
+}
+
+func listAllowsSlow(allow, deny []string, name string) bool {
 	for _, d := range deny {
 		if strings.EqualFold(d, name) {
 			return false
