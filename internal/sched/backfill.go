@@ -211,9 +211,13 @@ func newBackfill(c *Cycle) *backfill {
 	if win <= 0 {
 		win = 24 * time.Hour
 	}
-	b := &backfill{c: c,
-		acc: NewNodeSet(n), accSum: make([]uint64, (len(NewNodeSet(n))+63)/64), mask: NewNodeSet(n), window: int64(win),
-		perPart: make([]int, len(c.Cluster.Partitions))}
+	pool := &c.State.bfSlabs // the last pass's sets (contents stale: see andInto, fitNow)
+	words := (n + 63) / 64
+	pool.acc, pool.accSum = grow(pool.acc, words), grow(pool.accSum, (words+63)/64)
+	pool.mask, pool.perPart = grow(pool.mask, words), grow(pool.perPart, len(c.Cluster.Partitions))
+	clear(pool.perPart)
+	b := &backfill{c: c, acc: pool.acc, accSum: pool.accSum, mask: pool.mask, window: int64(win),
+		perPart: pool.perPart}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
 	}

@@ -77,6 +77,11 @@ type bfSlabs struct {
 	nextMap int
 	// hint is the last sort of the change points (sortKeys).
 	hint sortHint
+	// acc, accSum, mask and perPart are a backfill pass's tables of the
+	// same names (newBackfill).
+	acc, mask NodeSet
+	accSum    []uint64
+	perPart   []int
 	// busy is busyUntil's table, need and dmin suffixNeed's: rewritten
 	// by each use, read only until the next.
 	busy, need, dmin []int64

@@ -58,10 +58,12 @@ func (c *Cycle) gate() {
 	clear(c.done)
 }
 
-// growCap returns s (empty) with room for n elements.
+// growCap returns s (empty) with room for n elements; a new one has a
+// quarter more, so that a job list growing by one job a pass does not
+// reallocate the tables every pass.
 func growCap[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, 0, n)
+		return make([]T, 0, n+n/4+16)
 	}
 	return s
 }
@@ -88,6 +90,9 @@ type cycleBufs struct {
 	// names.
 	partFail           []bool
 	scratch, passNodes NodeSet
+	// cycle is the last Cycle, reused whole (a cycle allocated it every
+	// pass).
+	cycle *Cycle
 	// shapes and shapePart are recShape's tables.
 	shapes    []shape
 	shapePart []int32
@@ -122,6 +127,7 @@ func (b *cycleBufs) keep(c *Cycle) {
 	b.pend, b.pendJob, b.queue, b.done = c.pend[:0], c.pendJob[:0], c.Queue[:0], c.done[:0]
 	b.avail, b.sel = c.Avail, c.sel
 	b.partFail, b.scratch, b.passNodes = c.partFail, c.scratch, c.passNodes
+	b.cycle = c
 }
 
 func (c *Cycle) hasRecord(slot int32) bool {

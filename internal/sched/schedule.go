@@ -62,7 +62,8 @@ type Cycle struct {
 	// set when it skipped a record for another reason (main_stuck.go).
 	blockers []JobID
 	unsure   bool
-	unqueued int // pending jobs with no queue record (gate)
+	unqueued int    // pending jobs with no queue record (gate)
+	cfg      Config // what Config points to (Schedule\'s copy)
 	// shapes are the records' job shapes by slot, computed once a cycle
 	// (recShape); shapePart is the partition each was computed for, + 1.
 	shapes    []shape
@@ -74,7 +75,7 @@ type Cycle struct {
 // then the backfill and preemption steps, and returns the plan. It does
 // not change st; apply the plan with st.Apply.
 func Schedule(st *State, now time.Time, cfg Config) Plan {
-	c := newCycle(st, now, &cfg)
+	c := newCycle(st, now, cfg)
 	if gangStep != nil {
 		gangStep(c)
 	}
@@ -91,13 +92,18 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 	return c.Plan
 }
 
-func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
+func newCycle(st *State, now time.Time, cfgVal Config) *Cycle {
 	cl := st.Cluster
 	b := &st.bufs
-	c := &Cycle{State: st, Cluster: cl, Config: cfg, Now: now, Plan: Plan{Now: now},
-		sel: b.selector().reset(cl, cfg), partFail: grow(b.partFail, len(cl.Partitions)),
+	c := b.cycle // the last cycle's, every field set afresh (nothing keeps it)
+	if c == nil {
+		c = &Cycle{}
+	}
+	*c = Cycle{State: st, Cluster: cl, cfg: cfgVal, Now: now, Plan: Plan{Now: now},
+		sel: b.selector().reset(cl, &c.cfg), partFail: grow(b.partFail, len(cl.Partitions)),
 		scratch: emptySet(b.scratch, len(cl.Nodes))}
 	clear(c.partFail)
+	c.Config = &c.cfg                           // a field of the reused Cycle: cfg does not escape
 	c.Avail, st.bufs.avail = st.bufs.avail, nil // the last cycle's view, refilled
 	if c.Avail == nil {
 		c.Avail = &Avail{}
