@@ -65,6 +65,7 @@ type backfill struct {
 // runBackfill is the BackfillHook.
 func runBackfill(c *Cycle) {
 	b := newBackfill(c)
+	defer func() { c.State.bfSlabs.arena = b.arena }() // its free tail serves the next pass
 	bp := &c.Config.Backfill
 	var need, dmin []int64
 	if bp.StartsOnly {
@@ -217,7 +218,7 @@ func newBackfill(c *Cycle) *backfill {
 	pool.mask, pool.perPart = grow(pool.mask, words), grow(pool.perPart, len(c.Cluster.Partitions))
 	clear(pool.perPart)
 	b := &backfill{c: c, acc: pool.acc, accSum: pool.accSum, mask: pool.mask, window: int64(win),
-		perPart: pool.perPart}
+		perPart: pool.perPart, arena: pool.arena}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
 	}

@@ -82,6 +82,10 @@ type bfSlabs struct {
 	acc, mask NodeSet
 	accSum    []uint64
 	perPart   []int
+	// arena is the last pass's node arena: what it handed out (planned
+	// nodes, kept by the plan and the jobs) lies below its length and is
+	// never written again; the next pass appends above it.
+	arena []int32
 	// busy is busyUntil's table, need and dmin suffixNeed's: rewritten
 	// by each use, read only until the next.
 	busy, need, dmin []int64
