@@ -731,15 +731,20 @@ func (b *backfill) arenaChunk() int {
 	return min(4096, max(256, 2*len(b.c.Cluster.Nodes)))
 }
 
-// arenaRoom makes room in the arena for the most nodes a pick for sh can
-// append, so that the pick does not grow it node by node (the arena starts
-// empty each pass; what take returned keeps its own block).
+// arenaRoom makes room in the arena for the nodes a pick for sh usually
+// appends (at most bfArenaRoom: a wider job's pick may still grow it), so
+// that the pick does not grow it node by node; what take returned keeps
+// its own block.
 func (b *backfill) arenaRoom(sh *bfShape) {
-	need := min(int(sh.maxNodes), len(b.c.Cluster.Nodes))
+	need := min(int(sh.maxNodes), len(b.c.Cluster.Nodes), bfArenaRoom)
 	if cap(b.arena)-len(b.arena) < need {
 		b.arena = make([]int32, 0, max(b.arenaChunk(), need))
 	}
 }
+
+// bfArenaRoom bounds the room arenaRoom makes (a job's maxNodes may be
+// its task count: leaving the rest of a block for each would waste most).
+const bfArenaRoom = 256
 
 // take returns the nodes appended to the arena since start, sorted, as a
 // slice of its own (capacity-limited so that later appends do not touch
