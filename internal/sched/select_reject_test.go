@@ -27,7 +27,7 @@ func TestBucketRejectIsSound(t *testing.T) {
 				share: 1, memPerNode: 1}
 			s.maxNodes = max(s.minNodes, s.tasks)
 			ref := *av
-			ref.byFree, ref.bucketOf = nil, nil // node-by-node selection
+			ref.byFree, ref.bucketOf = nil, nil      // node-by-node selection
 			if s.tasks*s.cpusPerTask > int32(cpus) { // fitOneBuckets returns at once
 				if _, ok := sel.fitOne(&Job{}, &s, &ref, mask); ok {
 					t.Fatalf("%d-CPU nodes: the scan put %d CPUs on one node", cpus, s.tasks*s.cpusPerTask)
