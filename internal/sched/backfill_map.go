@@ -471,8 +471,8 @@ func (m *bfMap) occupy(nodes []int32, s, e int64) {
 	if e < math.MaxInt64/2 {
 		k = m.split(e)
 	}
-	for _, n := range nodes {
-		if m.byNode {
+	if m.byNode {
+		for _, n := range nodes {
 			m.addBusy(n, s, min(e, bfNever))
 		}
 	}
