@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"math"
 	"strings"
 
 	"github.com/sluice-hpc/sluice/internal/hostlist"
@@ -30,6 +31,7 @@ func (c *Cycle) gate() {
 			c.unqueued++ // main_stuck.go
 			continue
 		}
+		first := len(c.Queue)
 		for pi, part := range j.Partitions {
 			if r := c.partGate(j, part); r != "" {
 				if c.pend[slot].Reason == "" {
@@ -46,6 +48,9 @@ func (c *Cycle) gate() {
 			}
 			c.Queue = c.resvRecords(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
 				Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot}) // + reservation records
+		}
+		for k := first; k < len(c.Queue); k++ {
+			c.Queue[k].sub = uint16(min(k-first, math.MaxUint16))
 		}
 		if !c.hasRecord(slot) {
 			c.unqueued++ // main_stuck.go

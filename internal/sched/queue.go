@@ -29,12 +29,13 @@ func (c *Cycle) order() {
 // cheaply when the order changed little since the last cycle (as between
 // a simulator's passes, where the gate's job-id order was far from the
 // priority order and re-sorting it each pass cost as much as the main
-// scheduler). The records are first laid out in the last cycle's order of
-// their jobs (records of one job keep their gate order; new jobs last),
+// scheduler). The records are first laid out in the last cycle's order
+// (by their jobs' first two records' places; others and new jobs last),
 // then insertion-sorted. The only ties of compareRecs are records of one
-// job, which both steps keep in gate order, so the result is the stable
-// sort's whatever the layout; the layout only decides the cost. When the
-// insertion sort would move too much, the stable sort runs instead.
+// job, which the insertion sort orders by their place in the gate (sub),
+// so the result is the stable sort's whatever the layout; the layout only
+// decides the cost. When the insertion sort would move too much, the
+// stable sort runs instead.
 func (c *Cycle) sortQueue() {
 	st := c.State
 	st.orderPass++
@@ -46,8 +47,8 @@ func (c *Cycle) sortQueue() {
 		slices.SortStableFunc(q, compareRecs)
 	}
 	for i := range c.Queue {
-		if j := c.Queue[i].Job; j.orderPass != st.orderPass {
-			j.orderPass, j.orderRank = st.orderPass, int32(i)
+		if r := &c.Queue[i]; r.sub < 2 {
+			r.Job.orderPass, r.Job.orderRank[r.sub] = st.orderPass, int32(i)
 		}
 	}
 }
@@ -65,21 +66,21 @@ func (b *cycleBufs) presort(q []QueueRec, pass uint32) ([]QueueRec, bool) {
 	count := grow(b.orderCount, prev+2)
 	b.orderCount = count
 	clear(count)
-	rank := func(j *Job) int {
-		if j.orderPass == pass-1 && int(j.orderRank) < prev {
-			return int(j.orderRank)
+	rank := func(r *QueueRec) int {
+		if j := r.Job; r.sub < 2 && j.orderPass == pass-1 && int(j.orderRank[r.sub]) < prev {
+			return int(j.orderRank[r.sub])
 		}
-		return prev // a new job
+		return prev // a new job (or record)
 	}
 	for i := range q {
-		count[rank(q[i].Job)+1]++
+		count[rank(&q[i])+1]++
 	}
 	for r := 1; r < len(count); r++ {
 		count[r] += count[r-1] // count[r]: where rank r's records begin
 	}
 	out := growCap(b.queueAlt[:0], len(q))[:len(q)]
 	for i := range q {
-		r := rank(q[i].Job)
+		r := rank(&q[i])
 		out[count[r]] = q[i]
 		count[r]++
 	}
@@ -91,16 +92,17 @@ func (b *cycleBufs) presort(q []QueueRec, pass uint32) ([]QueueRec, bool) {
 	return out, true
 }
 
-// insertionSort sorts q by compareRecs, stably, giving up (q then in some
-// order) after budget moves.
+// insertionSort sorts q by compareRecs and then gate order (the only
+// ties are records of one job: sub orders them), giving up (q then in
+// some order) after budget moves.
 func insertionSort(q []QueueRec, budget int) bool {
 	for i := 1; i < len(q); i++ {
-		if compareRecPtrs(&q[i-1], &q[i]) <= 0 {
+		if compareSub(&q[i-1], &q[i]) <= 0 {
 			continue
 		}
 		r := q[i]
 		k := i
-		for ; k > 0 && compareRecPtrs(&q[k-1], &r) > 0; k-- {
+		for ; k > 0 && compareSub(&q[k-1], &r) > 0; k-- {
 			if budget--; budget < 0 {
 				return false
 			}
@@ -112,6 +114,15 @@ func insertionSort(q []QueueRec, budget int) bool {
 }
 
 func compareRecs(a, b QueueRec) int { return compareRecPtrs(&a, &b) }
+
+// compareSub is compareRecPtrs with the stable sort's tie-break: records
+// of one job in gate order, whatever order they come in.
+func compareSub(a, b *QueueRec) int {
+	if c := compareRecPtrs(a, b); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.sub, b.sub)
+}
 
 // compareRecPtrs is compareRecs without copying the records.
 func compareRecPtrs(a, b *QueueRec) int {

@@ -33,7 +33,7 @@ func TestSortQueueIsTheStableSort(t *testing.T) {
 			}
 			for part := int32(0); part < int32(1+r.Intn(3)); part++ {
 				q = append(q, QueueRec{Job: j, Part: part, Priority: j.Priority, Tier: uint16(r.Intn(2)),
-					slot: int32(j.ID)})
+					slot: int32(j.ID), sub: uint16(part)}) // as gate numbers a job's records
 			}
 		}
 		want := slices.Clone(q)

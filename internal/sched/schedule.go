@@ -15,6 +15,9 @@ type QueueRec struct {
 	Priority uint32
 	// Tier is the partition's PriorityTier.
 	Tier uint16
+	// sub is the record's place among its job's records in gate order
+	// (the stable sort's tie-break, made explicit for sortQueue).
+	sub uint16
 	// Rank is the preemption rank (a job that can preempt sorts first).
 	Rank int32
 	// Resv is the reservation the record runs in: 1 + its index in the
