@@ -1,5 +1,7 @@
 package sched
 
+import "math/bits"
+
 // Avail is a view of the resources still free on every node: the state's
 // allocations minus whatever the current cycle has already decided to
 // start. Selection (fit) reads and commits to it; backfill builds future
@@ -68,16 +70,30 @@ func (a *Avail) buildBuckets(c *Cluster) {
 	for i := range c.Nodes {
 		top = max(top, c.Nodes[i].CPUs)
 	}
+	a.fillBuckets(len(c.Nodes), top)
+}
+
+// fillBuckets is buildBuckets once the most CPUs of a node (top) is known.
+func (a *Avail) fillBuckets(n int, top int32) {
 	a.exactTop = top <= maxBucket
 	top = min(top, maxBucket)
 	a.byFree = grow(a.byFree, int(top)+1)
 	for b := range a.byFree {
-		a.byFree[b] = emptySet(a.byFree[b], len(c.Nodes))
+		a.byFree[b] = emptySet(a.byFree[b], n)
 	}
-	a.bucketOf = grow(a.bucketOf, len(c.Nodes))
+	a.bucketOf = grow(a.bucketOf, n)
 	for i := range a.bucketOf {
 		a.bucketOf[i] = -1
-		a.rebucket(i)
+	}
+	last := int32(len(a.byFree) - 1)
+	for w, word := range a.Free { // rebucket from no bucket, inlined (once per cycle per node)
+		for word != 0 {
+			i := w<<6 + bits.TrailingZeros64(word)
+			word &= word - 1
+			b := min(a.CPUs[i], last)
+			a.byFree[b].Set(i)
+			a.bucketOf[i] = b
+		}
 	}
 }
 
@@ -115,8 +131,10 @@ func (a *Avail) fill(c *Cluster) {
 	a.Gres, a.Kinds, a.Excl = grow(a.Gres, n*k), k, grow(a.Excl, n)
 	a.Usable, a.Free = emptySet(a.Usable, n), emptySet(a.Free, n)
 	a.owner = nil
+	top := int32(0)
 	for i := range c.Nodes {
 		nd := &c.Nodes[i]
+		top = max(top, nd.CPUs)
 		a.CPUs[i] = nd.CPUs - nd.AllocCPUs
 		a.Mem[i] = nd.RealMemory - nd.AllocMem
 		a.Jobs[i] = nd.Jobs
@@ -131,7 +149,7 @@ func (a *Avail) fill(c *Cluster) {
 			}
 		}
 	}
-	a.buildBuckets(c)
+	a.fillBuckets(n, top)
 }
 
 // emptySet returns an empty set for n nodes, reusing s's words.

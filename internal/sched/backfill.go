@@ -44,7 +44,8 @@ type backfill struct {
 	m       *bfMap
 	empty   *Avail
 	types   nodeTypes
-	shapes  map[bfShapeKey]*bfShape
+	shapes  *shapeCache // State.shapes
+	pass    uint64      // State.shapes' pass
 	acc     NodeSet
 	accSum  []uint64
 	mask    NodeSet
@@ -64,6 +65,7 @@ type backfill struct {
 // runBackfill is the BackfillHook.
 func runBackfill(c *Cycle) {
 	b := newBackfill(c)
+	defer func() { c.State.bfSlabs.arena = b.arena }() // its free tail serves the next pass
 	bp := &c.Config.Backfill
 	var need, dmin []int64
 	if bp.StartsOnly {
@@ -121,11 +123,7 @@ func (b *backfill) suffixNeed() (need, dmin []int64) {
 		n, dm := need[i+1], dmin[i+1]
 		if !c.done[rec.slot] {
 			p := &c.Cluster.Partitions[rec.Part]
-			s := jobShape(c.Config, rec.Job, p)
-			v := int64(max(s.tasks*s.cpusPerTask, 1))
-			if s.share > 1 {
-				v = 0
-			}
+			v := cpuFloor(&rec.Job.Req, p)
 			d := int64(PlanDuration(c.TimeLimit(rec.Job, rec.Part), p))
 			if rec.Job.Req.TimeMin > 0 || b.noReserve(rec.Job) {
 				d = 0
@@ -214,9 +212,13 @@ func newBackfill(c *Cycle) *backfill {
 	if win <= 0 {
 		win = 24 * time.Hour
 	}
-	b := &backfill{c: c, shapes: map[bfShapeKey]*bfShape{},
-		acc: NewNodeSet(n), accSum: make([]uint64, (len(NewNodeSet(n))+63)/64), mask: NewNodeSet(n), window: int64(win),
-		perPart: make([]int, len(c.Cluster.Partitions))}
+	pool := &c.State.bfSlabs // the last pass's sets (contents stale: see andInto, fitNow)
+	words := (n + 63) / 64
+	pool.acc, pool.accSum = grow(pool.acc, words), grow(pool.accSum, (words+63)/64)
+	pool.mask, pool.perPart = grow(pool.mask, words), grow(pool.perPart, len(c.Cluster.Partitions))
+	clear(pool.perPart)
+	b := &backfill{c: c, acc: pool.acc, accSum: pool.accSum, mask: pool.mask, window: int64(win),
+		perPart: pool.perPart, arena: pool.arena}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
 	}
@@ -230,6 +232,9 @@ func newBackfill(c *Cycle) *backfill {
 func (b *backfill) build() {
 	c := b.c
 	b.types = c.State.ntCache.get(c.Cluster)
+	c.State.shapes.begin(c, c.State.ntCache.gen)
+	b.shapes = &c.State.shapes
+	b.pass = c.State.shapes.pass
 	b.empty = c.State.ntCache.emptyView(c.sel)
 	b.m = newBFMap(&c.State.bfSlabs, len(c.Cluster.Nodes), c.Now.UnixNano(), b.res, b.busyUntil())
 	b.addBlackouts() // reservation windows (resv_backfill.go)
@@ -370,7 +375,7 @@ func (b *backfill) plan(rec *QueueRec) {
 	if sh == nil {
 		return // no node of the partition could ever hold this shape
 	}
-	cur := sh.cursor(d)
+	cur := sh.cursor(d, b.pass)
 	if *cur >= bfNever {
 		return // a job of the same shape and duration found no place
 	}
@@ -391,7 +396,7 @@ func (b *backfill) plan(rec *QueueRec) {
 		if b.mayStart() && b.startNowMin(rec, sh, d, limit) && c.done[rec.slot] {
 			return
 		}
-		if cur = sh.cursor(d); *cur >= bfNever {
+		if cur = sh.cursor(d, b.pass); *cur >= bfNever {
 			return
 		}
 	}
@@ -532,7 +537,7 @@ func (b *backfill) search(sh *bfShape, lb, d int64, skipNow bool) (int64, []int3
 			continue
 		}
 		end := satAdd(start, d)
-		if cnt <= bfFewNodes {
+		if cnt <= bfFewNodes && m.byNode {
 			// few candidates: check each one's busy intervals for the span
 			if nodes, ok := b.pickFree(sh, acc, accSum, start, end); ok {
 				return start, nodes, true
@@ -627,6 +632,7 @@ func atLeastAnd(sh *bfShape, sl *bfSlot, need int32) bool {
 // prefer them (lower Weight, then the best fit), lowest index first, until
 // the job's nodes and tasks are covered.
 func (b *backfill) pick(sh *bfShape, acc NodeSet, accSum []uint64) ([]int32, bool) {
+	b.arenaRoom(sh)
 	start := len(b.arena)
 	var tasks int64
 	for ti := range sh.tiers {
@@ -636,19 +642,24 @@ func (b *backfill) pick(sh *bfShape, acc NodeSet, accSum []uint64) ([]int32, boo
 				w := sw<<6 + bits.TrailingZeros64(as)
 				as &= as - 1
 				word := acc[w] & t.set[w]
-				for word != 0 {
-					n := w<<6 + bits.TrailingZeros64(word)
-					word &= word - 1
-					b.arena = append(b.arena, int32(n))
-					tasks += int64(t.tasks)
-					k := int32(len(b.arena) - start)
-					if k >= sh.minNodes && tasks >= int64(sh.tasks) {
+				if word == 0 {
+					continue
+				}
+				// take the word's nodes up to the first one after which
+				// the job is covered (or has maxNodes): one test a word
+				k := int64(len(b.arena) - start)
+				covered := max(int64(sh.minNodes)-k, ceilDiv(int64(sh.tasks)-tasks, int64(t.tasks)), 1)
+				full := max(int64(sh.maxNodes)-k, 1)
+				stop := min(covered, full)
+				n := min(stop, int64(bits.OnesCount64(word)))
+				b.arena = appendBits(b.arena, w, word, int(n))
+				tasks += n * int64(t.tasks)
+				if n == stop {
+					if stop == covered { // covered is tested first, as node by node
 						return b.take(start), true
 					}
-					if k >= sh.maxNodes {
-						b.arena = b.arena[:start]
-						return nil, false
-					}
+					b.arena = b.arena[:start]
+					return nil, false
 				}
 			}
 		}
@@ -657,9 +668,29 @@ func (b *backfill) pick(sh *bfShape, acc NodeSet, accSum []uint64) ([]int32, boo
 	return nil, false
 }
 
+// ceilDiv is x/d rounded up for x > 0, 0 otherwise.
+func ceilDiv(x, d int64) int64 {
+	if x <= 0 {
+		return 0
+	}
+	return (x + d - 1) / d
+}
+
+// appendBits appends the nodes of the n lowest bits of word w.
+func appendBits(dst []int32, w int, word uint64, n int) []int32 {
+	l := len(dst)
+	dst = slices.Grow(dst, n)[:l+n]
+	for i := l; i < l+n; i++ {
+		dst[i] = int32(w<<6 + bits.TrailingZeros64(word))
+		word &= word - 1
+	}
+	return dst
+}
+
 // pickFree is pick for a start at t ending at end, checking every
 // candidate node's busy intervals over the span.
 func (b *backfill) pickFree(sh *bfShape, acc NodeSet, accSum []uint64, t, end int64) ([]int32, bool) {
+	b.arenaRoom(sh)
 	start := len(b.arena)
 	var tasks int64
 	for ti := range sh.tiers {
@@ -699,6 +730,21 @@ func (b *backfill) pickFree(sh *bfShape, acc NodeSet, accSum []uint64, t, end in
 func (b *backfill) arenaChunk() int {
 	return min(4096, max(256, 2*len(b.c.Cluster.Nodes)))
 }
+
+// arenaRoom makes room in the arena for the nodes a pick for sh usually
+// appends (at most bfArenaRoom: a wider job's pick may still grow it), so
+// that the pick does not grow it node by node; what take returned keeps
+// its own block.
+func (b *backfill) arenaRoom(sh *bfShape) {
+	need := min(int(sh.maxNodes), len(b.c.Cluster.Nodes), bfArenaRoom)
+	if cap(b.arena)-len(b.arena) < need {
+		b.arena = make([]int32, 0, max(b.arenaChunk(), need))
+	}
+}
+
+// bfArenaRoom bounds the room arenaRoom makes (a job's maxNodes may be
+// its task count: leaving the rest of a block for each would waste most).
+const bfArenaRoom = 256
 
 // take returns the nodes appended to the arena since start, sorted, as a
 // slice of its own (capacity-limited so that later appends do not touch
@@ -744,6 +790,8 @@ type nodeTypeCache struct {
 	// (never write); built from the same node fields as the types, so it
 	// is dropped with them.
 	empty *Avail
+	// gen counts the rebuilds (shapeCache drops its shapes on a change).
+	gen uint64
 }
 
 // emptyView returns the cached all-free view of the cluster get last
@@ -778,6 +826,7 @@ func (nc *nodeTypeCache) get(cl *Cluster) nodeTypes {
 		return nc.nt
 	}
 	nc.nt = buildNodeTypes(cl)
+	nc.gen++
 	nc.empty = nil
 	nc.keys = make([]nodeTypeKey, len(cl.Nodes))
 	for i := range cl.Nodes {
@@ -819,14 +868,20 @@ func buildNodeTypes(cl *Cluster) nodeTypes {
 
 // bfShapeKey identifies the jobs that share one capability test.
 type bfShapeKey struct {
+	bfShapeInts
+	masks, gres, gpusType string
+}
+
+// bfShapeInts are the number fields of a shape key: most jobs have no
+// masks, GRES or GPU type, and a key of numbers only, without padding
+// (exclusive is 0 or 1), hashes as one block of memory, several times
+// faster (shapeCache.ints).
+type bfShapeInts struct {
 	part                                    int32
-	masks                                   string
 	minNodes, maxNodes, tasks, tasksPerNode int32
 	cpusPerTask, minCPUs, maxCPUsPerNode    int32
-	share                                   int32
+	share, exclusive                        int32
 	memPerCPU, memPerNode, gpusPerNode      int64
-	gres, gpusType                          string
-	exclusive                               bool
 }
 
 // bfShape is a job shape in one partition: the nodes that could ever hold
@@ -838,7 +893,11 @@ type bfShape struct {
 	sum                       []uint64 // word summary of capable (built on first use when nil)
 	lo, hi                    int      // the words of capable that hold nodes
 	tiers                     []bfTier
-	cursors                   map[int64]*int64
+	// cursors are this pass's (pass) earliest starts by planned
+	// duration; byD indexes them once there are many.
+	cursors []bfCursor
+	byD     map[int64]*int64
+	pass    uint64
 	// shared: the partition oversubscribes CPUs (OverSubscribe=FORCE/YES),
 	// so a node without a free CPU may still take the job.
 	shared bool
@@ -850,20 +909,11 @@ type bfTier struct {
 	key   [3]int64
 }
 
-func (sh *bfShape) cursor(d int64) *int64 {
-	p := sh.cursors[d]
-	if p == nil {
-		p = new(int64)
-		sh.cursors[d] = p
-	}
-	return p
-}
-
 func shapeKey(rec *QueueRec, s *shape) bfShapeKey {
-	k := bfShapeKey{part: rec.Part, minNodes: s.minNodes, maxNodes: s.maxNodes, tasks: s.tasks,
+	k := bfShapeKey{bfShapeInts: bfShapeInts{part: rec.Part, minNodes: s.minNodes, maxNodes: s.maxNodes, tasks: s.tasks,
 		tasksPerNode: s.tasksPerNode, cpusPerTask: s.cpusPerTask, minCPUs: s.minCPUsPerNode,
 		maxCPUsPerNode: s.maxCPUsPerNode, share: s.share, memPerCPU: s.memPerCPU, memPerNode: s.memPerNode,
-		gpusPerNode: s.gpusPerNode, gpusType: s.gpusType, exclusive: s.exclusive}
+		gpusPerNode: s.gpusPerNode, exclusive: boolInt(s.exclusive)}, gpusType: s.gpusType}
 	if len(s.gres) > 0 {
 		var sb strings.Builder
 		for _, g := range s.gres {
@@ -883,21 +933,25 @@ func shapeKey(rec *QueueRec, s *shape) bfShapeKey {
 	return k
 }
 
+func boolInt(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // shapeOf returns rec's shape class, nil when no usable node of the
 // partition could ever hold the job.
 func (b *backfill) shapeOf(rec *QueueRec) *bfShape {
 	c := b.c
 	p := &c.Cluster.Partitions[rec.Part]
-	s := jobShape(c.Config, rec.Job, p)
-	key := shapeKey(rec, &s)
-	if sh, ok := b.shapes[key]; ok {
-		if sh.capable == nil {
-			return nil
-		}
-		return sh
+	s := c.recShape(rec)
+	key := shapeKey(rec, s)
+	sh, ok := b.shapes.get(&key)
+	if !ok {
+		sh = b.newShape(rec, p, s)
+		b.shapes.put(&key, sh)
 	}
-	sh := b.newShape(rec, p, &s)
-	b.shapes[key] = sh
 	if sh.capable == nil {
 		return nil
 	}
@@ -908,7 +962,7 @@ func (b *backfill) newShape(rec *QueueRec, p *Partition, s *shape) *bfShape {
 	c := b.c
 	n := len(c.Cluster.Nodes)
 	sh := &bfShape{minNodes: s.minNodes, maxNodes: max(s.maxNodes, s.minNodes), tasks: s.tasks,
-		cursors: map[int64]*int64{}, shared: s.share > 1}
+		shared: s.share > 1}
 	base := NewNodeSet(n)
 	base.CopyFrom(p.Nodes)
 	base.And(c.Avail.Usable)

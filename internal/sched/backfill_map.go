@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"sort"
 )
 
 // bfSlot is one entry of backfill's node-space map: from t (nanoseconds
@@ -42,7 +41,9 @@ type bfMap struct {
 	// not wholly free (running jobs, starts, reservations): the same
 	// information as the slots, by node, so that a few candidate nodes can
 	// be checked for a whole span by binary search.
-	busy      [][]ival
+	busy [][]ival
+	// byNode is set when busy is kept (maps of more than bfSmallWords).
+	byNode    bool
 	wordMasks []wordMask // occupy's scratch
 	// slab is where slot sets are carved from, 256 at a time, so that a
 	// map of thousands of slots is a handful of allocations; the slabs
@@ -51,6 +52,7 @@ type bfMap struct {
 	pool *bfSlabs
 	// changes is newBFMap's scratch (kept with a pooled map).
 	changes []bfChange
+	keys    []uint64 // sortChanges' scratch
 }
 
 // bfChange is a node becoming wholly free at t.
@@ -73,6 +75,17 @@ type bfSlabs struct {
 	// per-node tables and slot lists reused.
 	maps    []*bfMap
 	nextMap int
+	// hint is the last sort of the change points (sortKeys).
+	hint sortHint
+	// acc, accSum, mask and perPart are a backfill pass's tables of the
+	// same names (newBackfill).
+	acc, mask NodeSet
+	accSum    []uint64
+	perPart   []int
+	// arena is the last pass's node arena: what it handed out (planned
+	// nodes, kept by the plan and the jobs) lies below its length and is
+	// never written again; the next pass appends above it.
+	arena []int32
 	// busy is busyUntil's table, need and dmin suffixNeed's: rewritten
 	// by each use, read only until the next.
 	busy, need, dmin []int64
@@ -92,7 +105,7 @@ func (p *bfSlabs) bfMap(nodes int) *bfMap {
 	p.nextMap++
 	words := (nodes + 63) / 64
 	*m = bfMap{slots: m.slots[:0], resvFirst: grow(m.resvFirst, nodes), hasResv: NodeSet(grow(m.hasResv, words)),
-		busy: grow(m.busy, nodes), wordMasks: m.wordMasks[:0], changes: m.changes[:0]}
+		busy: grow(m.busy, nodes), wordMasks: m.wordMasks[:0], changes: m.changes[:0], keys: m.keys}
 	clear(m.hasResv)
 	return m
 }
@@ -250,35 +263,15 @@ func (m *bfMap) alignUp(off int64) int64 {
 func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
 	m := pool.bfMap(nodes)
 	m.pool, m.nowNs, m.res, m.words = pool, nowNs, max(res, 1), (nodes+63)/64
-	// room for bfIvals intervals per node in one (pooled) allocation, so
-	// that reserving on a node rarely grows its list
-	ivs := pool.ivals(nodes * bfIvals)
-	for i, b := range busy {
-		iv := ivs[i*bfIvals : i*bfIvals : (i+1)*bfIvals]
-		switch {
-		case b < 0:
-			iv = append(iv, ival{0, bfNever})
-		case b > 0:
-			iv = append(iv, ival{0, m.alignUp(b)})
-		}
-		m.busy[i] = iv
+	m.byNode = m.words > bfSmallWords
+	if m.byNode {
+		m.buildBusy(pool, busy)
 	}
 	for i := range m.resvFirst {
 		m.resvFirst[i] = math.MaxInt64
 	}
-	changes := m.changes[:0]
-	first := NewNodeSet(nodes)
-	for i, b := range busy {
-		switch {
-		case b == 0:
-			first.Set(i)
-		case b > 0:
-			changes = append(changes, bfChange{m.alignUp(b), int32(i)})
-		}
-	}
-	// the order of equal times does not matter: they set bits of one slot
-	slices.SortFunc(changes, func(a, b bfChange) int { return cmp.Compare(a.t, b.t) })
-	m.changes = changes
+	first := m.newSet()
+	changes := m.changeList(busy, first)
 	m.slots = append(m.slots, bfSlot{t: 0, free: first, sum: m.summarize(first)})
 	for _, ch := range changes {
 		last := &m.slots[len(m.slots)-1]
@@ -293,10 +286,167 @@ func newBFMap(pool *bfSlabs, nodes int, nowNs, res int64, busy []int64) *bfMap {
 	return m
 }
 
+// changeList sets in first the nodes wholly free now (busy 0) and returns
+// the others' change points (busy > 0: free from alignUp(busy)) in time
+// order; the order of equal times does not matter, they set bits of one
+// slot.
+func (m *bfMap) changeList(busy []int64, first NodeSet) []bfChange {
+	changes := m.changes[:0]
+	defer func() { m.changes = changes }()
+	if keys, nb, ok := m.changeKeys(busy, first); ok {
+		qNever, mask := uint64(1)<<(64-nb)-1, uint64(1)<<nb-1
+		for _, k := range keys {
+			t := bfNever
+			if q := k >> nb; q != qNever {
+				t = int64(q)*m.res - m.nowNs
+			}
+			changes = append(changes, bfChange{t, int32(k & mask)})
+		}
+		return changes
+	}
+	for i, b := range busy {
+		switch {
+		case b == 0:
+			first.Set(i)
+		case b > 0:
+			changes = append(changes, bfChange{m.alignUp(b), int32(i)})
+		}
+	}
+	slices.SortFunc(changes, func(a, b bfChange) int { return cmp.Compare(a.t, b.t) })
+	return changes
+}
+
+// changeKeys is changeList through packed integer keys, several times
+// faster than a sort with a comparison function (it was most of building
+// a small cluster's map): a change time is a bf_resolution boundary
+// (alignUp) or bfNever, so it is a whole number q of resolutions since the
+// epoch, one division per node; the key is q above the node index, unique
+// per change, so every sort gives the same order. It returns the sorted
+// keys and the node bits, or false (first untouched) when the keys would
+// not fit in 64 bits.
+func (m *bfMap) changeKeys(busy []int64, first NodeSet) ([]uint64, uint, bool) {
+	nb := uint(bits.Len32(uint32(len(busy))))
+	qNever := uint64(1)<<(64-nb) - 1 // above the q of any aligned time
+	// q must be at least 1 (sortKeys reads a 0 key as none), and
+	// nowNs+busy+res must not overflow
+	if m.nowNs < m.res || m.nowNs > math.MaxInt64-bfNever-m.res || uint64((m.nowNs+bfNever)/m.res) >= qNever {
+		return nil, 0, false
+	}
+	keys := m.keys[:0]
+	for i, b := range busy {
+		switch {
+		case b == 0:
+			first.Set(i)
+		case b > 0:
+			q := qNever
+			if b < bfNever {
+				q = uint64((m.nowNs + b + m.res - 1) / m.res) // alignUp(b) = q*res - nowNs
+			}
+			keys = append(keys, q<<nb|uint64(i))
+		}
+	}
+	m.keys = keys
+	m.pool.sortKeys(keys, len(busy))
+	return keys, nb, true
+}
+
+// sortKeys sorts the change keys of a map of nodes nodes. Between two
+// passes most nodes keep their key (the same running jobs end at the same
+// time), so the keys that equal their node's key of the last sort are
+// taken in the last sort's order, already sorted; only the others (nodes
+// whose jobs changed) are sorted, and the two lists merged.
+func (p *bfSlabs) sortKeys(keys []uint64, nodes int) {
+	if p == nil {
+		slices.Sort(keys)
+		return
+	}
+	h := &p.hint
+	if len(h.last) != nodes {
+		h.last, h.cur, h.order = make([]uint64, nodes), make([]uint64, nodes), h.order[:0]
+	}
+	mask := uint64(1)<<bits.Len32(uint32(nodes)) - 1
+	for _, k := range keys {
+		h.cur[k&mask] = k // keys are never 0: q >= 1
+	}
+	same, other := h.same[:0], h.other[:0]
+	for _, n := range h.order {
+		if k := h.cur[n]; k != 0 && k == h.last[n] {
+			same = append(same, k)
+			h.cur[n] = 0
+		}
+	}
+	for _, k := range keys {
+		if n := k & mask; h.cur[n] != 0 {
+			other = append(other, k)
+			h.cur[n] = 0
+		}
+	}
+	slices.Sort(other)
+	mergeKeys(keys, same, other)
+	h.same, h.other, h.order = same, other, h.order[:0]
+	for _, k := range keys {
+		h.order = append(h.order, int32(k&mask))
+		h.last[k&mask] = k
+	}
+}
+
+// mergeKeys merges the sorted lists a and b into dst.
+func mergeKeys(dst, a, b []uint64) {
+	i, j := 0, 0
+	for k := range dst {
+		if j == len(b) || i < len(a) && a[i] < b[j] {
+			dst[k] = a[i]
+			i++
+		} else {
+			dst[k] = b[j]
+			j++
+		}
+	}
+}
+
+// sortHint is the last sort of a map's change keys (bfSlabs.sortKeys):
+// the nodes in key order and each node's key; cur, same and other are
+// scratch.
+type sortHint struct {
+	order       []int32
+	last, cur   []uint64
+	same, other []uint64
+}
+
+// buildBusy fills the per-node busy intervals from busy (see newBFMap).
+func (m *bfMap) buildBusy(pool *bfSlabs, busy []int64) {
+	// room for bfIvals intervals per node in one (pooled) allocation, so
+	// that reserving on a node rarely grows its list
+	ivs := pool.ivals(len(busy) * bfIvals)
+	for i, b := range busy {
+		iv := ivs[i*bfIvals : i*bfIvals : (i+1)*bfIvals]
+		switch {
+		case b < 0:
+			iv = append(iv, ival{0, bfNever})
+		case b > 0:
+			iv = append(iv, ival{0, m.alignUp(b)})
+		}
+		m.busy[i] = iv
+	}
+}
+
+// bfSmallWords is the node-set size (in words) up to which a map keeps no
+// per-node busy intervals: on such a map ANDing the slots of a span costs
+// a few words per slot, less than keeping and searching the intervals.
+var bfSmallWords = 4 // a variable so that tests can run both search paths
+
 // slotAt returns the index of the slot holding offset t.
 func (m *bfMap) slotAt(t int64) int {
-	i := sort.Search(len(m.slots), func(i int) bool { return m.slots[i].t > t })
-	return max(i-1, 0)
+	lo, hi := 0, len(m.slots) // first slot starting after t (sort.Search, without its closure)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if m.slots[mid].t > t {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return max(lo-1, 0)
 }
 
 // split makes t a slot boundary and returns the index of the slot that
@@ -321,8 +471,10 @@ func (m *bfMap) occupy(nodes []int32, s, e int64) {
 	if e < math.MaxInt64/2 {
 		k = m.split(e)
 	}
-	for _, n := range nodes {
-		m.addBusy(n, s, min(e, bfNever))
+	if m.byNode {
+		for _, n := range nodes {
+			m.addBusy(n, s, min(e, bfNever))
+		}
 	}
 	// group the nodes by word: a job's nodes are usually neighbours, so a
 	// slot costs one AND-NOT per word, not one per node

@@ -117,15 +117,34 @@ func FormatDependency(deps []Dependency, orList bool) string {
 	return strings.Join(parts, ",")
 }
 
-// buildArrayIndex lists array members by array job id, for dependencies
-// on whole arrays.
-func (c *Cycle) buildArrayIndex() {
-	c.arrays = map[JobID][]*Job{}
+// indexArrays lists array members by array job id, for dependencies on
+// whole arrays, and counts each array's running tasks (for its throttle),
+// in one walk of the jobs. The maps stay nil when there are no arrays.
+func (c *Cycle) indexArrays() {
+	if c.State.arrayJobs == 0 {
+		return
+	}
 	for _, j := range c.State.jobList {
-		if j.Array != nil {
-			c.arrays[j.Array.JobID] = append(c.arrays[j.Array.JobID], j)
+		a := j.Array
+		if a == nil {
+			continue
+		}
+		if c.arrays == nil {
+			c.arrays, c.arrayRun = map[JobID][]*Job{}, map[JobID]int32{}
+		}
+		c.arrays[a.JobID] = append(c.arrays[a.JobID], j)
+		if a.TaskID >= 0 && isActive(j) {
+			c.arrayRun[a.JobID]++
 		}
 	}
+}
+
+// countArrayTask counts a task of j's array started in this cycle.
+func (c *Cycle) countArrayTask(j *Job) {
+	if c.arrayRun == nil {
+		c.arrayRun = map[JobID]int32{}
+	}
+	c.arrayRun[j.Array.JobID]++
 }
 
 // depStatus evaluates j's dependency list at c.Now.

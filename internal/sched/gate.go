@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"math"
 	"strings"
 
 	"github.com/sluice-hpc/sluice/internal/hostlist"
@@ -10,7 +11,6 @@ import (
 // considered their reason (holds, dependencies, begin time, partition
 // state and limits) and queues one record per (job, usable partition).
 func (c *Cycle) gate() {
-	c.buildArrayIndex()
 	// Size the tables once (every job at most): with 50,000 pending jobs,
 	// growing them by append cost more than the backfill plan itself.
 	// The buffers of the previous cycle are reused (State.bufs).
@@ -31,6 +31,7 @@ func (c *Cycle) gate() {
 			c.unqueued++ // main_stuck.go
 			continue
 		}
+		first := len(c.Queue)
 		for pi, part := range j.Partitions {
 			if r := c.partGate(j, part); r != "" {
 				if c.pend[slot].Reason == "" {
@@ -48,6 +49,9 @@ func (c *Cycle) gate() {
 			c.Queue = c.resvRecords(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
 				Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot}) // + reservation records
 		}
+		for k := first; k < len(c.Queue); k++ {
+			c.Queue[k].sub = uint16(min(k-first, math.MaxUint16))
+		}
 		if !c.hasRecord(slot) {
 			c.unqueued++ // main_stuck.go
 		}
@@ -59,10 +63,12 @@ func (c *Cycle) gate() {
 	clear(c.done)
 }
 
-// growCap returns s (empty) with room for n elements.
+// growCap returns s (empty) with room for n elements; a new one has a
+// quarter more, so that a job list growing by one job a pass does not
+// reallocate the tables every pass.
 func growCap[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, 0, n)
+		return make([]T, 0, n+n/4+16)
 	}
 	return s
 }
@@ -73,13 +79,28 @@ type cycleBufs struct {
 	pend    []PendingInfo
 	pendJob []*Job
 	queue   []QueueRec
-	done    []bool
+	// queueAlt is sortQueue's second queue buffer, orderCount its
+	// scratch; orderLen is the last sorted queue's length.
+	queueAlt   []QueueRec
+	orderCount []int
+	orderLen   int
+	done       []bool
 	// plan is the Pending table of a plan handed back (State.Recycle).
 	plan []PendingInfo
 	// avail is the last cycle's free-resource view (Cycle.Avail).
 	avail *Avail
 	// sel is the last cycle's node selector.
 	sel *selector
+	// partFail, scratch and passNodes are the Cycle's fields of the same
+	// names.
+	partFail           []bool
+	scratch, passNodes NodeSet
+	// cycle is the last Cycle, reused whole (a cycle allocated it every
+	// pass).
+	cycle *Cycle
+	// shapes and shapePart are recShape's tables.
+	shapes    []shape
+	shapePart []int32
 }
 
 // selector returns the last cycle's selector to reset, or a new one.
@@ -110,6 +131,8 @@ func (b *cycleBufs) keep(c *Cycle) {
 	clear(c.Queue)
 	b.pend, b.pendJob, b.queue, b.done = c.pend[:0], c.pendJob[:0], c.Queue[:0], c.done[:0]
 	b.avail, b.sel = c.Avail, c.sel
+	b.partFail, b.scratch, b.passNodes = c.partFail, c.scratch, c.passNodes
+	b.cycle = c
 }
 
 func (c *Cycle) hasRecord(slot int32) bool {
@@ -220,6 +243,13 @@ func partitionLimitReason(p *Policy, cl *Cluster, j *Job, part int32) Reason {
 
 // listAllows applies an Allow/Deny pair: nil Allow means ALL.
 func listAllows(allow, deny []string, name string) bool {
+	if allow == nil && len(deny) == 0 {
+		return true // the usual partition: no lists (inlined)
+	}
+	return listAllowsSlow(allow, deny, name)
+}
+
+func listAllowsSlow(allow, deny []string, name string) bool {
 	for _, d := range deny {
 		if strings.EqualFold(d, name) {
 			return false
@@ -259,6 +289,9 @@ func (c *Cycle) JobMask(j *Job) NodeSet {
 		return m
 	}
 	m := jobNodeMask(c.Cluster, r, &c.State.masks)
+	if c.jobMasks == nil {
+		c.jobMasks = map[JobID]NodeSet{}
+	}
 	c.jobMasks[j.ID] = m
 	return m
 }

@@ -32,6 +32,15 @@ func (s NodeSet) Count() int {
 	return n
 }
 
+// AndCount returns the number of nodes in both s and o.
+func (s NodeSet) AndCount(o NodeSet) int {
+	n := 0
+	for i, w := range s[:min(len(s), len(o))] {
+		n += bits.OnesCount64(w & o[i])
+	}
+	return n
+}
+
 // Empty reports whether the set holds no node.
 func (s NodeSet) Empty() bool {
 	for _, w := range s {

@@ -15,6 +15,9 @@ type QueueRec struct {
 	Priority uint32
 	// Tier is the partition's PriorityTier.
 	Tier uint16
+	// sub is the record's place among its job's records in gate order
+	// (the stable sort's tie-break, made explicit for sortQueue).
+	sub uint16
 	// Rank is the preemption rank (a job that can preempt sorts first).
 	Rank int32
 	// Resv is the reservation the record runs in: 1 + its index in the
@@ -46,8 +49,8 @@ type Cycle struct {
 	done       []bool // slot started (or, for arrays, fully started)
 	partFail   []bool // partition failed with Resources in the main pass
 	use        *cycleUsage
-	arrayRun   map[JobID]int32 // running tasks per array job id
-	jobMasks   map[JobID]NodeSet
+	arrayRun   map[JobID]int32   // running tasks per array job id (nil: none)
+	jobMasks   map[JobID]NodeSet // nil until a job has a mask
 	scratch    NodeSet
 	limReq     []int64
 	limPerNode []int64
@@ -62,15 +65,20 @@ type Cycle struct {
 	// set when it skipped a record for another reason (main_stuck.go).
 	blockers []JobID
 	unsure   bool
-	unqueued int        // pending jobs with no queue record (gate)
-	rx       *resvCycle // reservations and licenses (resv_cycle.go)
+	unqueued int    // pending jobs with no queue record (gate)
+	cfg      Config // what Config points to (Schedule\'s copy)
+	// shapes are the records' job shapes by slot, computed once a cycle
+	// (recShape); shapePart is the partition each was computed for, + 1.
+	shapes    []shape
+	shapePart []int32
+	rx        *resvCycle // reservations and licenses (resv_cycle.go)
 }
 
 // Schedule runs one scheduling cycle at now: gate, order, main scheduler,
 // then the backfill and preemption steps, and returns the plan. It does
 // not change st; apply the plan with st.Apply.
 func Schedule(st *State, now time.Time, cfg Config) Plan {
-	c := newCycle(st, now, &cfg)
+	c := newCycle(st, now, cfg)
 	if gangStep != nil {
 		gangStep(c)
 	}
@@ -87,18 +95,25 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 	return c.Plan
 }
 
-func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
+func newCycle(st *State, now time.Time, cfgVal Config) *Cycle {
 	cl := st.Cluster
-	c := &Cycle{State: st, Cluster: cl, Config: cfg, Now: now, Plan: Plan{Now: now},
-		sel: st.bufs.selector().reset(cl, cfg), arrayRun: map[JobID]int32{}, jobMasks: map[JobID]NodeSet{},
-		partFail: make([]bool, len(cl.Partitions)), scratch: NewNodeSet(len(cl.Nodes))}
+	b := &st.bufs
+	c := b.cycle // the last cycle's, every field set afresh (nothing keeps it)
+	if c == nil {
+		c = &Cycle{}
+	}
+	*c = Cycle{State: st, Cluster: cl, cfg: cfgVal, Now: now, Plan: Plan{Now: now},
+		sel: b.selector().reset(cl, &c.cfg), partFail: grow(b.partFail, len(cl.Partitions)),
+		scratch: emptySet(b.scratch, len(cl.Nodes))}
+	clear(c.partFail)
+	c.Config = &c.cfg                           // a field of the reused Cycle: cfg does not escape
 	c.Avail, st.bufs.avail = st.bufs.avail, nil // the last cycle's view, refilled
 	if c.Avail == nil {
 		c.Avail = &Avail{}
 	}
 	c.Avail.fill(cl)
 	c.trackOwners()
-	c.passNodes = c.Avail.Usable.Clone()
+	c.passNodes = append(b.passNodes[:0], c.Avail.Usable...)
 	c.use, st.cycUse = st.cycUse, nil
 	if c.use == nil {
 		c.use = &cycleUsage{}
@@ -107,11 +122,7 @@ func newCycle(st *State, now time.Time, cfg *Config) *Cycle {
 	st.bfSlabs.next, st.bfSlabs.nextIval, st.bfSlabs.nextMap = 0, 0, 0
 	c.use.addRunMins(c)
 	c.use.addHistory(c)
-	for _, j := range st.jobList {
-		if j.Array != nil && j.Array.TaskID >= 0 && isActive(j) {
-			c.arrayRun[j.Array.JobID]++
-		}
-	}
+	c.indexArrays()
 	return c
 }
 
@@ -236,7 +247,7 @@ func (c *Cycle) Fit(rec *QueueRec, av *Avail, mask NodeSet) (Alloc, bool) {
 	if mask.Empty() {
 		return Alloc{}, false
 	}
-	return c.sel.fit(rec.Job, &c.Cluster.Partitions[rec.Part], av, mask)
+	return c.sel.fitShape(rec.Job, c.recShape(rec), av, mask)
 }
 
 // StartJob records the decision to start rec now with allocation al and
@@ -249,10 +260,10 @@ func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill 
 	task := int32(-1)
 	if j.Array != nil && j.Array.TaskID < 0 {
 		task = c.nextTask(rec)
-		c.arrayRun[j.Array.JobID]++
+		c.countArrayTask(j)
 	} else {
 		if j.Array != nil {
-			c.arrayRun[j.Array.JobID]++
+			c.countArrayTask(j)
 		}
 		c.done[rec.slot] = true
 	}

@@ -1,8 +1,10 @@
 package sched
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 )
 
@@ -35,15 +37,7 @@ func jobShape(cfg *Config, j *Job, p *Partition) shape {
 	r := &j.Req
 	s := shape{cpusPerTask: max(r.CPUsPerTask, 1), minCPUsPerNode: r.MinCPUsPerNode,
 		tasksPerNode: r.NTasksPerNode, gres: r.Gres, exclusive: r.Exclusive, share: 1}
-	s.minNodes = max(r.MinNodes, 1)
-	s.tasks = r.NTasks
-	if s.tasksPerNode > 0 {
-		if s.tasks <= 0 {
-			s.tasks = s.tasksPerNode * s.minNodes
-		}
-		s.minNodes = max(s.minNodes, (s.tasks+s.tasksPerNode-1)/s.tasksPerNode)
-	}
-	s.tasks = max(s.tasks, s.minNodes, 1)
+	s.minNodes, s.tasks = shapeTasks(r)
 	switch {
 	case r.MaxNodes > 0:
 		s.maxNodes = max(r.MaxNodes, s.minNodes)
@@ -85,17 +79,49 @@ func jobShape(cfg *Config, j *Job, p *Partition) shape {
 	if p.ExclusiveUser {
 		s.exclUser = j.User
 	}
-	switch p.OverSubscribe.Mode {
-	case OverSubscribeExclusive:
+	if p.OverSubscribe.Mode == OverSubscribeExclusive {
 		s.exclusive = true
+	}
+	s.share = shapeShare(r, p)
+	return s
+}
+
+// shapeTasks returns the fewest nodes and the tasks of request r: its
+// ntasks-per-node times nodes, one task per node at least.
+func shapeTasks(r *Request) (minNodes, tasks int32) {
+	minNodes, tasks = max(r.MinNodes, 1), r.NTasks
+	if tpn := r.NTasksPerNode; tpn > 0 {
+		if tasks <= 0 {
+			tasks = tpn * minNodes
+		}
+		minNodes = max(minNodes, (tasks+tpn-1)/tpn)
+	}
+	return minNodes, max(tasks, minNodes, 1)
+}
+
+// shapeShare returns the OverSubscribe multiplier on CPUs of request r in
+// partition p (1 = none).
+func shapeShare(r *Request, p *Partition) int32 {
+	switch p.OverSubscribe.Mode {
 	case OverSubscribeForce:
-		s.share = p.OverSubscribe.Count
+		return p.OverSubscribe.Count
 	case OverSubscribeYes:
 		if r.OverSubscribe {
-			s.share = p.OverSubscribe.Count
+			return p.OverSubscribe.Count
 		}
 	}
-	return s
+	return 1
+}
+
+// cpuFloor is the fewest CPUs selection ever gives request r in partition
+// p (tasks times cpus-per-task, see cpusFor), 0 in a partition that
+// oversubscribes its CPUs; without computing the whole shape.
+func cpuFloor(r *Request, p *Partition) int64 {
+	if shapeShare(r, p) > 1 {
+		return 0
+	}
+	_, tasks := shapeTasks(r)
+	return int64(max(tasks*max(r.CPUsPerTask, 1), 1))
 }
 
 // gpusOnNode returns the GPUs the job holds on each node (--gpus-per-node,
@@ -178,6 +204,9 @@ type selector struct {
 	// weighted marks clusters whose nodes do not all have the same Weight.
 	weighted bool
 	byWeight []int32 // node indices sorted by (Weight, index)
+	// chosen and tasks are byNode's and distribute's scratch.
+	chosen []cand
+	tasks  []int32
 }
 
 // cand is a feasible node for the job being placed.
@@ -196,12 +225,21 @@ func newSelector(c *Cluster, cfg *Config) *selector {
 // reset makes s a fresh selector for c and cfg, keeping its buffers (a
 // cycle's selector is the last cycle's, see cycleBufs).
 func (s *selector) reset(c *Cluster, cfg *Config) *selector {
-	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], byWeight: grow(s.byWeight, len(c.Nodes))}
-	for i := range s.byWeight {
-		s.byWeight[i] = int32(i)
+	// the identity order of the last cycle's equal-weight cluster stands
+	identity := s.c == c && len(s.byWeight) == len(c.Nodes) && !s.weighted
+	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0],
+		byWeight: grow(s.byWeight, len(c.Nodes))}
+	for i := range c.Nodes {
 		if c.Nodes[i].Weight != c.Nodes[0].Weight {
 			s.weighted = true
+			break
 		}
+	}
+	if identity && !s.weighted {
+		return s
+	}
+	for i := range s.byWeight {
+		s.byWeight[i] = int32(i)
 	}
 	if s.weighted { // equal weights: the stable sort is the identity
 		sort.SliceStable(s.byWeight, func(a, b int) bool {
@@ -302,15 +340,20 @@ func (sel *selector) gresFree(av *Avail, i int32, name, typ string) int64 {
 // allocation or false.
 func (sel *selector) fit(j *Job, p *Partition, av *Avail, mask NodeSet) (Alloc, bool) {
 	s := jobShape(sel.cfg, j, p)
-	mask = sel.restrictToGres(&s, mask)
+	return sel.fitShape(j, &s, av, mask)
+}
+
+// fitShape is fit for j's shape s (read only) in its partition.
+func (sel *selector) fitShape(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
+	mask = sel.restrictToGres(s, mask)
 	if s.minNodes == 1 && (s.tasksPerNode == 0 || s.tasksPerNode >= s.tasks) {
 		// One node if one can take every task (the fewest nodes, as
 		// cons_tres prefers), else spread over several.
-		if al, ok := sel.fitOne(j, &s, av, mask); ok || s.maxNodes == 1 {
+		if al, ok := sel.fitOne(j, s, av, mask); ok || s.maxNodes == 1 {
 			return al, ok
 		}
 	}
-	return sel.fitMany(j, &s, av, mask)
+	return sel.fitMany(j, s, av, mask)
 }
 
 // restrictToGres narrows mask to the nodes configured with every GRES
@@ -388,6 +431,9 @@ func (sel *selector) fitOne(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, b
 func (sel *selector) fitOneBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
 	need := max(s.tasks*s.cpusPerTask, s.minCPUsPerNode, 1)
 	top := int32(len(av.byFree) - 1)
+	if need > top && av.exactTop {
+		return Alloc{}, false // every node has at most top free CPUs
+	}
 	for b := min(need, top); b <= top; b++ {
 		best := cand{node: -1}
 		bucket := av.byFree[b]
@@ -457,6 +503,9 @@ func (sel *selector) bucketable(s *shape, av *Avail) bool {
 // roomiest nodes, without visiting or sorting every node.
 func (sel *selector) fitManyBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, bool) {
 	top := int32(len(av.byFree) - 1)
+	if !bucketsMayHold(s, av, mask) {
+		return Alloc{}, false
+	}
 	collect := func(b int32, cs []cand, have *int64, done func(n int, have int64) bool) ([]cand, bool) {
 		bucket := av.byFree[b]
 		for w := range bucket {
@@ -495,9 +544,23 @@ func (sel *selector) fitManyBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (
 	if int32(len(cs)) < s.minNodes || have < int64(s.tasks) {
 		return Alloc{}, false
 	}
-	chosen := append([]cand(nil), cs...)
-	sort.Slice(chosen, func(a, b int) bool { return chosen[a].node < chosen[b].node })
-	return sel.makeAlloc(j, s, av, chosen, distribute(s, chosen)), true
+	chosen := sel.byNode(cs)
+	return sel.makeAlloc(j, s, av, chosen, sel.distribute(s, chosen)), true
+}
+
+// bucketsMayHold reports whether the free nodes of mask may hold s,
+// from their count alone: each takes at most top/cpusPerTask tasks when
+// the buckets are exact, so when all of them together cannot take every
+// task, or there are fewer than minNodes, fitManyBuckets would fail after
+// visiting every node (as a blocked job's main-pass and backfill attempts
+// do on a full cluster). One popcount pass instead of a node-by-node one.
+func bucketsMayHold(s *shape, av *Avail, mask NodeSet) bool {
+	n := int64(av.Free.AndCount(mask))
+	if n < int64(s.minNodes) {
+		return false
+	}
+	top := int64(len(av.byFree) - 1)
+	return !av.exactTop || n*(top/int64(max(s.cpusPerTask, 1))) >= int64(s.tasks)
 }
 
 // fitMany places a multi-node job: the best-ranked feasible nodes, at
@@ -550,16 +613,16 @@ func (sel *selector) fitMany(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, 
 			return Alloc{}, false
 		}
 	}
-	chosen := append([]cand(nil), cs[:n]...)
-	sort.Slice(chosen, func(a, b int) bool { return chosen[a].node < chosen[b].node })
-	return sel.makeAlloc(j, s, av, chosen, distribute(s, chosen)), true
+	chosen := sel.byNode(cs[:n])
+	return sel.makeAlloc(j, s, av, chosen, sel.distribute(s, chosen)), true
 }
 
 // distribute spreads the tasks over the chosen nodes: one each (or the
 // fixed tasks per node) first, then filling nodes in order up to their
 // capacity, like Slurm's default block distribution.
-func distribute(s *shape, chosen []cand) []int32 {
-	t := make([]int32, len(chosen))
+func (sel *selector) distribute(s *shape, chosen []cand) []int32 {
+	t := grow(sel.tasks, len(chosen))
+	sel.tasks = t
 	left := s.tasks
 	first := int32(1)
 	if s.tasksPerNode > 0 {
@@ -578,6 +641,15 @@ func distribute(s *shape, chosen []cand) []int32 {
 		left -= add
 	}
 	return t
+}
+
+// byNode returns a copy of cs in node order, in the selector's scratch
+// (valid until the next selection; makeAlloc copies what it keeps).
+func (sel *selector) byNode(cs []cand) []cand {
+	chosen := append(sel.chosen[:0], cs...)
+	sel.chosen = chosen
+	slices.SortFunc(chosen, func(a, b cand) int { return cmp.Compare(a.node, b.node) })
+	return chosen
 }
 
 // makeAlloc builds the allocation of tasks[i] tasks on chosen[i].

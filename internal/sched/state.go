@@ -26,15 +26,23 @@ type State struct {
 
 	jobs    map[JobID]*Job
 	jobList []*Job // every job, ascending id
-	usage   usage
+	// arrayJobs counts the jobs of jobList that are array records (a job
+	// gets its ArrayInfo before addJob), so a cycle without any skips
+	// indexing them.
+	arrayJobs int
+	usage     usage
 	// cycUse keeps the buffers of the last cycle's usage view for the next
 	// (taken by newCycle, given back by Schedule).
 	cycUse *cycleUsage
 	bufs   cycleBufs
+	// orderPass counts the cycles' queue sorts (queue.go).
+	orderPass uint32
 	// bfSlabs are the backfill maps' node-set slabs (backfill_map.go).
 	bfSlabs bfSlabs
 	// ntCache are backfill's node types (backfill.go).
 	ntCache nodeTypeCache
+	// shapes are backfill's shape classes (backfill_shapes.go).
+	shapes shapeCache
 	// masks are the constraint masks by expression (gate.go).
 	masks maskCache
 	sel   *selector // submit-time selection (cached)
@@ -65,6 +73,9 @@ func (st *State) Jobs() []*Job { return st.jobList }
 // addJob inserts j keeping jobList sorted by id.
 func (st *State) addJob(j *Job) {
 	st.jobs[j.ID] = j
+	if j.Array != nil {
+		st.arrayJobs++
+	}
 	n := len(st.jobList)
 	if n == 0 || st.jobList[n-1].ID < j.ID {
 		st.jobList = append(st.jobList, j)
@@ -84,6 +95,9 @@ func (st *State) Purge(cutoff func(j *Job) bool) int {
 	for _, j := range st.jobList {
 		if j.State.Finished() && j.State&JobFlagCompleting == 0 && cutoff(j) {
 			delete(st.jobs, j.ID)
+			if j.Array != nil {
+				st.arrayJobs--
+			}
 			n++
 			continue
 		}

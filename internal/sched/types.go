@@ -550,6 +550,11 @@ type Job struct {
 	// resolved policy handles (indices into Policy); -1 when none.
 	assoc int32
 	qos   int32
+	// orderRank are the places of the job's first two records in the
+	// queue of the cycle orderPass counts (State.orderPass): a hint for
+	// the next cycle's sort.
+	orderRank [2]int32
+	orderPass uint32
 }
 
 // IsArray reports whether the job is a member or record of a job array.
