@@ -31,11 +31,8 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	}
 	j := &Job{User: who.User, UID: who.UID, GID: who.GID, Group: who.Group, Req: req, Partition: -1,
 		assoc: -1, qos: -1, SubmitTime: now, State: JobPending, Reason: ReasonNone}
-	steps := []func(*Job, Submitter) error{st.checkRequest, st.checkPrivileges, st.resolvePartitions, st.resolveAccount, st.resolveQOS,
-		st.checkMemoryLimits, st.checkArray, st.checkDependency, st.checkPartitionLimits, st.checkFits, st.checkSubmitLimits,
-		st.checkLicenses, st.checkReservation} // license.go, resv_state.go
-	for _, step := range steps {
-		if err := step(j, who); err != nil {
+	for _, step := range submitSteps {
+		if err := step(st, j, who); err != nil {
 			return nil, err
 		}
 	}
@@ -55,6 +52,14 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	st.countSubmit(j, int64(j.Tasks()))
 	return j, nil
 }
+
+// submitSteps are Submit's checks in order, as method expressions: a
+// list of method values bound to the State would allocate a closure per
+// step on every submission.
+var submitSteps = [...]func(*State, *Job, Submitter) error{(*State).checkRequest, (*State).checkPrivileges,
+	(*State).resolvePartitions, (*State).resolveAccount, (*State).resolveQOS, (*State).checkMemoryLimits,
+	(*State).checkArray, (*State).checkDependency, (*State).checkPartitionLimits, (*State).checkFits,
+	(*State).checkSubmitLimits, (*State).checkLicenses, (*State).checkReservation} // license.go, resv_state.go
 
 func reject(err error) error { return &SubmitError{Err: err} }
 
