@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -111,9 +110,6 @@ func runSim(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return Errorf(env, "sim", "%v", err)
 	}
-	// A replay allocates a lot of short-lived state: trade memory (well
-	// under the 1 GB budget) for fewer collections.
-	defer debug.SetGCPercent(debug.SetGCPercent(200))
 	if stop := benchProfile(f.cpuProfile); stop != nil {
 		defer stop()
 	}
