@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -224,6 +225,7 @@ func ReadFile(path string, opt ReadOptions) (*Trace, error) {
 	}
 	defer f.Close()
 	var r io.Reader = f
+	size := textSize(f)
 	if strings.HasSuffix(path, ".gz") {
 		gz, err := gzip.NewReader(f)
 		if err != nil {
@@ -233,11 +235,14 @@ func ReadFile(path string, opt ReadOptions) (*Trace, error) {
 		r = gz
 	}
 	// Held in memory (a trace's text is a fraction of its parsed
-	// records) so the line count can size Trace.Jobs.
-	data, err := io.ReadAll(r)
-	if err != nil {
+	// records) so the line count can size Trace.Jobs; the buffer is sized
+	// from the text's size, since growing it by doubling zeroed and
+	// faulted in twice the memory (0.1 s on SDSC-SP2).
+	buf := bytes.NewBuffer(make([]byte, 0, size+bytes.MinRead+1))
+	if _, err := buf.ReadFrom(r); err != nil {
 		return nil, fmt.Errorf("read trace %s: %w", path, err)
 	}
+	data := buf.Bytes()
 	if opt.Format == "" {
 		opt.Format = GuessFormat(strings.TrimSuffix(path, ".gz"), data[:min(len(data), 4096)])
 	}
@@ -246,6 +251,24 @@ func ReadFile(path string, opt ReadOptions) (*Trace, error) {
 		return t, fmt.Errorf("read trace %s: %w", path, err)
 	}
 	return t, nil
+}
+
+// textSize is the size of f's text, a hint: for a gzip file the size
+// its trailer records (ISIZE, the uncompressed size of the last member
+// modulo 4 GiB), else the file's size. f is left at its start.
+func textSize(f *os.File) int {
+	st, err := f.Stat()
+	if err != nil || st.Size() <= 0 {
+		return 0
+	}
+	n := st.Size()
+	if strings.HasSuffix(f.Name(), ".gz") && n >= 18 {
+		var tail [4]byte
+		if _, err := f.ReadAt(tail[:], n-4); err == nil {
+			n = int64(binary.LittleEndian.Uint32(tail[:]))
+		}
+	}
+	return int(min(n, 1<<30))
 }
 
 // GuessFormat picks a reader from a file name and its first bytes.
