@@ -36,7 +36,7 @@ package sched
 // stuck returns the main pass's certificate: the jobs it found no room
 // for, or nil when it cannot certify them (see above).
 func (c *Cycle) stuck() []JobID {
-	if c.unsure || len(c.blockers) == 0 || !c.gatesStatic() {
+	if c.unsure || len(c.blockers) == 0 || !c.Plan.StaticGates {
 		return nil
 	}
 	return append([]JobID(nil), c.blockers...)

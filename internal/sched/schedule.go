@@ -85,6 +85,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 	c.gate()
 	c.order()
 	c.mainPass()
+	c.Plan.StaticGates = c.gatesStatic()
 	c.Plan.Stuck = c.stuck()
 	if cfg.Backfill.Enabled && backfillStep != nil {
 		backfillStep(c)

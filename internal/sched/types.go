@@ -631,6 +631,13 @@ type Plan struct {
 	// and jobs that fit nowhere were submitted (no reordering, no
 	// eligibility or node change). Nil when the pass cannot certify that.
 	Stuck []JobID
+	// StaticGates reports that no gate can newly hold back a queued
+	// record in a later cycle and every pending job had a record
+	// (main_stuck.go's conditions, whatever the main pass found): then,
+	// on a cluster of one partition, a later main pass starts nothing
+	// when the first record of its queue, a job of this cycle asking for
+	// no node list, fits in no free resources (it fails the partition).
+	StaticGates bool
 }
 
 // CycleStats are the counters sdiag reports for one cycle.

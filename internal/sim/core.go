@@ -33,6 +33,8 @@ type Core struct {
 	// stuck is the last pass's certificate (sched.Plan.Stuck; nil: none)
 	// and since the jobs submitted after it (MainMayStart).
 	stuck, since []sched.JobID
+	// static is the last pass's sched.Plan.StaticGates (TopBlocked).
+	static bool
 	// backfilled and starts are Schedule's per-pass buffers, reused:
 	// the engine reads a pass's Decisions before the next pass.
 	backfilled map[sched.JobID]bool
@@ -281,6 +283,7 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 	cfg.Backfill.Enabled = cfg.Backfill.Enabled && backfill
 	plan := sched.Schedule(c.st, t, cfg)
 	c.stuck, c.since = append(c.stuck[:0], plan.Stuck...), c.since[:0]
+	c.static = plan.StaticGates && len(plan.Preemptions) == 0
 	if plan.Stuck == nil || len(plan.Preemptions) > 0 {
 		c.stuck = nil
 	}
@@ -579,6 +582,35 @@ func (c *Core) behindBlocker(now int64, j *sched.Job) bool {
 		}
 	}
 	return false
+}
+
+// TopBlocked implements the engine's topPolicy: true when a main pass
+// now provably starts nothing, whatever changed since the last pass (an
+// end, a reordering): on a cluster of one partition, with the gates of
+// the last pass static (sched.Plan.StaticGates: no limits, reservations,
+// preemption, arrays, singletons or licenses, every pending job queued),
+// the first job of the queue was pending at that pass (so it still has a
+// record, and it is the first record), asks for no node list and needs
+// more CPUs or GPUs than are free. The main pass tests it first, finds no
+// room, and fails the partition, so every other record waits with reason
+// Priority (Slurm's main scheduler stops a partition at its first job
+// that does not fit). A deferred priority refresh is done first, at the
+// instant the pass would do it.
+func (c *Core) TopBlocked(now int64) bool {
+	if !c.static || len(c.wakes) > 0 || len(c.st.Cluster.Partitions) != 1 {
+		return false
+	}
+	if c.stale {
+		c.refresh(c.at(now))
+	}
+	if len(c.queue) == 0 {
+		return false
+	}
+	top := c.queue[0].j
+	if len(top.Req.NodeList) > 0 || c.fitsFree(top) || slices.Contains(c.since, top.ID) {
+		return false
+	}
+	return true
 }
 
 // MainMayStart implements the engine's stuckPolicy: false when the last

@@ -490,6 +490,20 @@ func (e *Engine) stuck(now int64) bool {
 	return ok && !e.cfg.NoSkip && !sp.MainMayStart(now)
 }
 
+// topPolicy is implemented by policies that can tell when a main pass
+// provably starts nothing because the first job of the queue cannot start
+// and blocks the rest (Core.TopBlocked).
+type topPolicy interface {
+	TopBlocked(now int64) bool
+}
+
+// topBlocked reports whether the policy proves that a main pass now would
+// start nothing, whatever changed since the last pass.
+func (e *Engine) topBlocked(now int64) bool {
+	tp, ok := e.policy.(topPolicy)
+	return ok && !e.cfg.NoSkip && tp.TopBlocked(now)
+}
+
 // queueBackfill queues a backfill pass at the next multiple of bf_interval.
 func (e *Engine) queueBackfill(now int64) {
 	if iv := e.cfg.BackfillInterval; iv > 0 && !e.bfQueued {
@@ -534,6 +548,10 @@ func (e *Engine) pass(now int64, backfill bool) {
 	// deferred priorities up to date at now, as the pass would.
 	if ended && e.stuck(now) {
 		e.stats.SkippedPasses++ // the queue is provably as blocked as before
+		return
+	}
+	if !bf && e.topBlocked(now) {
+		e.stats.SkippedPasses++ // the first job of the queue fails the only partition
 		return
 	}
 	e.stats.Passes++
