@@ -196,7 +196,12 @@ func (c *Calculator) weightedSum(j *Job, now time.Time, f *Factors) float64 {
 			f.JobSize = v
 		}
 	}
-	part := c.partition(j)
+	// the partition (a lookup by name) only when a weight reads it: this
+	// runs for every pending job at every PriorityCalcPeriod
+	var part *Partition
+	if cfg.WeightPartition != 0 || len(cfg.WeightTRES) > 0 {
+		part = c.partition(j)
+	}
 	if cfg.WeightPartition != 0 {
 		v := c.partFactor(part)
 		sum += v * float64(cfg.WeightPartition)
