@@ -76,9 +76,11 @@ func growCap[T any](s []T, n int) []T {
 // cycleBufs are a cycle's per-job tables, kept by the State between cycles
 // so that each cycle does not allocate them again.
 type cycleBufs struct {
-	pend    []PendingInfo
-	pendJob []*Job
-	queue   []QueueRec
+	// planJobs is Plan.pendJobs' buffer (Recycle), like plan.
+	planJobs []*Job
+	pend     []PendingInfo
+	pendJob  []*Job
+	queue    []QueueRec
 	// queueAlt is sortQueue's second queue buffer, orderCount its
 	// scratch; orderLen is the last sorted queue's length.
 	queueAlt   []QueueRec
@@ -119,8 +121,9 @@ func (b *cycleBufs) selector() *selector {
 // it; the simulator, which applies each plan at once, does.
 func (st *State) Recycle(p *Plan) {
 	clear(p.Pending) // drop the reasons' strings and planned node lists
-	st.bufs.plan = p.Pending[:0]
-	p.Pending = nil
+	clear(p.pendJobs)
+	st.bufs.plan, st.bufs.planJobs = p.Pending[:0], p.pendJobs[:0]
+	p.Pending, p.pendJobs = nil, nil
 }
 
 // keep stores the cycle's tables for the next cycle, dropping the

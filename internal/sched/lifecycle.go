@@ -25,7 +25,11 @@ func (st *State) Apply(plan *Plan) []JobID {
 		}
 	}
 	for i := range plan.Pending {
-		st.applyPending(&plan.Pending[i], now)
+		var j *Job
+		if i < len(plan.pendJobs) {
+			j = plan.pendJobs[i]
+		}
+		st.applyPending(&plan.Pending[i], j, now)
 	}
 	return started
 }
@@ -125,8 +129,13 @@ func (st *State) splitTask(j *Job, task int32) *Job {
 	return &t
 }
 
-func (st *State) applyPending(p *PendingInfo, now time.Time) {
-	j := st.jobs[p.Job]
+// applyPending records p on its job: j when the plan carries it (the job
+// the cycle read; while it is pending it is the State's record of that
+// id), else looked up by id.
+func (st *State) applyPending(p *PendingInfo, j *Job, now time.Time) {
+	if j == nil || j.ID != p.Job {
+		j = st.jobs[p.Job]
+	}
 	if j == nil || j.State.Base() != JobPending {
 		return
 	}

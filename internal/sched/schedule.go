@@ -392,7 +392,8 @@ func (c *Cycle) setReasonPriority(rec *QueueRec) {
 // finish fills Plan.Pending with every job that stays pending.
 func (c *Cycle) finish() {
 	c.Plan.Pending = slices.Grow(c.State.bufs.plan, len(c.pend)) // sized once: see gate
-	c.State.bufs.plan = nil                                      // the plan's now
+	c.Plan.pendJobs = slices.Grow(c.State.bufs.planJobs, len(c.pend))
+	c.State.bufs.plan, c.State.bufs.planJobs = nil, nil // the plan's now
 	for slot := range c.pend {
 		if c.done[slot] {
 			continue
@@ -402,6 +403,7 @@ func (c *Cycle) finish() {
 			p.Reason = ReasonNone
 		}
 		c.Plan.Pending = append(c.Plan.Pending, p)
+		c.Plan.pendJobs = append(c.Plan.pendJobs, c.pendJob[slot])
 	}
 }
 

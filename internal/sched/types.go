@@ -638,6 +638,10 @@ type Plan struct {
 	// when the first record of its queue, a job of this cycle asking for
 	// no node list, fits in no free resources (it fails the partition).
 	StaticGates bool
+	// pendJobs are the jobs of Pending, index for index, so that Apply
+	// does not look each one up by id (nil for a plan not made by
+	// Schedule).
+	pendJobs []*Job
 }
 
 // CycleStats are the counters sdiag reports for one cycle.
