@@ -35,6 +35,10 @@ type Core struct {
 	stuck, since []sched.JobID
 	// static is the last pass's sched.Plan.StaticGates (TopBlocked).
 	static bool
+	// bfOK: the cluster is one the backfill certificate covers
+	// (bfblocked.go); runEnds is BackfillBlocked's buffer.
+	bfOK    bool
+	runEnds []runEnd
 	// backfilled and starts are Schedule's per-pass buffers, reused:
 	// the engine reads a pass's Decisions before the next pass.
 	backfilled map[sched.JobID]bool
@@ -108,6 +112,7 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 	c.tree.Recompute(&c.pcfg)
 	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
 	c.capacity()
+	c.bfOK = c.bfModel()
 	return c, nil
 }
 

@@ -497,6 +497,19 @@ type topPolicy interface {
 	TopBlocked(now int64) bool
 }
 
+// bfPolicy is implemented by policies that can tell when a backfill pass
+// provably starts nothing (Core.BackfillBlocked).
+type bfPolicy interface {
+	BackfillBlocked(now int64) bool
+}
+
+// bfBlocked reports whether the policy proves that a backfill pass now
+// (its main pass included) would start nothing.
+func (e *Engine) bfBlocked(now int64) bool {
+	bp, ok := e.policy.(bfPolicy)
+	return ok && !e.cfg.NoSkip && bp.BackfillBlocked(now)
+}
+
 // topBlocked reports whether the policy proves that a main pass now would
 // start nothing, whatever changed since the last pass.
 func (e *Engine) topBlocked(now int64) bool {
@@ -552,6 +565,10 @@ func (e *Engine) pass(now int64, backfill bool) {
 	}
 	if !bf && e.topBlocked(now) {
 		e.stats.SkippedPasses++ // the first job of the queue fails the only partition
+		return
+	}
+	if bf && e.bfBlocked(now) {
+		e.stats.SkippedPasses++ // nothing can start before the first job's reservation
 		return
 	}
 	e.stats.Passes++

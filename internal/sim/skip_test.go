@@ -10,12 +10,15 @@ import (
 	"github.com/sluice-hpc/sluice/internal/sim"
 )
 
-// TestSkippedPassesChangeNoDecision replays the first 2,500 SDSC and KTH
-// jobs through the real core twice, skipping provably useless passes and
-// running every pass, and requires identical results for every job. The
-// skipping covers passes after submissions of jobs that cannot start,
-// passes while no pending job fits, and main passes after job ends that
-// the last pass's certificate (sched.Plan.Stuck) proves start nothing.
+// TestSkippedPassesChangeNoDecision replays the 5,000 SDSC and KTH jobs
+// of examples/traces through the real core twice, skipping provably
+// useless passes and running every pass, and requires identical results
+// for every job. The skipping covers passes after submissions of jobs
+// that cannot start, passes while no pending job fits, main passes after
+// job ends that the last pass's certificate (sched.Plan.Stuck) proves
+// start nothing, main passes whose first job fails the only partition
+// (Core.TopBlocked) and backfill passes in which nothing can start before
+// that job's reservation (Core.BackfillBlocked).
 func TestSkippedPassesChangeNoDecision(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("two replays per trace (skipped with -short and -race)")
@@ -31,7 +34,7 @@ func TestSkippedPassesChangeNoDecision(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr.Jobs = tr.Jobs[:2500]
+		tr.Jobs = tr.Jobs[:min(len(tr.Jobs), 5000)]
 		setup := sim.Setup{Conf: "../../examples/traces/" + c.conf}
 		fast, err := sim.Simulate(setup, sim.Options{Trace: tr})
 		if err != nil {
@@ -61,7 +64,7 @@ func TestSkippedPassesChangeNoDecisionWithLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.Jobs = tr.Jobs[:2500]
+	tr.Jobs = tr.Jobs[:min(len(tr.Jobs), 5000)]
 	base, err := os.ReadFile("../../examples/traces/sp2-128-backfill.conf")
 	if err != nil {
 		t.Fatal(err)
