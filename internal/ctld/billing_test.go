@@ -2,7 +2,9 @@ package ctld
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +52,9 @@ func (c *cluster) assocUsage(account, user string) float64 {
 // billing-seconds, the partition's TRESBillingWeights applied to the
 // allocation, as Slurm's billable TRES: 2 CPUs and 1 GB in "dear" bill
 // 2*3 + 1 = 7 per second, the same job in "plain" bills its 2 CPUs. The
-// weights set with scontrol update apply to later runs.
+// weights set with scontrol update apply to later runs. The job's TRES
+// (scontrol) and its accounting record's AllocTRES (sacct) show the same
+// billing count.
 func TestFairShareChargedWithBillingWeights(t *testing.T) {
 	store := acctStore(t, "test", `
 add account plainacct,dearacct,newacct
@@ -78,5 +82,28 @@ add user root account=plainacct,dearacct,newacct`)
 		if math.Abs(got-want) > tc.perSecond*1.01 {
 			t.Errorf("%s: usage %.1f, want %.1f (%.1f per second for %.0fs)", tc.part, got, want, tc.perSecond, elapsed)
 		}
+		billing := fmt.Sprintf("billing=%d", int(tc.perSecond))
+		if !strings.Contains(j.AllocTRES, billing) {
+			t.Errorf("%s: job TRES %q, want %s", tc.part, j.AllocTRES, billing)
+		}
+		if rec := c.jobRecord(id); !strings.Contains(rec.AllocTRES, billing) {
+			t.Errorf("%s: accounting AllocTRES %q, want %s", tc.part, rec.AllocTRES, billing)
+		}
 	}
+}
+
+// jobRecord returns job id's own accounting record (not a step's).
+func (c *cluster) jobRecord(id uint32) api.AcctRecord {
+	c.t.Helper()
+	res, err := c.client.Accounting(c.ctx())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, r := range res.Records {
+		if r.JobID == id && r.Step == "" {
+			return r
+		}
+	}
+	c.t.Fatalf("no accounting record of job %d", id)
+	return api.AcctRecord{}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/priority"
 	"github.com/sluice-hpc/sluice/internal/sched"
+	"github.com/sluice-hpc/sluice/internal/tres"
 )
 
 // prioState drives internal/priority: the fair-share tree (usage charged
@@ -184,6 +185,18 @@ func (ls *loopState) runningJob(j *sched.Job) priority.RunningJob {
 	billing := priority.Billable(alloc, ls.prio.billing[ls.runPartition(j)], ls.prio.cfg.Flags)
 	return priority.RunningJob{Assoc: assoc, QOS: j.QOS, Start: j.StartTime, End: j.EndTime,
 		Billing: billing, Alloc: alloc}
+}
+
+// allocTRESVector is j's allocated TRES as sacct (AllocTRES) and
+// scontrol (TRES=) show them: billing is the billable TRES of the
+// partition's TRESBillingWeights (the CPU count without weights), which
+// Slurm stores as an integer; the fraction is dropped here.
+func (ls *loopState) allocTRESVector(j *sched.Job) tres.Vector {
+	v := allocVector(ls.st.Cluster, &j.Alloc)
+	if len(v) > 0 {
+		v["billing"] = int64(priority.Billable(v, ls.prio.billing[ls.runPartition(j)], ls.prio.cfg.Flags))
+	}
+	return v
 }
 
 // runPartition is the name of the partition j runs in ("" if none).

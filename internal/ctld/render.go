@@ -35,8 +35,6 @@ func allocVector(cl *sched.Cluster, al *sched.Alloc) tres.Vector {
 	return v
 }
 
-func allocTRES(cl *sched.Cluster, al *sched.Alloc) string { return allocVector(cl, al).String() }
-
 // reqVector is what j asks for (Slurm's ReqTRES).
 func reqVector(j *sched.Job) tres.Vector {
 	r := &j.Req
@@ -105,7 +103,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 	if len(j.Alloc.Nodes) > 0 {
 		info.NumNodes = len(j.Alloc.Nodes)
 		info.BatchHost = cl.Nodes[j.Alloc.Nodes[0]].Name
-		v := allocVector(cl, &j.Alloc)
+		v := ls.allocTRESVector(j)
 		info.NumCPUs = int(v["cpu"])
 		info.AllocTRES = v.String()
 	} else {

@@ -317,7 +317,7 @@ func (ls *loopState) runRows(j *sched.Job) []RunRow {
 	row.State = j.State.String()
 	row.ExitCode = exitString(j.ExitCode)
 	row.NodeList = compressNodes(ls.st.Cluster, j.Alloc.Nodes)
-	row.AllocTRES = ls.licenseTRES(allocTRES(ls.st.Cluster, &j.Alloc), j) // resv.go
+	row.AllocTRES = ls.licenseTRES(ls.allocTRESVector(j).String(), j) // resv.go
 	return append(out, row)
 }
 
