@@ -250,11 +250,12 @@ func TestLaunchIsIdempotent(t *testing.T) {
 // process of the job is stopped (state T), the limit is extended by the
 // suspended time, and the job still times out once resumed.
 // waitGroupStopped returns the states of the process group once every member
-// shows 'T', or after 2 s: the stop is delivered at once, but a process caught
-// in the kernel (exec, a page fault) shows 'D' until it reaches it.
+// shows 'T', or after 10 s: the stop is delivered at once, but a process caught
+// in the kernel (exec, a page fault) shows 'D' until it leaves it, which took
+// over 2 s once while CI ran the -race suites side by side.
 func waitGroupStopped(pgid int) map[int]byte {
 	var states map[int]byte
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		states = groupStates(pgid)
 		stopped := len(states) > 0
 		for _, s := range states {
