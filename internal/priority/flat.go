@@ -452,7 +452,7 @@ func (t *Tree) chargePacked(i int, j *RunningJob, runDecay, factor float64) {
 		return
 	}
 	a := &t.Assocs[i]
-	a.UsageTRES = addTRES(a.UsageTRES, j.Alloc, runDecay*factor)
+	a.UsageTRES = addTRES(a.UsageTRES, j, runDecay*factor)
 	if !f.hasTRES[i] {
 		f.hasTRES[i] = true
 		f.tres = append(f.tres, int32(i))

@@ -116,7 +116,7 @@ func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 			a.UsageRaw += runDecay * j.Billing * factor
 			a.UsedWall += runDecay
 			t.flat.mirror(i, a.UsageRaw, a.UsedWall)
-			a.UsageTRES = addTRES(a.UsageTRES, j.Alloc, runDecay*factor)
+			a.UsageTRES = addTRES(a.UsageTRES, j, runDecay*factor)
 		}
 	}
 	if q != nil {
@@ -150,17 +150,23 @@ func chargeQOS(q *QOSUsage, j *RunningJob, run, runDecay, factor float64) {
 	}
 	q.UsageRaw += amount * j.Billing * factor
 	q.UsedWall += amount
-	q.UsageTRES = addTRES(q.UsageTRES, j.Alloc, amount*factor)
+	q.UsageTRES = addTRES(q.UsageTRES, j, amount*factor)
 }
 
-func addTRES(m map[string]float64, alloc map[string]int64, mult float64) map[string]float64 {
-	if len(alloc) == 0 {
+func addTRES(m map[string]float64, j *RunningJob, mult float64) map[string]float64 {
+	if len(j.Alloc) == 0 {
 		return m
 	}
 	if m == nil {
-		m = make(map[string]float64, len(alloc))
+		m = make(map[string]float64, len(j.Alloc))
 	}
-	for k, v := range alloc {
+	for k, v := range j.Alloc {
+		if k == "billing" && j.Billing > 0 {
+			// the billing TRES accrues the billable value, weights
+			// applied and unrounded, as Slurm's usage_tres_raw does
+			m[k] += j.Billing * mult
+			continue
+		}
 		m[k] += float64(v) * mult
 	}
 	return m

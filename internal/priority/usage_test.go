@@ -120,6 +120,26 @@ func TestNoHalfLifeNoDecay(t *testing.T) {
 	}
 }
 
+// TestBillingTRESUsageIsBillable: the per-TRES usage (GrpTRESRaw,
+// checked against GrpTRESMins=billing=...) accrues the billable TRES for
+// billing, weights applied and unrounded, and the counts for the other
+// TRES: 2 CPUs billed 7.5 for an hour without decay.
+func TestBillingTRESUsageIsBillable(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DecayHalfLife = 0
+	tr := buildTree(t, user("u", 1))
+	u, _ := tr.Lookup("root", "u")
+	job := RunningJob{Assoc: u, Start: t0, Billing: 7.5, Alloc: map[string]int64{"cpu": 2, "billing": 2}}
+	tr.Charge(&cfg, &job, t0, t0.Add(time.Hour))
+	got := tr.Assocs[u].UsageTRES
+	if got["billing"] != 7.5*3600 || got["cpu"] != 2*3600 {
+		t.Errorf("per-TRES usage %v, want billing=%v cpu=%v", got, 7.5*3600, 2*3600)
+	}
+	if tr.Assocs[u].UsageRaw != 7.5*3600 {
+		t.Errorf("RawUsage %v, want %v", tr.Assocs[u].UsageRaw, 7.5*3600)
+	}
+}
+
 // PriorityUsageResetPeriod boundaries, in local time.
 func TestResetBoundaries(t *testing.T) {
 	ny, err := time.LoadLocation("America/New_York")
