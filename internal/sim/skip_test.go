@@ -35,20 +35,26 @@ func TestSkippedPassesChangeNoDecision(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr.Jobs = tr.Jobs[:min(len(tr.Jobs), 5000)]
-		setup := sim.Setup{Conf: "../../examples/traces/" + c.conf}
-		fast, err := sim.Simulate(setup, sim.Options{Trace: tr})
-		if err != nil {
-			t.Fatal(err)
-		}
-		full, err := sim.Simulate(setup, sim.Options{Trace: tr, NoSkip: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(full.Jobs, fast.Jobs, cmp.AllowUnexported(sim.JobResult{})); diff != "" {
-			t.Errorf("%s: skipping passes changed decisions (-all passes +skipping):\n%.2000s", c.trace, diff)
-		}
-		t.Logf("%s: %d passes run, %d skipped; without skipping %d passes", c.trace, fast.Engine.Passes, fast.Engine.SkippedPasses, full.Engine.Passes)
+		compareSkipping(t, c.trace+" "+c.conf, sim.Setup{Conf: "../../examples/traces/" + c.conf}, tr)
 	}
+}
+
+// compareSkipping replays tr under setup skipping provably useless passes
+// and running every pass, and requires identical results for every job.
+func compareSkipping(t *testing.T, name string, setup sim.Setup, tr *sim.Trace) {
+	t.Helper()
+	fast, err := sim.Simulate(setup, sim.Options{Trace: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := sim.Simulate(setup, sim.Options{Trace: tr, NoSkip: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(full.Jobs, fast.Jobs, cmp.AllowUnexported(sim.JobResult{})); diff != "" {
+		t.Errorf("%s: skipping passes changed decisions (-all passes +skipping):\n%.2000s", name, diff)
+	}
+	t.Logf("%s: %d passes run, %d skipped; without skipping %d passes", name, fast.Engine.Passes, fast.Engine.SkippedPasses, full.Engine.Passes)
 }
 
 // TestSkippedPassesChangeNoDecisionWithLimits is the same check on the
@@ -78,17 +84,5 @@ func TestSkippedPassesChangeNoDecisionWithLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	setup := sim.Setup{Conf: filepath.Join(dir, "limits.conf"), Accounts: filepath.Join(dir, "limits.sacctmgr")}
-	fast, err := sim.Simulate(setup, sim.Options{Trace: tr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full, err := sim.Simulate(setup, sim.Options{Trace: tr, NoSkip: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(full.Jobs, fast.Jobs, cmp.AllowUnexported(sim.JobResult{})); diff != "" {
-		t.Errorf("skipping passes changed decisions (-all passes +skipping):\n%.2000s", diff)
-	}
-	t.Logf("%d passes run, %d skipped; without skipping %d passes", fast.Engine.Passes, fast.Engine.SkippedPasses, full.Engine.Passes)
+	compareSkipping(t, "sdsc-sp2-5k.swf.gz with limits", sim.Setup{Conf: filepath.Join(dir, "limits.conf"), Accounts: filepath.Join(dir, "limits.sacctmgr")}, tr)
 }
