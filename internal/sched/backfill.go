@@ -204,14 +204,7 @@ func (b *backfill) heldBack(rec *QueueRec) bool {
 func newBackfill(c *Cycle) *backfill {
 	n := len(c.Cluster.Nodes)
 	bp := &c.Config.Backfill
-	res := bp.Resolution
-	if res <= 0 {
-		res = time.Minute
-	}
-	win := bp.Window
-	if win <= 0 {
-		win = 24 * time.Hour
-	}
+	res, win := bp.ResolutionOrDefault(), bp.WindowOrDefault()
 	pool := &c.State.bfSlabs // the last pass's sets (contents stale: see andInto, fitNow)
 	words := (n + 63) / 64
 	pool.acc, pool.accSum = grow(pool.acc, words), grow(pool.accSum, (words+63)/64)

@@ -94,6 +94,22 @@ type BackfillParams struct {
 	StartsOnly bool
 }
 
+// WindowOrDefault is bf_window, Slurm's default (one day) when unset.
+func (bp *BackfillParams) WindowOrDefault() time.Duration {
+	if bp.Window > 0 {
+		return bp.Window
+	}
+	return 24 * time.Hour
+}
+
+// ResolutionOrDefault is bf_resolution, Slurm's default (60 s) when unset.
+func (bp *BackfillParams) ResolutionOrDefault() time.Duration {
+	if bp.Resolution > 0 {
+		return bp.Resolution
+	}
+	return time.Minute
+}
+
 // Config is the part of the cluster configuration the core's decisions
 // depend on. Build it from internal/conf with ConfigFromConf, or start from
 // DefaultConfig in tests.

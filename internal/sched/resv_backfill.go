@@ -202,11 +202,7 @@ func (b *backfill) resvMap(e *resvEntry) *bfMap {
 			busy[i] = -1
 		}
 	}
-	bp := &c.Config.Backfill
-	res := bp.Resolution
-	if res <= 0 {
-		res = time.Minute
-	}
+	res := c.Config.Backfill.ResolutionOrDefault()
 	m := newBFMap(&c.State.bfSlabs, len(c.Cluster.Nodes), c.Now.UnixNano(), int64(res), busy)
 	nodes := e.nodes.Indices(nil)
 	prev := int64(0)

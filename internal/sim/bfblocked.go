@@ -79,7 +79,7 @@ func (c *Core) BackfillBlocked(now int64) bool {
 	free := c.capa.CPUs - c.allocCPU
 	nJ := int64(requestCPUs(&top.Req))
 	rHigh, ok := c.reservationBound(t, nJ-free)
-	if !ok || rHigh >= int64(c.bfWindow()) {
+	if !ok || rHigh >= int64(c.cfg.Backfill.WindowOrDefault()) {
 		return false // J may not be reserved
 	}
 	avail := free - max(0, nJ-c.endingBy(rHigh))
@@ -114,7 +114,7 @@ func (c *Core) reservationBound(t time.Time, need int64) (int64, bool) {
 	var freed int64
 	for _, e := range c.runEnds {
 		if freed += e.nodes; freed >= need {
-			return e.end + int64(c.bfResolution()), true
+			return e.end + int64(c.cfg.Backfill.ResolutionOrDefault()), true
 		}
 	}
 	return 0, false
@@ -134,17 +134,3 @@ func (c *Core) endingBy(off int64) int64 {
 }
 
 type runEnd struct{ end, nodes int64 }
-
-func (c *Core) bfWindow() time.Duration {
-	if w := c.cfg.Backfill.Window; w > 0 {
-		return w
-	}
-	return 24 * time.Hour // sched's default bf_window
-}
-
-func (c *Core) bfResolution() time.Duration {
-	if r := c.cfg.Backfill.Resolution; r > 0 {
-		return r
-	}
-	return time.Minute // sched's default bf_resolution
-}
