@@ -55,7 +55,7 @@ func startBenchCluster(ctx context.Context, nodes, cpus int) (*benchCluster, err
 		return nil, err
 	}
 	os.Chmod(dir, 0o755)
-	port, err := freePort()
+	port, err := api.FreePort()
 	if err != nil {
 		return nil, err
 	}

@@ -122,7 +122,7 @@ func upCluster(t *testing.T, nodes int, extra string) *extCluster {
 }
 
 func mustFreePort(t *testing.T) int {
-	p, err := freePort()
+	p, err := api.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/ctld"
 	"github.com/sluice-hpc/sluice/internal/hostlist"
@@ -142,7 +143,7 @@ func ensureGeneratedConf(env *Env, state string, nodes int) (string, error) {
 	if err := os.MkdirAll(state, 0o755); err != nil {
 		return "", err
 	}
-	port, err := freePort()
+	port, err := api.FreePort()
 	if err != nil {
 		return "", err
 	}
@@ -197,16 +198,6 @@ NodeName=%s CPUs=%d RealMemory=%d State=UNKNOWN
 PartitionName=debug Nodes=%s Default=YES MaxTime=INFINITE State=UP
 `, g.Nodes, g.Port, g.User, g.State, filepath.Join(g.State, "spool"), nodes, cpus, mem, nodes)
 	return b.String()
-}
-
-// freePort asks the kernel for an unused TCP port.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // hostMemoryMB reads MemTotal from /proc/meminfo (1024 MB if unknown).

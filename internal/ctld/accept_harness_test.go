@@ -11,7 +11,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,12 +198,11 @@ PartitionName=debug Nodes=a[1-%d] Default=YES MaxTime=INFINITE State=UP
 }
 
 func acceptFreePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := api.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 // spawn starts `sluice args...` with its output appended to logs/NAME.log.

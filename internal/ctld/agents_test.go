@@ -2,7 +2,6 @@ package ctld
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -148,15 +147,14 @@ func (c *cluster) startAgentGres(name, gres string) {
 
 func noSMI(string) (string, error) { return "", os.ErrNotExist }
 
-// freeAddr returns a free 127.0.0.1 port, for a controller restarted on
-// the same address.
+// freeAddr returns a free 127.0.0.1 address outside the ephemeral port
+// range, for a controller restarted on the same address.
 func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := api.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return "127.0.0.1:" + strconv.Itoa(p)
 }
 
 // waitNodeState waits until every node shows the compact state.
