@@ -274,6 +274,7 @@ func TestSuspendResume(t *testing.T) {
 	req.TimeLimitSec = 2
 	st := launch(t, a, req)
 	waitChildren(t, st.PID, 2)
+	waitSleeping(t, st.PID)
 	if _, err := a.Suspend(700); err != nil {
 		t.Fatal(err)
 	}
@@ -336,6 +337,26 @@ func waitChildren(t *testing.T, pgid, n int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("process group %d never reached %d processes", pgid, n)
+}
+
+// waitSleeping waits until every process of the group sleeps (state S):
+// the job has finished starting. A stop signal sent while a process is
+// still in exec (state D on a loaded machine) lands only when exec
+// returns, and Suspend freezes the cgroup after a second whether or not
+// it has landed, so a test of the stopped state starts from a settled job.
+func waitSleeping(t *testing.T, pgid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		states := groupStates(pgid)
+		settled := len(states) > 0
+		for _, s := range states {
+			settled = settled && s == 'S'
+		}
+		if settled {
+			return
+		}
+	}
+	t.Fatalf("process group %d never settled: %v", pgid, groupStates(pgid))
 }
 
 func TestUnprivilegedAgentRefusesOtherUsers(t *testing.T) {

@@ -132,6 +132,7 @@ func TestAgentOverHTTP(t *testing.T) {
 
 	t.Run("suspend and resume over HTTP", func(t *testing.T) {
 		st, _ := client.Launch(ctx, batch(t, 1001, "sleep 30"))
+		waitSleeping(t, st.PID)
 		if st, err := client.Suspend(ctx, 1001); err != nil || st.State != api.StateSuspended {
 			t.Fatalf("suspend: %+v %v", st, err)
 		}
