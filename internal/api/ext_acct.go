@@ -113,6 +113,20 @@ type SdiagResponse struct {
 	BfTotalDepth     int64     `json:"bf_total_depth"`
 	BfLastQueueLen   int       `json:"bf_last_queue_len"`
 	BfTotalQueueLen  int64     `json:"bf_total_queue_len"`
+
+	// RPCTypes and RPCUsers count the calls served since the controller
+	// started or sdiag -r: by message type (ID is Slurm's message type
+	// number, 0 for Sluice's own calls) and by user (ID is the uid).
+	RPCTypes []RPCStat `json:"rpc_types,omitempty"`
+	RPCUsers []RPCStat `json:"rpc_users,omitempty"`
+}
+
+// RPCStat is one row of sdiag's RPC tables.
+type RPCStat struct {
+	Name    string `json:"name"`
+	ID      uint32 `json:"id"`
+	Count   int64  `json:"count"`
+	TotalUS int64  `json:"total_time_us"`
 }
 
 // SprioRequest carries sprio's options.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -273,12 +274,25 @@ func TestE2EAccounting(t *testing.T) {
 			t.Errorf("sdiag output lacks %q", want)
 		}
 	}
+	// The call tables: four sbatch calls, one requeue, the agents'
+	// registrations, and the caller's row among the users.
+	me := userName(os.Getuid())
+	for _, want := range []string{`\tREQUEST_SUBMIT_BATCH_JOB +\( 4003\) count:4 +ave_time:\d+ +total_time:\d+\n`,
+		`\tREQUEST_JOB_REQUEUE +\( 5023\) count:1 `, `\tMESSAGE_NODE_REGISTRATION_STATUS +\( 1002\) count:[1-9]`,
+		`\tREQUEST_JOB_INFO +\( 2003\) count:[1-9]`, `\t` + regexp.QuoteMeta(me) + ` +\( *` + strconv.Itoa(os.Getuid()) + `\) count:[1-9]`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("sdiag call tables lack %s", want)
+		}
+	}
 	if rc, _, _ := c.run("sdiag", "-r"); rc != 0 {
 		t.Errorf("sdiag -r as root: exit %d", rc)
 	}
 	_, out, _ = c.run("sdiag")
 	if !strings.Contains(out, "Jobs submitted: 0") || !strings.Contains(out, "Total cycles: 0") {
 		t.Errorf("sdiag after -r: counters not reset:\n%s", out)
+	}
+	if strings.Contains(out, "REQUEST_SUBMIT_BATCH_JOB") || !regexp.MustCompile(`\tREQUEST_STATS_INFO +\( 2035\) count:1 `).MatchString(out) {
+		t.Errorf("sdiag after -r: want only the reset call counted:\n%s", out)
 	}
 
 	rc, out, errs = c.run("sprio", "-l")

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,10 +19,15 @@ func init() {
 	Register(Command{Name: "sdiag", Summary: "scheduler statistics (cycles, depth, backfill, job counters)", Link: true, Run: runSdiag})
 }
 
-const sdiagUsage = `Usage: sdiag [-r] [--json]
+const sdiagUsage = `Usage: sdiag [-r] [-i|-t|-T] [--json]
 Prints the controller's statistics: job counters and the main scheduler's
 and backfill's cycle times and depths since the last reset (midnight UTC
-or sdiag -r). -r resets them (operators and administrators only).
+or sdiag -r), then the calls it served by message type and by user since
+it started or sdiag -r. -r resets them (operators and administrators only).
+  -i, --sort-by-id     sort the call tables by message type and user id
+  -t, --sort-by-time   sort them by total time
+  -T, --sort-by-time2  sort them by average time
+(the default sorts them by count)
 `
 
 func runSdiag(ctx context.Context, env *Env, args []string) int {
@@ -30,6 +37,9 @@ func runSdiag(ctx context.Context, env *Env, args []string) int {
 	asJSON := fs.Bool("json", false, "")
 	help := fs.BoolP("help", "h", false, "")
 	fs.BoolP("all", "a", false, "")
+	byID := fs.BoolP("sort-by-id", "i", false, "")
+	byTime := fs.BoolP("sort-by-time", "t", false, "")
+	byAvg := fs.BoolP("sort-by-time2", "T", false, "")
 	if err := fs.Parse(args); err != nil {
 		return Errorf(env, "sdiag", "%v", err)
 	}
@@ -54,6 +64,17 @@ func runSdiag(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return clientError(env, "sdiag", err)
 	}
+	order := rpcByCount
+	switch {
+	case *byID:
+		order = rpcByID
+	case *byTime:
+		order = rpcByTotal
+	case *byAvg:
+		order = rpcByAverage
+	}
+	sortRPCStats(st.RPCTypes, order)
+	sortRPCStats(st.RPCUsers, order)
 	if *asJSON {
 		data, _ := json.MarshalIndent(st, "", "  ")
 		fmt.Fprintln(env.Stdout, string(data))
@@ -127,7 +148,59 @@ func RenderSdiag(s *api.SdiagResponse, loc *time.Location, latencyUS int64) stri
 	fmt.Fprintf(&b, "\tLast table size: %d\n", s.BfLastDepth)
 	fmt.Fprintf(&b, "\tMean table size: %d\n\n", sdiagMean(s.BfTotalDepth, s.BfCycles))
 	fmt.Fprintf(&b, "Latency for 1000 calls to gettimeofday(): %d microseconds\n", latencyUS)
+	renderRPCs(&b, s)
 	return b.String()
+}
+
+// renderRPCs writes sdiag's call tables in its columns (name padded to
+// 40 and id to 5 for message types, 16 and 8 for users), which
+// monitoring exporters parse.
+func renderRPCs(b *strings.Builder, s *api.SdiagResponse) {
+	fmt.Fprintln(b, "\nRemote Procedure Call statistics by message type")
+	for _, r := range s.RPCTypes {
+		fmt.Fprintf(b, "\t%-40s(%5d) count:%-6d ave_time:%-6d total_time:%d\n", r.Name, r.ID, r.Count, rpcAverage(r), r.TotalUS)
+	}
+	fmt.Fprintln(b, "\nRemote Procedure Call statistics by user")
+	for _, r := range s.RPCUsers {
+		fmt.Fprintf(b, "\t%-16s(%8d) count:%-6d ave_time:%-6d total_time:%d\n", r.Name, r.ID, r.Count, rpcAverage(r), r.TotalUS)
+	}
+	fmt.Fprintln(b, "\nPending RPC statistics")
+	if s.AgentQueue == 0 {
+		fmt.Fprintln(b, "\tNo pending RPCs")
+		return
+	}
+	fmt.Fprintf(b, "\t%-40s(%5d) count:%-6d\n", "SLUICE_AGENT_CALL", 0, s.AgentQueue)
+}
+
+func rpcAverage(r api.RPCStat) int64 { return sdiagMean(r.TotalUS, int(r.Count)) }
+
+// rpcOrder is how sdiag sorts its call tables.
+type rpcOrder int
+
+const (
+	rpcByCount   rpcOrder = iota // the default: most calls first
+	rpcByID                      // -i: message type number or uid
+	rpcByTotal                   // -t: most total time first
+	rpcByAverage                 // -T: highest average time first
+)
+
+// sortRPCStats orders a call table; ties go by id, then name, so the
+// output is stable.
+func sortRPCStats(rows []api.RPCStat, order rpcOrder) {
+	key := func(r api.RPCStat) int64 {
+		switch order {
+		case rpcByTotal:
+			return r.TotalUS
+		case rpcByAverage:
+			return rpcAverage(r)
+		case rpcByID:
+			return 0
+		}
+		return r.Count
+	}
+	slices.SortStableFunc(rows, func(a, b api.RPCStat) int {
+		return cmp.Or(cmp.Compare(key(b), key(a)), cmp.Compare(a.ID, b.ID), cmp.Compare(a.Name, b.Name))
+	})
 }
 
 // gettimeofdayLatency times 1000 clock reads, as sdiag reports.

@@ -49,7 +49,7 @@ func (c *Controller) heartbeatInterval() time.Duration {
 // agentMux serves the node agents (behind the cluster-key check).
 func (c *Controller) agentMux() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+api.PathAgentRegister, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST "+api.PathAgentRegister, c.agentCall(rpcNodeReg, func(w http.ResponseWriter, r *http.Request) {
 		var req api.RegisterRequest
 		if err := api.DecodeAgentRequest(r, &req); err != nil {
 			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
@@ -65,7 +65,7 @@ func (c *Controller) agentMux() http.Handler {
 		}
 		api.WriteAgentJSON(w, http.StatusOK, api.RegisterResponse{HeartbeatIntervalSec: int(max(c.heartbeatInterval()/time.Second, 1)),
 			BootID: c.bootID()})
-	})
+	}))
 	mux.HandleFunc("POST "+api.PathAgentWatch, c.watch)
 	mux.HandleFunc("POST "+api.PathAgentHeartbeat, func(w http.ResponseWriter, r *http.Request) {
 		var hb api.Heartbeat
@@ -81,7 +81,7 @@ func (c *Controller) agentMux() http.Handler {
 		}
 		api.WriteAgentJSON(w, http.StatusOK, res)
 	})
-	mux.HandleFunc("POST "+api.PathAgentEvents, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST "+api.PathAgentEvents, c.agentCall(rpcCompleteBatch, func(w http.ResponseWriter, r *http.Request) {
 		var ev api.JobEvents
 		if err := api.DecodeAgentRequest(r, &ev); err != nil {
 			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
@@ -103,7 +103,7 @@ func (c *Controller) agentMux() http.Handler {
 			return
 		}
 		api.WriteAgentJSON(w, http.StatusOK, struct{}{})
-	})
+	}))
 	return api.RequireSignature(c.clusterKey, c.now, mux)
 }
 

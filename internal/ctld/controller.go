@@ -83,6 +83,8 @@ type Controller struct {
 	agentsMu sync.Mutex
 	agents   map[string]*api.AgentClient
 	launchQ  chan struct{} // bounds concurrent agent calls
+
+	rpc rpcStats // sdiag's RPC counters (rpcstats.go)
 }
 
 // call is one closure the loop runs for a handler.

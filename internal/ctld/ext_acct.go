@@ -281,6 +281,7 @@ func (c *Controller) sdiag(ctx context.Context, w Who) (api.SdiagResponse, error
 		return api.SdiagResponse{}, err
 	}
 	countJobs(&out, all.Records)
+	c.rpc.fill(&out)
 	return out, nil
 }
 

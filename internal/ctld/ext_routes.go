@@ -113,6 +113,7 @@ func (c *Controller) registerExt(mux *http.ServeMux) {
 			}
 			ls.ext.resetAtMidnight(ls.c.now())
 			ls.ext.clear(ls.c.now())
+			c.rpc.reset()
 			return struct{}{}, nil
 		})
 	}))

@@ -105,6 +105,7 @@ func (c *Controller) clientMux() http.Handler {
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
+		setRPC(ctx, controlRPC(req.Op))
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.control(w, req) })
 	}))
 	mux.HandleFunc("POST "+api.PathJobUpdate, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
@@ -162,7 +163,13 @@ func (c *Controller) endpoint(h func(ctx context.Context, w Who, r *http.Request
 			writeErr(rw, &apiErr{status: http.StatusUnauthorized, msg: "Unable to identify the caller"})
 			return
 		}
-		res, err := h(r.Context(), who, r)
+		// Counted under the route's message type, which a handler may
+		// refine from the body (setRPC), and the caller, as sdiag shows.
+		t := rpcFor(r.Pattern)
+		ctx := context.WithValue(r.Context(), rpcKey{}, &t)
+		start := time.Now()
+		defer func() { c.rpc.record(t, rpcUser{who.User, who.UID}, time.Since(start)) }()
+		res, err := h(ctx, who, r)
 		if err != nil {
 			writeErr(rw, err)
 			return

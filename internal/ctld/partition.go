@@ -156,6 +156,7 @@ func (c *Controller) registerPartitionAdmin(mux *http.ServeMux) {
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
+		setRPC(ctx, partitionRPC(req.Verb))
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.partitionCommand(w, req) })
 	}))
 	mux.HandleFunc("GET "+api.PathPartitionBilling, c.endpoint(func(ctx context.Context, _ Who, _ *http.Request) (any, error) {

@@ -77,6 +77,7 @@ func (c *Controller) registerResv(mux *http.ServeMux) {
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
+		setRPC(ctx, resvRPC(req.Words))
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.reservationCommand(w, req) })
 	}))
 	mux.HandleFunc("GET "+api.PathResvSinfo, c.endpoint(func(ctx context.Context, _ Who, _ *http.Request) (any, error) {
