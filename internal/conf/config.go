@@ -33,6 +33,10 @@ type Config struct {
 	StateSaveLocation string
 	// SlurmUser is the user the controller runs as (default "root").
 	SlurmUser string
+	// PrologFlags are slurm.conf's PrologFlags, as written (validated
+	// names); Contain (or X11, which implies it) gives every job an
+	// extern step (ContainJobs).
+	PrologFlags []string
 	// SlurmdSpoolDir is the node agents' spool directory.
 	SlurmdSpoolDir string
 

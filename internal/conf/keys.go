@@ -2,6 +2,7 @@ package conf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +63,21 @@ func boolKey(f func(*Config) *bool) setter {
 
 func listKey(f func(*Config) *[]string) setter {
 	return func(p *parser, pr pair) error { *f(p.cfg) = splitList(pr.Value); return nil }
+}
+
+// prologFlags are the PrologFlags slurm.conf documents, lower-cased.
+var prologFlags = []string{"alloc", "contain", "deferbatch", "forcerequeueonfail", "nohold", "runinjob", "serial", "x11"}
+
+// ContainJobs reports PrologFlags=Contain (or X11, which sets it): every
+// job gets a container on its nodes at allocation, listed by sacct as the
+// job's extern step.
+func (c *Config) ContainJobs() bool {
+	for _, f := range c.PrologFlags {
+		if strings.EqualFold(f, "contain") || strings.EqualFold(f, "x11") {
+			return true
+		}
+	}
+	return false
 }
 
 // clusterKeys are the cluster keys Sluice reads, by lower-case name; the
@@ -155,6 +171,15 @@ func buildClusterKeys() map[string]clusterKey {
 			return fmt.Errorf("invalid value %s (sched/backfill or sched/builtin)", quote(pr.Value))
 		}
 		p.cfg.SchedulerType = v
+		return nil
+	})
+	add("PrologFlags", func(p *parser, pr pair) error {
+		p.cfg.PrologFlags = splitList(pr.Value)
+		for _, f := range p.cfg.PrologFlags {
+			if !slices.Contains(prologFlags, strings.ToLower(f)) {
+				return fmt.Errorf("invalid PrologFlags value %q (valid: Alloc, Contain, DeferBatch, ForceRequeueOnFail, NoHold, RunInJob, Serial, X11)", f)
+			}
+		}
 		return nil
 	})
 	add("SchedulerParameters", func(p *parser, pr pair) error {

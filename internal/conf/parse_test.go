@@ -567,3 +567,26 @@ SchedulerParameters=bf_interval=60,sched_interval=30,bf_max_job_user=20
 		t.Errorf("sched = %+v", s)
 	}
 }
+
+// TestPrologFlags: Contain, or X11 which implies it, makes jobs
+// contained (an extern step each); other documented flags are accepted;
+// an unknown one is an error that names the file and line.
+func TestPrologFlags(t *testing.T) {
+	for _, tc := range []struct {
+		flags   string
+		contain bool
+	}{
+		{"Contain", true}, {"alloc,contain", true}, {"X11", true}, {"Alloc,Serial", false}, {"NoHold", false},
+	} {
+		c, _ := parseOK(t, minimal+"PrologFlags="+tc.flags+"\n")
+		if c.ContainJobs() != tc.contain {
+			t.Errorf("PrologFlags=%s: ContainJobs %v, want %v", tc.flags, c.ContainJobs(), tc.contain)
+		}
+	}
+	if c, _ := parseOK(t, minimal); c.ContainJobs() {
+		t.Error("no PrologFlags: jobs contained")
+	}
+	if msg := parseFail(t, minimal+"PrologFlags=Contain,Bogus\n"); !strings.Contains(msg, "t.conf:3") || !strings.Contains(msg, `"Bogus"`) {
+		t.Errorf("error %q, want file:line and the bad flag", msg)
+	}
+}

@@ -67,7 +67,11 @@ func (c *Controller) accounting(ctx context.Context, w Who) (api.AcctResponse, e
 			return api.AcctResponse{}, err
 		}
 	}
+	n := len(out.Records)
 	out.Records = appendBatchSteps(out.Records, interactive)
+	if c.cfg.ContainJobs() {
+		out.Records = appendExternSteps(out.Records, n)
+	}
 	steps, err := c.loadSteps(ctx)
 	if err != nil {
 		return api.AcctResponse{}, err
@@ -153,6 +157,43 @@ func appendBatchSteps(recs []api.AcctRecord, interactive map[uint32]bool) []api.
 		recs = append(recs, batchStep(r))
 	}
 	return recs
+}
+
+// appendExternSteps adds the JOBID.extern record of every started run
+// among the first n records (batch jobs and salloc/srun allocations
+// alike), as Slurm's sacct lists it under PrologFlags=Contain: the job's
+// container on all its nodes with the whole allocation, from the run's
+// start to its end. It ends COMPLETED 0:0 however the job ended (the
+// container is torn down, not killed), and is RUNNING while the job runs
+// or is suspended.
+func appendExternSteps(recs []api.AcctRecord, n int) []api.AcctRecord {
+	for i := 0; i < n; i++ {
+		r := recs[i]
+		if r.Step != "" || r.Start.IsZero() {
+			continue
+		}
+		e := r
+		e.Step, e.Name, e.ReqTRES, e.Reservation = "extern", "extern", "", ""
+		e.Submit, e.Eligible, e.TimeLimitSec = r.Start, time.Time{}, api.TimeInfinite
+		e.AllocTRES = withoutBilling(r.AllocTRES)
+		e.State, e.ExitCode = "COMPLETED", "0:0"
+		if st := strings.Fields(r.State); len(st) > 0 && (st[0] == "RUNNING" || st[0] == "SUSPENDED") {
+			e.State = "RUNNING"
+		}
+		recs = append(recs, e)
+	}
+	return recs
+}
+
+// withoutBilling drops billing from a TRES string (a step's TRES carries
+// none).
+func withoutBilling(s string) string {
+	v, err := tres.Parse(s)
+	if err != nil || len(v) == 0 {
+		return s
+	}
+	delete(v, "billing")
+	return v.String()
 }
 
 // batchStep derives the batch step record of run r.

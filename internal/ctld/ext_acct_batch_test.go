@@ -62,3 +62,60 @@ func TestBatchStepRecords(t *testing.T) {
 		t.Error("allocation script detection")
 	}
 }
+
+// TestExternStepRecords: under PrologFlags=Contain every started run
+// (batch job or allocation) has a JOBID.extern record on all its nodes
+// with the whole allocation but billing, COMPLETED 0:0 however the job
+// ended, RUNNING while it runs; a pending job has none.
+func TestExternStepRecords(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
+	run := func(id uint32, state, exit string) api.AcctRecord {
+		return api.AcctRecord{JobID: id, Name: "job", State: state, ExitCode: exit, Submit: t0, Start: t0.Add(time.Minute),
+			End: t0.Add(2 * time.Minute), NodeList: "n[1-2]", AllocTRES: "cpu=4,mem=2000M,node=2,billing=4", TimeLimitSec: 600}
+	}
+	recs := []api.AcctRecord{run(1, "TIMEOUT", "0:0"), run(2, "FAILED", "3:0"), run(3, "CANCELLED by 0", "0:0"),
+		run(4, "RUNNING", "0:0"), {JobID: 5, State: "PENDING"}, {JobID: 1, Step: "0", State: "COMPLETED"}}
+	out := appendExternSteps(recs, 5)
+	want := map[uint32]string{1: "COMPLETED", 2: "COMPLETED", 3: "COMPLETED", 4: "RUNNING"}
+	if len(out) != len(recs)+len(want) {
+		t.Fatalf("%d records, want %d", len(out), len(recs)+len(want))
+	}
+	for _, e := range out[len(recs):] {
+		if e.Step != "extern" || e.Name != "extern" || e.State != want[e.JobID] || e.ExitCode != "0:0" ||
+			e.NodeList != "n[1-2]" || e.AllocTRES != "cpu=4,mem=2000M,node=2" || !e.Submit.Equal(e.Start) {
+			t.Errorf("job %d: extern step %+v", e.JobID, e)
+		}
+	}
+}
+
+// TestExternStepInSacct runs a job on a cluster with PrologFlags=Contain
+// and finds its extern step in the accounting records beside the batch
+// step; without the flag there is none.
+func TestExternStepInSacct(t *testing.T) {
+	for _, contain := range []bool{true, false} {
+		extra := ""
+		if contain {
+			extra = "PrologFlags=Contain\n"
+		}
+		c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: extra})
+		id := c.submit(c.wrap("true"))
+		c.waitState(id, "COMPLETED", 10*time.Second)
+		res, err := c.client.Accounting(c.ctx())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var steps []string
+		for _, r := range res.Records {
+			if r.JobID == id && r.Step != "" {
+				steps = append(steps, r.Step+" "+r.State)
+			}
+		}
+		want := []string{"batch COMPLETED"}
+		if contain {
+			want = append(want, "extern COMPLETED")
+		}
+		if !slices.Equal(steps, want) {
+			t.Errorf("Contain=%v: steps %q, want %q", contain, steps, want)
+		}
+	}
+}
