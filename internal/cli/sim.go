@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,6 +114,7 @@ func runSim(ctx context.Context, env *Env, args []string) int {
 	if stop := benchProfile(f.cpuProfile); stop != nil {
 		defer stop()
 	}
+	defer tuneSimGC(min(len(setups), max(f.parallel, 1)))()
 	wallStart := time.Now()
 	tr, err := readSimTrace(env, f)
 	if err != nil {
@@ -252,6 +254,25 @@ func parseSimTime(s string, startUnix int64) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("%q is not a time (seconds, 12h, 30d or 2026-01-01T10:00)", s)
+}
+
+// simGCPercent is the GC target while a replay leaves a core idle.
+const simGCPercent = 35
+
+// tuneSimGC lowers the garbage collector's heap target while fewer
+// replays run than there are cores, and returns the function that restores
+// it. The collector then marks on an idle core and the heap stays small and
+// warm in cache: on SDSC-SP2 a single replay ran in 2.50-2.55 s at 35
+// against 2.67-2.73 s at the default 100 (3.7 s with GC off: every fresh
+// page costs a fault). With every core busy the extra GC work is not free
+// (two policies in parallel took 3% longer), so the default stays. A GOGC
+// in the environment wins.
+func tuneSimGC(busy int) func() {
+	if busy >= runtime.GOMAXPROCS(0) || os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(simGCPercent)
+	return func() { debug.SetGCPercent(old) }
 }
 
 // simulateAll runs the policies in parallel, at most n at once; results
