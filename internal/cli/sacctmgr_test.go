@@ -4,15 +4,13 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
+	"github.com/sluice-hpc/sluice/internal/pgtest"
 )
 
 // acctCluster is a throwaway cluster config whose SQLite store lives in a
@@ -159,33 +157,15 @@ func TestSacctmgrInteractiveDumpAndLoad(t *testing.T) {
 // TestSacctmgrPostgresStore runs sacctmgr against accounting_storage/pgsql
 // named in slurm.conf, in a schema of its own on SLUICE_TEST_PG_DSN.
 func TestSacctmgrPostgresStore(t *testing.T) {
-	dsn := os.Getenv("SLUICE_TEST_PG_DSN")
-	if dsn == "" {
-		if os.Getenv("SLUICE_REQUIRE_PG") == "1" {
-			t.Fatal("SLUICE_REQUIRE_PG=1 but SLUICE_TEST_PG_DSN is not set")
-		}
-		t.Skip("SLUICE_TEST_PG_DSN not set")
-	}
+	dsn, schema := pgtest.Schema(t, "sluice_cli")
 	db, err := sql.Open("pgx", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	schema := fmt.Sprintf("sluice_cli_%d", time.Now().UnixNano())
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		if os.Getenv("SLUICE_REQUIRE_PG") == "1" {
-			t.Fatal(err)
-		}
-		t.Skipf("PostgreSQL not available: %v", err)
-	}
-	defer db.Exec("DROP SCHEMA " + schema + " CASCADE")
-	u, _ := url.Parse(dsn)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
 	c := newAcctCluster(t, "pgc")
 	text, _ := os.ReadFile(c.conf)
-	text = append(text, []byte("AccountingStorageType=accounting_storage/pgsql\nAccountingStorageLoc="+u.String()+"\n")...)
+	text = append(text, []byte("AccountingStorageType=accounting_storage/pgsql\nAccountingStorageLoc="+dsn+"\n")...)
 	if err := os.WriteFile(c.conf, text, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,9 @@ package ctld
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +16,7 @@ import (
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/noded"
+	"github.com/sluice-hpc/sluice/internal/pgtest"
 )
 
 // TestMain lets the test binary act as the node agents' job shim, as the
@@ -56,51 +53,12 @@ func openTestSQLite(t *testing.T) Store {
 	return s
 }
 
-// pgSchemaDSN creates a schema of the test's own and returns a DSN whose
-// search_path points at it (dropped at cleanup).
+// pgSchemaDSN returns a DSN with a schema of the test's own
+// (pgtest.Schema), dropped at cleanup.
 func pgSchemaDSN(t *testing.T) string {
 	t.Helper()
-	dsn := os.Getenv("SLUICE_TEST_PG_DSN")
-	unavailable := func(format string, a ...any) {
-		t.Helper()
-		if os.Getenv("SLUICE_REQUIRE_PG") == "1" {
-			t.Fatalf("PostgreSQL required (SLUICE_REQUIRE_PG=1): "+format, a...)
-		}
-		t.Skipf("PostgreSQL not available: "+format, a...)
-	}
-	if dsn == "" {
-		unavailable("SLUICE_TEST_PG_DSN is not set (run scripts/pg-up.sh)")
-	}
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		unavailable("%v", err)
-	}
-	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		unavailable("%v", err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "ctld_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if db, err := sql.Open("pgx", dsn); err == nil {
-			db.Exec("DROP SCHEMA " + schema + " CASCADE")
-			db.Close()
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("SLUICE_TEST_PG_DSN: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	dsn, _ := pgtest.Schema(t, "ctld_test")
+	return dsn
 }
 
 func openTestPostgres(t *testing.T) Store {

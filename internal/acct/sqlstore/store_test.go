@@ -2,16 +2,13 @@ package sqlstore
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
+	"github.com/sluice-hpc/sluice/internal/pgtest"
 )
 
 // backend opens a fresh, isolated store for one test.
@@ -45,52 +42,12 @@ func openTestSQLite(t *testing.T) *Store {
 	return s
 }
 
-// openTestPostgres creates a schema of its own for the test and opens a
-// store whose search_path points at it; the schema is dropped afterwards.
+// openTestPostgres opens a store in a schema of the test's own
+// (pgtest.Schema), dropped afterwards.
 func openTestPostgres(t *testing.T) *Store {
 	t.Helper()
-	dsn := os.Getenv("SLUICE_TEST_PG_DSN")
-	require := os.Getenv("SLUICE_REQUIRE_PG") == "1"
-	unavailable := func(format string, a ...any) {
-		t.Helper()
-		if require {
-			t.Fatalf("PostgreSQL required (SLUICE_REQUIRE_PG=1): "+format, a...)
-		}
-		t.Skipf("PostgreSQL not available: "+format, a...)
-	}
-	if dsn == "" {
-		unavailable("SLUICE_TEST_PG_DSN is not set (run scripts/pg-up.sh)")
-	}
-	admin, err := sql.Open("pgx", dsn)
-	if err != nil {
-		unavailable("%v", err)
-	}
-	defer admin.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := admin.PingContext(ctx); err != nil {
-		unavailable("%v", err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "sluice_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if db, err := sql.Open("pgx", dsn); err == nil {
-			db.Exec("DROP SCHEMA " + schema + " CASCADE")
-			db.Close()
-		}
-	})
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatalf("SLUICE_TEST_PG_DSN: %v", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	s, err := OpenPostgres(context.Background(), u.String())
+	dsn, _ := pgtest.Schema(t, "sluice_test")
+	s, err := OpenPostgres(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
