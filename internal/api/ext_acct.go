@@ -139,6 +139,8 @@ type SprioRequest struct {
 	Jobs       []uint32 `json:"jobs,omitempty"`
 	Users      []string `json:"users,omitempty"`
 	Partitions []string `json:"partitions,omitempty"`
+	// Sort is -S (the sort list, "u,-y").
+	Sort string `json:"sort,omitempty"`
 }
 
 // SshareRequest carries sshare's options.

@@ -17,7 +17,7 @@ func init() {
 	Register(Command{Name: "sprio", Summary: "factors of pending jobs' priorities (multifactor)", Link: true, Run: runSprio})
 }
 
-const sprioUsage = `Usage: sprio [-j JOBS] [-u USERS] [-p PARTITIONS] [-l | -n | -w] [-o FORMAT] [-h]
+const sprioUsage = `Usage: sprio [-j JOBS] [-u USERS] [-p PARTITIONS] [-l | -n | -w] [-o FORMAT] [-S SORT] [-h]
 Shows the priority factors of pending jobs, computed by the controller
 from its live fair-share tree and configuration (priority/multifactor).
 `
@@ -36,7 +36,7 @@ func parseSprio(args []string) (api.SprioRequest, bool, error) {
 	fs.StringSliceVarP(&req.Users, "user", "u", nil, "")
 	fs.StringSliceVar(&req.Users, "users", nil, "")
 	fs.StringSliceVarP(&req.Partitions, "partition", "p", nil, "")
-	fs.StringP("sort", "S", "", "")
+	fs.StringVarP(&req.Sort, "sort", "S", "", "")
 	fs.StringP("cluster", "M", "", "")
 	help := fs.Bool("help", false, "")
 	usage := fs.Bool("usage", false, "")

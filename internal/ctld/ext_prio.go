@@ -15,7 +15,7 @@ func (ls *loopState) sprio(req api.SprioRequest) (api.TextResponse, error) {
 	p := &ls.prio
 	now := ls.c.now()
 	opt := priority.SprioOptions{Long: req.Long, Norm: req.Norm, Weights: req.Weights, NoHeader: req.NoHeader,
-		Format: req.Format, Jobs: req.Jobs, Users: req.Users, Partitions: req.Partitions}
+		Format: req.Format, Jobs: req.Jobs, Users: req.Users, Partitions: req.Partitions, Sort: req.Sort}
 	var jobs []*priority.Job
 	if p.cfg.Type != priority.Basic {
 		for _, j := range ls.st.Jobs() {

@@ -35,13 +35,14 @@ func FuzzParseFlags(f *testing.F) {
 
 // The sprio format parser and the renderer never panic on any format.
 func FuzzSprioFormat(f *testing.F) {
-	for _, s := range []string{"%.15i %9r %.10Y", "%", "%.", "%99999999999999999999i", "x%10T|%y", "%.0A"} {
-		f.Add(s)
+	sorts := []string{"", "-y", "u,-Y,r", "+", "-", ",,", "-Z", "i,T"}
+	for i, s := range []string{"%.15i %9r %.10Y", "%", "%.", "%99999999999999999999i", "x%10T|%y", "%.0A"} {
+		f.Add(s, sorts[i%len(sorts)])
 	}
 	cfg, cl, tr := ohpc(f)
 	rows := s7Rows(f, cfg, cl, tr)
-	f.Fuzz(func(t *testing.T, s string) {
-		_, _ = FormatSprio(cfg, rows, SprioOptions{Format: s})
+	f.Fuzz(func(t *testing.T, s, sort string) {
+		_, _ = FormatSprio(cfg, rows, SprioOptions{Format: s, Sort: sort})
 	})
 }
 

@@ -1,6 +1,7 @@
 package priority
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -32,6 +33,9 @@ type SprioOptions struct {
 	Jobs       []uint32
 	Users      []string
 	Partitions []string
+	// Sort is -S: format letters separated by commas, each ascending or,
+	// after '-', descending ("u,r,-y"); the default is by job id.
+	Sort string
 }
 
 // SprioRows computes the rows sprio lists: pending jobs (running ones too
@@ -108,6 +112,9 @@ func hasTRESWeight(cfg *Config) bool {
 	return false
 }
 
+// sprioFieldCodes are the format (and -S) letters sprio knows.
+const sprioFieldCodes = "iruoYySAaBbFfJjPpnQqNTtc"
+
 // maxFieldWidth bounds format widths so a typo cannot ask for gigabytes.
 const maxFieldWidth = 4096
 
@@ -151,7 +158,7 @@ func parseSprioFormat(f string) ([]sprioField, string, error) {
 			return nil, "", fmt.Errorf("invalid sprio format %q: missing field type", f)
 		}
 		fd.code = f[i]
-		if !strings.ContainsRune("iruoYySAaBbFfJjPpnQqNTtc", rune(fd.code)) {
+		if !strings.ContainsRune(sprioFieldCodes, rune(fd.code)) {
 			return nil, "", fmt.Errorf("Invalid job format specification: %c", fd.code)
 		}
 		out = append(out, fd)
@@ -177,6 +184,9 @@ func FormatSprio(cfg *Config, rows []SprioRow, opt SprioOptions) (string, error)
 	if err != nil {
 		return "", err
 	}
+	if err := sortSprioRows(cfg, rows, opt.Sort); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	if !opt.NoHeader {
 		writeSprioLine(&b, fields, tail, func(fd sprioField) string { return sprioHeaders[fd.code] })
@@ -198,6 +208,76 @@ func FormatSprio(cfg *Config, rows []SprioRow, opt SprioOptions) (string, error)
 		return b.String(), ErrSprioNoJobs
 	}
 	return b.String(), nil
+}
+
+// sprioKey is one field of an -S sort list.
+type sprioKey struct {
+	code byte
+	desc bool
+}
+
+// sortSprioRows orders the rows by sprio's -S list: the format letters,
+// compared as numbers for the priority, factors, site and nice columns and
+// as text for the others; '+' (the default) ascends, '-' descends. Ties
+// keep the job id order SprioRows gives.
+func sortSprioRows(cfg *Config, rows []SprioRow, spec string) error {
+	var keys []sprioKey
+	for _, f := range strings.Split(spec, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		k := sprioKey{}
+		switch f[0] {
+		case '-':
+			k.desc, f = true, f[1:]
+		case '+':
+			f = f[1:]
+		}
+		if len(f) != 1 || !strings.Contains(sprioFieldCodes, f) {
+			return fmt.Errorf("Invalid sort specification: %s", f)
+		}
+		k.code = f[0]
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(rows, func(a, b SprioRow) int {
+		for _, k := range keys {
+			c := compareSprioCell(cfg, &a, &b, k.code)
+			if k.desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	return nil
+}
+
+// compareSprioCell compares two rows on one column.
+func compareSprioCell(cfg *Config, a, b *SprioRow, code byte) int {
+	switch code {
+	case 'i':
+		return cmp.Compare(a.Job.ID, b.Job.ID)
+	case 'Y', 'y':
+		return cmp.Compare(a.Factors.Priority, b.Factors.Priority)
+	case 'S':
+		return cmp.Compare(a.Factors.Site, b.Factors.Site)
+	case 'N':
+		return cmp.Compare(a.Factors.Nice, b.Factors.Nice)
+	case 'A', 'a', 'B', 'b', 'F', 'f', 'J', 'j', 'P', 'p', 'Q', 'q':
+		va, wa := factorOf(cfg, &a.Factors, code)
+		vb, _ := factorOf(cfg, &b.Factors, code)
+		if code < 'a' { // weighted columns: the same order unless the weight is 0
+			va, vb = va*wa, vb*wa
+		}
+		return cmp.Compare(va, vb)
+	}
+	return strings.Compare(jobCell(cfg, a, code), jobCell(cfg, b, code))
 }
 
 func sprioKeep(j *Job, opt SprioOptions) bool {

@@ -173,3 +173,32 @@ func TestSprioMultiPartition(t *testing.T) {
 		t.Errorf("priority/basic: %v", err)
 	}
 }
+
+// TestSprioSort checks -S: the S7 rows (1001 alice short 9988, 1002 bob
+// high 5024, 1005 bob short 777) in the orders a sort list asks for, ties
+// keeping job id order, and a bad letter refused.
+func TestSprioSort(t *testing.T) {
+	cfg, cl, tr := ohpc(t)
+	for _, tc := range []struct{ sort, want string }{
+		{"", "1001 1002 1005"},
+		{"-y", "1001 1002 1005"},
+		{"Y", "1005 1002 1001"},
+		{"-i", "1005 1002 1001"},
+		{"u,-Y", "1001 1002 1005"},
+		{"-u,+Y", "1005 1002 1001"},
+		{"r", "1002 1001 1005"},
+		{"-r,u", "1001 1005 1002"},
+		{"P", "1005 1002 1001"}, // PARTITION 0 (a set priority has no factors), 4, 10
+	} {
+		got, err := FormatSprio(cfg, s7Rows(t, cfg, cl, tr), SprioOptions{Format: "%i", NoHeader: true, Sort: tc.sort})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := strings.Join(strings.Fields(got), " "); g != tc.want {
+			t.Errorf("-S %q: %s, want %s", tc.sort, g, tc.want)
+		}
+	}
+	if _, err := FormatSprio(cfg, s7Rows(t, cfg, cl, tr), SprioOptions{Sort: "u,-Z"}); err == nil || err.Error() != "Invalid sort specification: Z" {
+		t.Errorf("bad sort letter: %v", err)
+	}
+}
