@@ -3,7 +3,7 @@ GO ?= go
 BIN ?= bin/sluice
 PREFIX ?= /usr/local
 
-.PHONY: build test install links clean bench
+.PHONY: build test install links clean bench oracle-record oracle-diff oracle-check
 build:
 	$(GO) build -o $(BIN) ./cmd/sluice
 
@@ -19,3 +19,27 @@ bench:
 
 clean:
 	rm -rf bin
+
+# The differential suite (test/oracle): ONLY=a,b limits it to some scenarios.
+# oracle-record plays the scenarios on real Slurm (../shared/oracle) and
+# rewrites the golden files; oracle-diff plays them on real Slurm and on
+# Sluice at once; oracle-check compares Sluice with the golden files (what
+# make test does). All three need root.
+ORACLE_SH ?= ../shared/oracle/oracle.sh
+ORACLE_ONLY = $(if $(ONLY),-only $(ONLY))
+
+oracle-record: build
+	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
+	$(ORACLE_SH) install
+	ORACLE_SH=$(ORACLE_SH) bin/oracle-diff record $(ORACLE_ONLY)
+	$(ORACLE_SH) down
+
+oracle-diff: build
+	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
+	$(ORACLE_SH) install
+	ORACLE_SH=$(ORACLE_SH) bin/oracle-diff live $(ORACLE_ONLY)
+	$(ORACLE_SH) down
+
+oracle-check: build
+	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
+	bin/oracle-diff check $(ORACLE_ONLY)

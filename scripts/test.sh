@@ -21,7 +21,13 @@ echo "using $SLUICE_TEST_PG_DSN"
 export SLUICE_REQUIRE_PG=1
 
 echo "== go test -race"
-go test -race -count=1 -timeout 20m ./...
+go test -race -count=1 -timeout 20m $(go list ./... | grep -v '/test/oracle$')
+
+# The differential suite plays every scenario on `sluice up` and compares
+# it with real Slurm's recorded output (test/oracle/golden); alone, after
+# the rest, so that its timing does not compete with the race tests.
+echo "== differential suite (Sluice against Slurm 24.11's golden files)"
+go test -count=1 -timeout 15m -v ./test/oracle 2>&1 | grep -v '^=== RUN\|^=== PAUSE\|^=== CONT'
 
 # run_fuzz fuzzes one target. Go's fuzzer sometimes ends a short run with a
 # bare "context deadline exceeded" while a worker is still busy when the time

@@ -104,7 +104,7 @@ func startController(ctx context.Context, cfg *conf.Config, opts ctld.Options) (
 	}
 	var as acct.Store
 	if cfg.Accounting.Store == conf.StorePostgres || cfg.Accounting.Loc != "" {
-		s, err := sqlstore.Open(ctx, cfg.Accounting.StorageType, cfg.Accounting.Loc)
+		s, err := sqlstore.Open(ctx, string(cfg.Accounting.Store), cfg.Accounting.Loc)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,0 +1,93 @@
+// Command oracle-diff plays the differential suite's scenarios (test/oracle)
+// on real Slurm and on Sluice.
+//
+//	oracle-diff record [-only a,b]   play on the oracle, rewrite the golden files
+//	oracle-diff live   [-only a,b]   play on both at once and compare
+//	oracle-diff check  [-only a,b]   play on Sluice and compare with the golden files
+//
+// The oracle is ../shared/oracle/oracle.sh (ORACLE_SH overrides); Sluice is
+// the binary given by -sluice (default bin/sluice). It needs root: it brings
+// clusters up and runs commands as the scenario users.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/sluice-hpc/sluice/test/oracle"
+)
+
+func main() {
+	if len(os.Args) < 2 || (os.Args[1] != "record" && os.Args[1] != "live" && os.Args[1] != "check") {
+		fmt.Fprintln(os.Stderr, "usage: oracle-diff record|live|check [-only NAME,...] [-dir test/oracle] [-sluice bin/sluice] [-parallel N]")
+		os.Exit(2)
+	}
+	mode := os.Args[1]
+	fs := flag.NewFlagSet(mode, flag.ExitOnError)
+	only := fs.String("only", "", "comma-separated scenario names (default: all)")
+	dir := fs.String("dir", "test/oracle", "the suite's directory")
+	bin := fs.String("sluice", "bin/sluice", "the sluice binary")
+	parallel := fs.Int("parallel", 3, "scenarios played on Sluice at once (check)")
+	_ = fs.Parse(os.Args[2:])
+
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "oracle-diff: must run as root (it starts clusters and runs commands as alice, bob, charlie and dave)")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var names []string
+	if *only != "" {
+		names = strings.Split(*only, ",")
+	}
+	suite, err := oracle.LoadSuite(*dir, names)
+	if err != nil {
+		fail(err)
+	}
+	script := os.Getenv("ORACLE_SH")
+	if script == "" {
+		script = "../shared/oracle/oracle.sh"
+	}
+	orc := &oracle.OracleTarget{Script: script, State: os.Getenv("ORACLE_STATE")}
+	newSluice := func() oracle.Target { return &oracle.SluiceTarget{Binary: *bin, BaseConf: suite.BaseConf} }
+	if mode != "record" {
+		if err := oracle.EnsureUsers(); err != nil {
+			fail(err)
+		}
+	}
+	var outs []oracle.Outcome
+	switch mode {
+	case "record":
+		if err := suite.Record(ctx, orc, os.Stdout); err != nil {
+			fail(err)
+		}
+		fmt.Printf("recorded %d scenarios into %s/golden\n", len(suite.Scenarios), *dir)
+		return
+	case "live":
+		outs = suite.Live(ctx, orc, newSluice, os.Stdout)
+	case "check":
+		outs = suite.CheckGolden(ctx, newSluice, *parallel, os.Stdout)
+	}
+	_, unexpected, stale := oracle.Report(os.Stdout, outs, suite.Known)
+	for _, s := range stale {
+		fmt.Printf("differential: listed in differences.txt but now equal: %s\n", s)
+	}
+	for _, o := range outs {
+		if o.Err != nil {
+			os.Exit(1)
+		}
+	}
+	if len(unexpected) > 0 {
+		os.Exit(1)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "oracle-diff:", err)
+	os.Exit(1)
+}

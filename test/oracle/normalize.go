@@ -1,0 +1,65 @@
+package oracle
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// What must differ between two clusters started minutes apart on different
+// software is rewritten on both sides before comparison; nothing else is.
+// Job ids are not rewritten: both clusters start at job 1 and a scenario
+// that numbers its jobs differently is a real difference.
+var (
+	isoTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d`)
+	// "alice(1001)" in scontrol show job, squeue %U...: host uids differ.
+	userID   = regexp.MustCompile(`\b([a-z_][a-z0-9_-]*)\((\d+)\)`)
+	allocSid = regexp.MustCompile(`(AllocNode:Sid=)\S+`)
+	// "@mask durations": [D-]HH:MM:SS and MM:SS (elapsed and remaining times).
+	duration = regexp.MustCompile(`\b(\d+-)?\d{1,2}:\d\d(:\d\d)?\b`)
+	number   = regexp.MustCompile(`\d+(\.\d+)?`)
+)
+
+// Normalizer holds what is specific to one side.
+type Normalizer struct {
+	// State is the side's state directory (the oracle's ORACLE_STATE,
+	// Sluice's temporary directory): job output paths live below it.
+	State string
+	// Host is this machine's host name (the oracle's jobs see it too).
+	Host string
+}
+
+// Apply rewrites one output of a step.
+func (n Normalizer) Apply(st Step, text string) string {
+	if n.State != "" {
+		text = strings.ReplaceAll(text, n.State, "<STATE>")
+	}
+	if n.Host != "" {
+		text = regexp.MustCompile(`\b`+regexp.QuoteMeta(n.Host)+`\b`).ReplaceAllString(text, "<HOST>")
+	}
+	text = isoTime.ReplaceAllString(text, "<TS>")
+	text = userID.ReplaceAllString(text, "$1(<ID>)")
+	text = allocSid.ReplaceAllString(text, "$1<ALLOC>")
+	for _, m := range st.Masks {
+		switch m {
+		case "durations":
+			text = duration.ReplaceAllString(text, "<DUR>")
+		case "numbers":
+			text = number.ReplaceAllString(text, "<N>")
+		}
+	}
+	return text
+}
+
+// sortLines sorts the lines of text (for "@sort" steps whose order Slurm
+// does not define).
+func sortLines(text string) string {
+	trail := strings.HasSuffix(text, "\n")
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	sort.Strings(lines)
+	out := strings.Join(lines, "\n")
+	if trail {
+		out += "\n"
+	}
+	return out
+}

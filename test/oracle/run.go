@@ -1,0 +1,162 @@
+package oracle
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Suite is the differential suite on disk: scenarios, golden files and the
+// list of known differences, next to this package.
+type Suite struct {
+	Dir       string // test/oracle
+	Scenarios []*Scenario
+	Known     Known
+	BaseConf  string
+}
+
+// LoadSuite reads the suite below dir; only keeps the named scenarios.
+func LoadSuite(dir string, only []string) (*Suite, error) {
+	scs, err := LoadScenarios(filepath.Join(dir, "scenarios"), only)
+	if err != nil {
+		return nil, err
+	}
+	known, err := LoadKnown(filepath.Join(dir, "differences.txt"))
+	if err != nil {
+		return nil, err
+	}
+	base, err := os.ReadFile(filepath.Join(dir, "base.conf"))
+	if err != nil {
+		return nil, err
+	}
+	return &Suite{Dir: dir, Scenarios: scs, Known: known, BaseConf: string(base)}, nil
+}
+
+// GoldenPath is where a scenario's oracle recording lives.
+func (s *Suite) GoldenPath(name string) string {
+	return filepath.Join(s.Dir, "golden", name+".golden")
+}
+
+// Record plays every scenario on the oracle and writes its golden file.
+func (s *Suite) Record(ctx context.Context, o Target, log io.Writer) error {
+	for i, sc := range s.Scenarios {
+		fmt.Fprintf(log, "[%d/%d] recording %s on the oracle\n", i+1, len(s.Scenarios), sc.Name)
+		rec, err := Play(ctx, o, sc, func(l string) { fmt.Fprintf(log, "    %s\n", l) })
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(s.GoldenPath(sc.Name), []byte(rec.Format()), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Outcome is one scenario's comparison.
+type Outcome struct {
+	Scenario *Scenario
+	Diffs    []Diff
+	Tally    Tally
+	Err      error
+}
+
+// CheckGolden plays the scenarios on Sluice, parallel at a time, and
+// compares each with its golden file. newSluice makes one target per
+// scenario.
+func (s *Suite) CheckGolden(ctx context.Context, newSluice func() Target, parallel int, log io.Writer) []Outcome {
+	wantNorm := (&OracleTarget{}).Normalizer()
+	return s.each(parallel, func(sc *Scenario) Outcome {
+		want, err := ParseRecording(s.GoldenPath(sc.Name))
+		if err != nil {
+			return Outcome{Scenario: sc, Err: fmt.Errorf("%v (record it with `make oracle-record ONLY=%s`)", err, sc.Name)}
+		}
+		t := newSluice()
+		got, err := Play(ctx, t, sc, nil)
+		if err != nil {
+			return Outcome{Scenario: sc, Err: err}
+		}
+		fmt.Fprintf(log, "played %s on sluice\n", sc.Name)
+		diffs, tally, err := Compare(sc, want, wantNorm, got, t.Normalizer(), s.Known)
+		return Outcome{Scenario: sc, Diffs: diffs, Tally: tally, Err: err}
+	})
+}
+
+// Live plays each scenario on the oracle and on Sluice at the same time
+// and compares them (the golden files are not read or written).
+func (s *Suite) Live(ctx context.Context, o Target, newSluice func() Target, log io.Writer) []Outcome {
+	return s.each(1, func(sc *Scenario) Outcome {
+		fmt.Fprintf(log, "playing %s on both\n", sc.Name)
+		var want *Recording
+		var werr error
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() { defer wg.Done(); want, werr = Play(ctx, o, sc, nil) }()
+		t := newSluice()
+		got, gerr := Play(ctx, t, sc, nil)
+		wg.Wait()
+		if werr != nil || gerr != nil {
+			return Outcome{Scenario: sc, Err: fmt.Errorf("oracle: %v; sluice: %v", werr, gerr)}
+		}
+		diffs, tally, err := Compare(sc, want, o.Normalizer(), got, t.Normalizer(), s.Known)
+		return Outcome{Scenario: sc, Diffs: diffs, Tally: tally, Err: err}
+	})
+}
+
+func (s *Suite) each(parallel int, f func(*Scenario) Outcome) []Outcome {
+	out := make([]Outcome, len(s.Scenarios))
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	for i, sc := range s.Scenarios {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = f(sc)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// Report prints every difference and the summary; it returns the summary
+// and the unexpected differences (those not in differences.txt) and stale
+// entries of differences.txt (listed points that are now equal).
+func Report(w io.Writer, outs []Outcome, known Known) (Tally, []Diff, []string) {
+	var total Tally
+	var unexpected []Diff
+	seen := map[string]bool{}
+	ran := map[string]bool{}
+	for _, o := range outs {
+		ran[o.Scenario.Name] = true
+		if o.Err != nil {
+			fmt.Fprintf(w, "!!! %s: %v\n", o.Scenario.Name, o.Err)
+			continue
+		}
+		total.add(o.Tally)
+		for _, d := range o.Diffs {
+			fmt.Fprint(w, d.Format())
+			seen[knownKey(d.Scenario, d.Step, d.Point)] = true
+			if d.Known == "" {
+				unexpected = append(unexpected, d)
+			}
+		}
+	}
+	var stale []string
+	for k := range known {
+		if !seen[k] && ran[strings.Fields(k)[0]] {
+			stale = append(stale, k)
+		}
+	}
+	sort.Strings(stale)
+	for _, d := range unexpected {
+		fmt.Fprintf(w, "not in differences.txt: %s %d %s\n", d.Scenario, d.Step, d.Point)
+	}
+	fmt.Fprintln(w, total.String())
+	fmt.Fprintf(w, "differential: %d differences listed in differences.txt, %d not listed\n", len(seen)-len(unexpected), len(unexpected))
+	return total, unexpected, stale
+}

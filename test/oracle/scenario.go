@@ -1,0 +1,231 @@
+package oracle
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A Scenario is one recorded terminal session: configuration lines for
+// slurm.conf, then steps played in order as given users.
+type Scenario struct {
+	Name  string   // file name without .scn
+	Title string   // the first comment line
+	Conf  []string // slurm.conf lines merged into the base (oracle.sh --conf-extra rules)
+	Steps []Step
+	Text  string // the file's bytes, hashed into the golden file
+}
+
+// StepKind says what a step does.
+type StepKind int
+
+const (
+	// Run runs a shell command line as a user; its stdout, stderr and exit
+	// status are the three compared points.
+	Run StepKind = iota
+	// Sleep waits on both sides; nothing is compared.
+	Sleep
+	// Wait polls `squeue -h -j ID -o %T` as root until the job reaches a
+	// state ("gone": no longer listed); whether it did is one point.
+	Wait
+)
+
+// Step is one line of a scenario.
+type Step struct {
+	Line  int // line number in the scenario file
+	Kind  StepKind
+	User  string        // Run: the user, root by default
+	Cmd   string        // Run: the command line, given to sh -c
+	Dur   time.Duration // Sleep: how long; Wait: the timeout
+	JobID string        // Wait: the job
+	State string        // Wait: the state to reach, or "gone"
+	Masks []string      // Run: extra normalisations for this step (see Normalize)
+	Sort  bool          // Run: compare stdout with its lines sorted
+}
+
+// Title of a step as printed in the golden file and the diff.
+func (s Step) String() string {
+	switch s.Kind {
+	case Sleep:
+		return fmt.Sprintf("sleep %g", s.Dur.Seconds())
+	case Wait:
+		return fmt.Sprintf("wait %s %s", s.JobID, s.State)
+	}
+	return fmt.Sprintf("[%s] %s", s.User, s.Cmd)
+}
+
+var (
+	runLine  = regexp.MustCompile(`^([a-z][a-z0-9_-]*)?\$ (.+)$`)
+	userName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	stateArg = regexp.MustCompile(`^([A-Z_]+|gone)$`)
+)
+
+// knownMasks are the per-step normalisations a scenario may ask for with
+// "@mask NAME".
+var knownMasks = map[string]bool{"durations": true, "numbers": true}
+
+// ParseScenario reads a scenario. The format is a terminal session:
+//
+//	# title line
+//	conf PreemptMode=SUSPEND,GANG     a slurm.conf line for this scenario
+//	$ sacctmgr -i add account a       run as root
+//	alice$ sbatch --wrap 'sleep 30'   run as alice (through sh -c)
+//	sleep 5                           wait 5 s on both sides
+//	wait 1 RUNNING                    poll until job 1 is RUNNING (60 s), "wait 1 gone 90"
+//	@sort                             the next command's stdout is compared sorted
+//	@mask durations                   the next command's H:MM:SS values are masked
+//
+// Errors name the file and the line.
+func ParseScenario(name, text string) (*Scenario, error) {
+	sc := &Scenario{Name: name, Text: text}
+	var pendingMasks []string
+	pendingSort := false
+	s := bufio.NewScanner(strings.NewReader(text))
+	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for n := 1; s.Scan(); n++ {
+		line := strings.TrimRight(s.Text(), " \t\r")
+		errf := func(format string, a ...any) error {
+			return fmt.Errorf("%s.scn:%d: %s", name, n, fmt.Sprintf(format, a...))
+		}
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "#"):
+			if sc.Title == "" && len(sc.Steps) == 0 {
+				sc.Title = strings.TrimSpace(strings.TrimPrefix(line, "#"))
+			}
+		case strings.HasPrefix(line, "conf "):
+			if len(sc.Steps) > 0 {
+				return nil, errf("conf lines come before the first step")
+			}
+			sc.Conf = append(sc.Conf, strings.TrimSpace(line[5:]))
+		case line == "@sort":
+			pendingSort = true
+		case strings.HasPrefix(line, "@mask "):
+			for _, m := range strings.Fields(line[6:]) {
+				if !knownMasks[m] {
+					return nil, errf("unknown mask %q (known: %s)", m, strings.Join(sortedKeys(knownMasks), ", "))
+				}
+				pendingMasks = append(pendingMasks, m)
+			}
+		case strings.HasPrefix(line, "sleep "):
+			d, err := parseSeconds(line[6:])
+			if err != nil {
+				return nil, errf("sleep: %v", err)
+			}
+			sc.Steps = append(sc.Steps, Step{Line: n, Kind: Sleep, Dur: d})
+		case strings.HasPrefix(line, "wait "):
+			st, err := parseWait(line[5:])
+			if err != nil {
+				return nil, errf("wait: %v", err)
+			}
+			st.Line = n
+			sc.Steps = append(sc.Steps, st)
+		default:
+			m := runLine.FindStringSubmatch(line)
+			if m == nil {
+				return nil, errf("not a step: %q (want USER$ COMMAND, $ COMMAND, sleep, wait, conf, @sort, @mask or #)", line)
+			}
+			user := m[1]
+			if user == "" {
+				user = "root"
+			}
+			sc.Steps = append(sc.Steps, Step{Line: n, Kind: Run, User: user, Cmd: m[2], Masks: pendingMasks, Sort: pendingSort})
+			pendingMasks, pendingSort = nil, false
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("%s.scn: %w", name, err)
+	}
+	if pendingSort || len(pendingMasks) > 0 {
+		return nil, fmt.Errorf("%s.scn: @sort or @mask at the end applies to no command", name)
+	}
+	if len(sc.Steps) == 0 {
+		return nil, fmt.Errorf("%s.scn: no steps", name)
+	}
+	return sc, nil
+}
+
+func parseSeconds(s string) (time.Duration, error) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || f <= 0 || f > 600 {
+		return 0, fmt.Errorf("want seconds between 0 and 600, got %q", s)
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+func parseWait(s string) (Step, error) {
+	f := strings.Fields(s)
+	if len(f) < 2 || len(f) > 3 {
+		return Step{}, fmt.Errorf("want JOBID STATE [TIMEOUT], got %q", s)
+	}
+	if _, err := strconv.ParseUint(strings.ReplaceAll(f[0], "_", ""), 10, 32); err != nil {
+		return Step{}, fmt.Errorf("bad job id %q", f[0])
+	}
+	if !stateArg.MatchString(f[1]) {
+		return Step{}, fmt.Errorf("bad state %q (a squeue %%T state such as RUNNING, or gone)", f[1])
+	}
+	st := Step{Kind: Wait, JobID: f[0], State: f[1], Dur: 60 * time.Second}
+	if len(f) == 3 {
+		d, err := parseSeconds(f[2])
+		if err != nil {
+			return Step{}, err
+		}
+		st.Dur = d
+	}
+	return st, nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// LoadScenarios reads every DIR/*.scn, sorted by name; a non-empty only
+// keeps the named ones.
+func LoadScenarios(dir string, only []string) ([]*Scenario, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.scn"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	keep := map[string]bool{}
+	for _, o := range only {
+		keep[o] = true
+	}
+	var out []*Scenario
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".scn")
+		if len(keep) > 0 && !keep[name] {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		sc, err := ParseScenario(name, string(b))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sc)
+	}
+	for o := range keep {
+		found := false
+		for _, sc := range out {
+			found = found || sc.Name == o
+		}
+		if !found {
+			return nil, fmt.Errorf("no scenario %q in %s", o, dir)
+		}
+	}
+	return out, nil
+}
