@@ -42,19 +42,43 @@ func (s *Suite) GoldenPath(name string) string {
 	return filepath.Join(s.Dir, "golden", name+".golden")
 }
 
-// Record plays every scenario on the oracle and writes its golden file.
+// Record plays every scenario on the oracle and writes its golden file;
+// a scenario that cannot be played is reported and the others recorded.
 func (s *Suite) Record(ctx context.Context, o Target, log io.Writer) error {
+	var failed []string
 	for i, sc := range s.Scenarios {
 		fmt.Fprintf(log, "[%d/%d] recording %s on the oracle\n", i+1, len(s.Scenarios), sc.Name)
 		rec, err := Play(ctx, o, sc, func(l string) { fmt.Fprintf(log, "    %s\n", l) })
 		if err != nil {
-			return err
+			if ctx.Err() != nil {
+				return err
+			}
+			fmt.Fprintf(log, "!!! %v\n", err)
+			failed = append(failed, sc.Name)
+			continue
 		}
+		canonicalState(rec, o.Normalizer().State)
 		if err := os.WriteFile(s.GoldenPath(sc.Name), []byte(rec.Format()), 0o644); err != nil {
 			return err
 		}
 	}
+	if len(failed) > 0 {
+		return fmt.Errorf("not recorded: %s", strings.Join(failed, ", "))
+	}
 	return nil
+}
+
+// Stale returns the scenarios whose golden file is missing or was recorded
+// from another version of the scenario.
+func (s *Suite) Stale() []*Scenario {
+	var out []*Scenario
+	for _, sc := range s.Scenarios {
+		rec, err := ParseRecording(s.GoldenPath(sc.Name))
+		if err != nil || rec.Hash != HashText(sc.Text) {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // Outcome is one scenario's comparison.
@@ -159,4 +183,21 @@ func Report(w io.Writer, outs []Outcome, known Known) (Tally, []Diff, []string) 
 	fmt.Fprintln(w, total.String())
 	fmt.Fprintf(w, "differential: %d differences listed in differences.txt, %d not listed\n", len(seen)-len(unexpected), len(unexpected))
 	return total, unexpected, stale
+}
+
+// DefaultOracleState is the oracle's default ORACLE_STATE, the path golden
+// files are written with whatever state directory recorded them.
+const DefaultOracleState = "/var/tmp/slurm-oracle"
+
+// canonicalState rewrites a second oracle's state directory (one running
+// beside the default with ORACLE_STATE set) to the default one.
+func canonicalState(rec *Recording, state string) {
+	if state == DefaultOracleState || state == "" {
+		return
+	}
+	for i := range rec.Results {
+		r := &rec.Results[i]
+		r.Stdout = strings.ReplaceAll(r.Stdout, state, DefaultOracleState)
+		r.Stderr = strings.ReplaceAll(r.Stderr, state, DefaultOracleState)
+	}
 }

@@ -18,6 +18,7 @@ type Scenario struct {
 	Name  string   // file name without .scn
 	Title string   // the first comment line
 	Conf  []string // slurm.conf lines merged into the base (oracle.sh --conf-extra rules)
+	Nodes int      // nodes n1..nN of the base configuration (oracle.sh up --nodes), 4 by default
 	Steps []Step
 	Text  string // the file's bytes, hashed into the golden file
 }
@@ -66,6 +67,9 @@ var (
 	stateArg = regexp.MustCompile(`^([A-Z_]+|gone)$`)
 )
 
+// MaxNodes is the largest cluster a scenario may ask for.
+const MaxNodes = 16
+
 // knownMasks are the per-step normalisations a scenario may ask for with
 // "@mask NAME".
 var knownMasks = map[string]bool{"durations": true, "numbers": true}
@@ -73,6 +77,7 @@ var knownMasks = map[string]bool{"durations": true, "numbers": true}
 // ParseScenario reads a scenario. The format is a terminal session:
 //
 //	# title line
+//	nodes 2                           the cluster has nodes n1 and n2 (default 4)
 //	conf PreemptMode=SUSPEND,GANG     a slurm.conf line for this scenario
 //	$ sacctmgr -i add account a       run as root
 //	alice$ sbatch --wrap 'sleep 30'   run as alice (through sh -c)
@@ -83,7 +88,7 @@ var knownMasks = map[string]bool{"durations": true, "numbers": true}
 //
 // Errors name the file and the line.
 func ParseScenario(name, text string) (*Scenario, error) {
-	sc := &Scenario{Name: name, Text: text}
+	sc := &Scenario{Name: name, Text: text, Nodes: 4}
 	var pendingMasks []string
 	pendingSort := false
 	s := bufio.NewScanner(strings.NewReader(text))
@@ -104,6 +109,12 @@ func ParseScenario(name, text string) (*Scenario, error) {
 				return nil, errf("conf lines come before the first step")
 			}
 			sc.Conf = append(sc.Conf, strings.TrimSpace(line[5:]))
+		case strings.HasPrefix(line, "nodes "):
+			n, err := strconv.Atoi(strings.TrimSpace(line[6:]))
+			if err != nil || n < 1 || n > MaxNodes || len(sc.Steps) > 0 {
+				return nil, errf("nodes: want a number of nodes from 1 to %d before the first step", MaxNodes)
+			}
+			sc.Nodes = n
 		case line == "@sort":
 			pendingSort = true
 		case strings.HasPrefix(line, "@mask "):

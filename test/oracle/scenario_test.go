@@ -100,6 +100,17 @@ func TestMergeConfFollowsOracleRules(t *testing.T) {
 	}
 }
 
+func TestWithNodes(t *testing.T) {
+	base := "A=1\nNodeName=n1 NodeHostname=n1 Port=18001 CPUs=8\nNodeName=n2 NodeHostname=n2 Port=18002 CPUs=8\nB=2\n"
+	want := "A=1\nNodeName=n1 NodeHostname=n1 Port=18001 CPUs=8\nNodeName=n2 NodeHostname=n2 Port=18002 CPUs=8\nNodeName=n3 NodeHostname=n3 Port=18003 CPUs=8\nB=2\n"
+	if got := WithNodes(base, 3); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if got := WithNodes(base, 1); strings.Contains(got, "n2") {
+		t.Errorf("one node kept n2:\n%s", got)
+	}
+}
+
 func TestNormalize(t *testing.T) {
 	n := Normalizer{State: "/var/tmp/slurm-oracle", Host: "box"}
 	in := "UserId=alice(1001) GroupId=alice(1001) SubmitTime=2026-11-26T16:40:01 AllocNode:Sid=box:1234 StdOut=/var/tmp/slurm-oracle/jobs/slurm-1.out on box 0:05 1-02:03:04\n"

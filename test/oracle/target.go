@@ -90,6 +90,29 @@ func MergeConf(base string, extra []string) string {
 	return b.String()
 }
 
+// WithNodes gives the base configuration n nodes, as oracle.sh up --nodes
+// does: the line of n1 repeated for n1..nN (name, host name and port).
+func WithNodes(base string, n int) string {
+	var b strings.Builder
+	done := false
+	for _, l := range strings.SplitAfter(base, "\n") {
+		if !strings.HasPrefix(l, "NodeName=n") {
+			b.WriteString(l)
+			continue
+		}
+		if done || !strings.HasPrefix(l, "NodeName=n1 ") {
+			continue
+		}
+		done = true
+		for i := 1; i <= n; i++ {
+			k := strconv.Itoa(i)
+			b.WriteString(strings.NewReplacer("NodeName=n1 ", "NodeName=n"+k+" ", "NodeHostname=n1 ", "NodeHostname=n"+k+" ",
+				"Port=18001 ", "Port="+strconv.Itoa(18000+i)+" ").Replace(l))
+		}
+	}
+	return b.String()
+}
+
 func firstKey(l string) string {
 	k, _, _ := strings.Cut(l, "=")
 	return strings.ToLower(strings.TrimSpace(k))
@@ -152,7 +175,7 @@ func (o *OracleTarget) Name() string { return "oracle" }
 // Up implements Target: a fresh oracle with the scenario's lines as a
 // --conf-extra file.
 func (o *OracleTarget) Up(ctx context.Context, sc *Scenario) error {
-	args := []string{"up"}
+	args := []string{"up", "--nodes", strconv.Itoa(sc.Nodes)}
 	if len(sc.Conf) > 0 {
 		dir, err := os.MkdirTemp("", "oracle-conf-")
 		if err != nil {
@@ -188,7 +211,7 @@ func (o *OracleTarget) Normalizer() Normalizer {
 	h, _ := os.Hostname()
 	st := o.State
 	if st == "" {
-		st = "/var/tmp/slurm-oracle"
+		st = DefaultOracleState
 	}
 	return Normalizer{State: st, Host: h}
 }
@@ -251,7 +274,7 @@ func (s *SluiceTarget) Up(ctx context.Context, sc *Scenario) error {
 	if err != nil {
 		return err
 	}
-	text := strings.NewReplacer("@STATE@", dir, "@PORT@", strconv.Itoa(port)).Replace(MergeConf(s.BaseConf, sc.Conf))
+	text := strings.NewReplacer("@STATE@", dir, "@PORT@", strconv.Itoa(port)).Replace(MergeConf(WithNodes(s.BaseConf, sc.Nodes), sc.Conf))
 	s.conf = filepath.Join(dir, "etc", "slurm.conf")
 	if err := os.WriteFile(s.conf, []byte(text), 0o644); err != nil {
 		return err

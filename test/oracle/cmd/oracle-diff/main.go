@@ -33,6 +33,7 @@ func main() {
 	dir := fs.String("dir", "test/oracle", "the suite's directory")
 	bin := fs.String("sluice", "bin/sluice", "the sluice binary")
 	parallel := fs.Int("parallel", 3, "scenarios played on Sluice at once (check)")
+	stale := fs.Bool("stale", false, "record: only scenarios whose golden file is missing or from another version of the scenario")
 	_ = fs.Parse(os.Args[2:])
 
 	if os.Geteuid() != 0 {
@@ -63,6 +64,9 @@ func main() {
 	var outs []oracle.Outcome
 	switch mode {
 	case "record":
+		if *stale {
+			suite.Scenarios = suite.Stale()
+		}
 		if err := suite.Record(ctx, orc, os.Stdout); err != nil {
 			fail(err)
 		}
@@ -73,8 +77,8 @@ func main() {
 	case "check":
 		outs = suite.CheckGolden(ctx, newSluice, *parallel, os.Stdout)
 	}
-	_, unexpected, stale := oracle.Report(os.Stdout, outs, suite.Known)
-	for _, s := range stale {
+	_, unexpected, equalNow := oracle.Report(os.Stdout, outs, suite.Known)
+	for _, s := range equalNow {
 		fmt.Printf("differential: listed in differences.txt but now equal: %s\n", s)
 	}
 	for _, o := range outs {
