@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -124,7 +125,7 @@ var sacctFields = []sacctField{
 	{"Account", 10, func(r *sacctRow) string { return r.Account }},
 	{"AllocCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
 	{"AllocNodes", 10, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.AllocTRES, "node"), 10) }},
-	{"AllocTRES", 10, func(r *sacctRow) string { return r.AllocTRES }},
+	{"AllocTRES", 10, func(r *sacctRow) string { return sortedTRES(r.AllocTRES) }},
 	{"Cluster", 10, func(r *sacctRow) string { return r.cluster }},
 	{"CPUTime", 10, func(r *sacctRow) string { return duration.Format(r.elapsed() * time.Duration(r.cpus)) }},
 	{"CPUTimeRAW", 10, func(r *sacctRow) string { return strconv.FormatInt(int64(r.elapsed().Seconds())*r.cpus, 10) }},
@@ -147,7 +148,7 @@ var sacctFields = []sacctField{
 	{"ReqCPUS", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "cpu"), 10) }},
 	{"ReqMem", 10, func(r *sacctRow) string { return reqMem(r.ReqTRES) }},
 	{"ReqNodes", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "node"), 10) }},
-	{"ReqTRES", 10, func(r *sacctRow) string { return r.ReqTRES }},
+	{"ReqTRES", 10, func(r *sacctRow) string { return sortedTRES(r.ReqTRES) }},
 	{"Reservation", 10, func(r *sacctRow) string { return r.Reservation }},
 	{"Reserved", 10, func(r *sacctRow) string { return duration.Format(r.reserved()) }},
 	{"Start", 19, func(r *sacctRow) string { return r.timeStr(r.Start) }},
@@ -284,6 +285,22 @@ func (r *sacctRow) timelimitRaw() string {
 }
 
 // tresOf reads one count out of a TRES string ("cpu=2,mem=1G,node=1").
+// sortedTRES orders a TRES list by name, as sacct prints AllocTRES and
+// ReqTRES (billing=1,cpu=1,gres/gpu=4,mem=1000M,node=1), where scontrol
+// keeps Slurm's TRES id order (cpu, mem, node, billing, gres).
+func sortedTRES(s string) string {
+	if s == "" {
+		return s
+	}
+	items := strings.Split(s, ",")
+	sort.SliceStable(items, func(i, j int) bool {
+		ki, _, _ := strings.Cut(items[i], "=")
+		kj, _, _ := strings.Cut(items[j], "=")
+		return ki < kj
+	})
+	return strings.Join(items, ",")
+}
+
 func tresOf(s, name string) int64 {
 	v, err := tres.Parse(s)
 	if err != nil {

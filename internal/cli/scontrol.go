@@ -323,14 +323,29 @@ func (s *scontrolRun) control(op string, args []string) int {
 	if err != nil {
 		return clientError(s.env, "scontrol", err)
 	}
-	code := 0
+	// scontrol prints "ERROR for job N" without its name; a hold or
+	// release (an update of the job in Slurm) adds "slurm_suspend error:".
+	// (Checked on Slurm 24.11 for hold, uhold, release, requeue and
+	// requeuehold; suspend and resume keep the "scontrol: error:" form.)
+	last := ""
 	for _, r := range res.Results {
-		if r.Error != "" {
-			Errorf(s.env, "scontrol", "%s for job %s", r.Error, r.Job)
-			code = 1
+		if r.Error == "" {
+			continue
 		}
+		last = r.Error
+		if op == api.OpSuspend || op == api.OpResume {
+			Errorf(s.env, "scontrol", "%s for job %s", r.Error, r.Job)
+			continue
+		}
+		fmt.Fprintf(s.env.Stderr, "%s for job %s\n", r.Error, r.Job)
 	}
-	return code
+	if last == "" {
+		return 0
+	}
+	if op == api.OpHold || op == api.OpUHold || op == api.OpRelease {
+		fmt.Fprintf(s.env.Stderr, "slurm_suspend error: %s\n", last)
+	}
+	return 1
 }
 
 func (s *scontrolRun) token(args []string) int {
@@ -384,7 +399,9 @@ func limitOrUnlimited(sec int64) string {
 func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 	reason := noneIfEmpty(j.Reason)
 	if j.StateDesc != "" && j.State == "PENDING" {
-		reason = j.StateDesc
+		// scontrol prints the description as one word:
+		// Reason=job_requeued_in_held_state.
+		reason = strings.ReplaceAll(j.StateDesc, " ", "_")
 	}
 	lines := []string{
 		fmt.Sprintf("JobId=%d", j.JobID),

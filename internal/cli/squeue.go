@@ -542,6 +542,11 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 		}
 		return j.NodeList
 	case 'r':
+		// A pending job's state description (requeued in held state, a
+		// failed launch) stands in for its reason, as in %R.
+		if j.State == "PENDING" && j.StateDesc != "" {
+			return j.StateDesc
+		}
 		return noneIfEmpty(j.Reason)
 	case 'p':
 		return strconv.FormatFloat(float64(j.Priority)/4294967295.0, 'f', 8, 64)

@@ -47,4 +47,7 @@ var (
 	ErrInvalidNodeName    = errors.New("Invalid node name specified")
 	ErrTransitionState    = errors.New("Requested operation not supported on this job state")
 	ErrHeldByAdmin        = errors.New("Access/permission denied")
+	// ErrInvalidUserID is Slurm's answer to a hold or release of another
+	// user's job (a requeue or cancel of it is ErrAccessDenied).
+	ErrInvalidUserID = errors.New("Invalid user id")
 )

@@ -300,13 +300,24 @@ func (s *SluiceTarget) Up(ctx context.Context, sc *Scenario) error {
 func (s *SluiceTarget) waitIdle(ctx context.Context) error {
 	deadline := time.Now().Add(40 * time.Second)
 	for time.Now().Before(deadline) {
-		r := s.Exec(ctx, "root", "sinfo -h -o %T")
-		if r.Exit == 0 && strings.TrimSpace(r.Stdout) == "idle" {
+		r := s.Exec(ctx, "root", "sinfo -a -h -N -o %T")
+		if r.Exit == 0 && allIdle(r.Stdout) {
 			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 	return fmt.Errorf("sluice up: nodes not idle within 40 s; its output:\n%s", lastLines(s.out.String(), 20))
+}
+
+// allIdle says whether every line of sinfo's state column is idle.
+func allIdle(out string) bool {
+	lines := strings.Fields(out)
+	for _, l := range lines {
+		if l != "idle" {
+			return false
+		}
+	}
+	return len(lines) > 0
 }
 
 // Exec implements Target: the command runs with the oracle's clean
