@@ -226,7 +226,7 @@ func TestScancelAndScontrolAgainstController(t *testing.T) {
 		t.Errorf("sinfo -R after drain:\n%s", out)
 	}
 	_, out, _ = h.run(runSqueue, "-t", "all", "-h", "-o", "%i %T %r")
-	if out != "1 CANCELLED None\n2 CANCELLED None\n3 CANCELLED None\n" {
+	if out != "3 CANCELLED None\n2 CANCELLED None\n1 CANCELLED None\n" { // ties: newest first
 		t.Errorf("squeue after scancel -u root:\n%s", out)
 	}
 	code, out, _ := h.run(runScontrol, "token", "lifespan=60")
