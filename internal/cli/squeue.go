@@ -136,12 +136,32 @@ func squeueOnce(ctx context.Context, env *Env, cl *api.Client, o *squeueOpts) in
 	if err != nil {
 		return clientError(env, "squeue", err)
 	}
+	if unknownSingleJob(res.Jobs, o.jobs) {
+		// squeue -j ID loads that one job: one the controller no longer
+		// knows is an error (a loop waiting for a job to leave ends).
+		fmt.Fprintln(env.Stderr, "slurm_load_jobs error: Invalid job id specified")
+		return 1
+	}
 	out, err := RenderSqueue(res, o)
 	if err != nil {
 		return Errorf(env, "squeue", "%v", err)
 	}
 	fmt.Fprint(env.Stdout, out)
 	return 0
+}
+
+// unknownSingleJob reports whether jobs names one job id (no list) that no
+// record in memory matches, whatever its state.
+func unknownSingleJob(all []api.JobInfo, jobs string) bool {
+	if jobs == "" || strings.Contains(jobs, ",") {
+		return false
+	}
+	for _, j := range all {
+		if jobMatches(j, jobs) {
+			return false
+		}
+	}
+	return true
 }
 
 // RenderSqueue prints the queue the way squeue does for the given options.
@@ -224,7 +244,9 @@ func filterJobs(all []api.JobInfo, o *squeueOpts) ([]api.JobInfo, error) {
 		switch {
 		case len(states) > 0 && !states["ALL"] && !states[j.State]:
 			continue
-		case len(states) == 0 && o.jobs == "" && !activeStates[j.State]:
+		case len(states) == 0 && !activeStates[j.State]:
+			// Without -t only active jobs are listed, with -j too: a job
+			// that completed is not shown (Slurm 24.11).
 			continue
 		case o.jobs != "" && !jobMatches(j, o.jobs):
 			continue
