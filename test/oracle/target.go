@@ -299,14 +299,16 @@ func (s *SluiceTarget) Up(ctx context.Context, sc *Scenario) error {
 // waitIdle waits until sinfo lists every node idle.
 func (s *SluiceTarget) waitIdle(ctx context.Context) error {
 	deadline := time.Now().Add(40 * time.Second)
+	var r Result
 	for time.Now().Before(deadline) {
-		r := s.Exec(ctx, "root", "sinfo -a -h -N -o %T")
+		r = s.Exec(ctx, "root", "sinfo -h -N -o %T")
 		if r.Exit == 0 && allIdle(r.Stdout) {
 			return nil
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return fmt.Errorf("sluice up: nodes not idle within 40 s; its output:\n%s", lastLines(s.out.String(), 20))
+	return fmt.Errorf("sluice up: nodes not idle within 40 s (sinfo: exit %d %q %q); its output:\n%s",
+		r.Exit, r.Stdout, r.Stderr, lastLines(s.out.String(), 20))
 }
 
 // allIdle says whether every line of sinfo's state column is idle.
