@@ -24,6 +24,10 @@ func main() {
 func run(ctx context.Context, env *cli.Env, argv []string) int {
 	name := filepath.Base(argv[0])
 	if c, ok := cli.Lookup(name); ok && c.Link {
+		if cli.VersionRequested(name, argv[1:]) {
+			fmt.Fprintln(env.Stdout, cli.VersionLine())
+			return 0
+		}
 		return c.Run(ctx, env, argv[1:])
 	}
 	args := argv[1:]
@@ -40,6 +44,10 @@ func run(ctx context.Context, env *cli.Env, argv []string) int {
 	c, ok := cli.Lookup(args[0])
 	if !ok {
 		return cli.Errorf(env, "sluice", "unknown command %q; run 'sluice --help' for the list", args[0])
+	}
+	if c.Link && cli.VersionRequested(c.Name, args[1:]) {
+		fmt.Fprintln(env.Stdout, cli.VersionLine())
+		return 0
 	}
 	return c.Run(ctx, env, args[1:])
 }

@@ -74,7 +74,7 @@ func parseSacct(args []string) (*sacctOpts, error) {
 func runSacct(ctx context.Context, env *Env, args []string) int {
 	o, err := parseSacct(args)
 	if err != nil {
-		return Errorf(env, "sacct", "%v", err)
+		return OptionError(env, "sacct", err)
 	}
 	switch {
 	case o.help:

@@ -33,14 +33,14 @@ Common options: -J NAME -p PART -A ACCOUNT -q QOS -t TIME -N NODES -n TASKS
 func runSbatch(ctx context.Context, env *Env, args []string) int {
 	req, err := ParseSbatchEnv(args, env.lookupEnv(), func(name string) (string, error) { return loadScript(env, name) })
 	if err != nil {
-		return Errorf(env, "sbatch", "%v", err)
+		return OptionError(env, "sbatch", err)
 	}
 	switch {
 	case req.Help || req.Usage:
 		fmt.Fprint(env.Stdout, sbatchUsage)
 		return 0
 	case req.Version:
-		fmt.Fprintf(env.Stdout, "slurm 23.11.0 (sluice %s)\n", Version)
+		fmt.Fprintln(env.Stdout, VersionLine())
 		return 0
 	}
 	if env.UID != 0 && (req.Spec.UID != nil || req.Spec.User != "") {

@@ -37,7 +37,7 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 	fs.BoolP("verbose", "v", false, "")
 	fs.BoolP("quiet", "Q", false, "")
 	if err := fs.Parse(args); err != nil {
-		return Errorf(env, "scancel", "%v", err)
+		return OptionError(env, "scancel", err)
 	}
 	if help {
 		fmt.Fprintln(env.Stdout, "Usage: scancel [-A account] [-b] [-n name] [-p partition] [-q qos] [-s signal] [-t state] [-u user] [-w nodes] [job_id[_array_id]]...")

@@ -53,7 +53,7 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 	}
 	cmd := strings.ToLower(args[0])
 	if cmd == "version" || cmd == "-v" {
-		fmt.Fprintf(env.Stdout, "slurm 23.11.0 (sluice %s)\n", Version)
+		fmt.Fprintln(env.Stdout, VersionLine())
 		return 0
 	}
 	cl, err := controllerClient(env)

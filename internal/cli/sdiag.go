@@ -41,7 +41,7 @@ func runSdiag(ctx context.Context, env *Env, args []string) int {
 	byTime := fs.BoolP("sort-by-time", "t", false, "")
 	byAvg := fs.BoolP("sort-by-time2", "T", false, "")
 	if err := fs.Parse(args); err != nil {
-		return Errorf(env, "sdiag", "%v", err)
+		return OptionError(env, "sdiag", err)
 	}
 	if *help {
 		fmt.Fprint(env.Stdout, sdiagUsage)

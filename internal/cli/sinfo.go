@@ -64,6 +64,9 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 	}
 	o, err := parseSinfo(args)
 	if err != nil {
+		if _, getopt := optionMessage("sinfo", err); getopt {
+			return OptionError(env, "sinfo", err)
+		}
 		for _, line := range strings.Split(err.Error(), "\n") {
 			Errorf(env, "sinfo", "%s", line)
 		}

@@ -59,7 +59,7 @@ func parseSprio(args []string) (api.SprioRequest, bool, error) {
 func runSprio(ctx context.Context, env *Env, args []string) int {
 	req, help, err := parseSprio(args)
 	if err != nil {
-		return Errorf(env, "sprio", "%v", err)
+		return OptionError(env, "sprio", err)
 	}
 	if help {
 		fmt.Fprint(env.Stdout, sprioUsage)

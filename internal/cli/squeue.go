@@ -92,7 +92,7 @@ func parseIterate(v string) (time.Duration, error) {
 func runSqueue(ctx context.Context, env *Env, args []string) int {
 	o, err := parseSqueue(args)
 	if err != nil {
-		return Errorf(env, "squeue", "%v", err)
+		return OptionError(env, "squeue", err)
 	}
 	if o.help {
 		fmt.Fprintln(env.Stdout, "Usage: squeue [-A account] [-j jobs] [-l] [-o format] [-O fields] [-p part] [-q qos] [-r] [-S sort] [--start] [-t states] [-u users] [-w nodes] [-h]")

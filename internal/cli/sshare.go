@@ -50,7 +50,7 @@ func parseSshare(args []string) (api.SshareRequest, bool, error) {
 func runSshare(ctx context.Context, env *Env, args []string) int {
 	req, help, err := parseSshare(args)
 	if err != nil {
-		return Errorf(env, "sshare", "%v", err)
+		return OptionError(env, "sshare", err)
 	}
 	if help {
 		fmt.Fprint(env.Stdout, sshareUsage)

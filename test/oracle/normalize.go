@@ -37,6 +37,9 @@ func (n Normalizer) Apply(st Step, text string) string {
 	if n.Host != "" {
 		text = regexp.MustCompile(`\b`+regexp.QuoteMeta(n.Host)+`\b`).ReplaceAllString(text, "<HOST>")
 	}
+	// Debian names its build "slurm-wlm" in every -V/--version line;
+	// Slurm itself prints "slurm 24.11.5".
+	text = strings.ReplaceAll(text, "slurm-wlm 24.11", "slurm 24.11")
 	text = isoTime.ReplaceAllString(text, "<TS>")
 	text = userID.ReplaceAllString(text, "$1(<ID>)")
 	text = allocSid.ReplaceAllString(text, "$1<ALLOC>")
