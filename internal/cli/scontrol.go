@@ -239,7 +239,7 @@ func (s *scontrolRun) update(args []string) int {
 		var code int
 		for _, id := range splitComma(kvs[0][1]) {
 			if err := s.cl.UpdateJob(s.ctx, api.JobUpdateRequest{Job: id, Set: set}); err != nil {
-				code = clientError(s.env, "scontrol", err)
+				code = s.jobUpdateError(id, err)
 			}
 		}
 		return code
@@ -309,6 +309,22 @@ func (s *scontrolRun) partition(verb string, words []string) int {
 		return 1
 	}
 	return 0
+}
+
+// jobUpdateError prints a refused job update as scontrol does: the
+// controller's message and the job ("Invalid user id for job 1"), or the
+// unknown keyword with "Request aborted", without the "error:" prefix.
+func (s *scontrolRun) jobUpdateError(id string, err error) int {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return clientError(s.env, "scontrol", err)
+	}
+	if strings.HasPrefix(ae.Message, "Update of this parameter is not supported") {
+		fmt.Fprintln(s.env.Stderr, ae.Message)
+		return 1
+	}
+	fmt.Fprintf(s.env.Stderr, "%s for job %s\n", ae.Message, id)
+	return 1
 }
 
 func (s *scontrolRun) control(op string, args []string) int {

@@ -479,17 +479,20 @@ func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 	var u sched.JobUpdate
 	site := (*int32)(nil)
 	for k, v := range req.Set {
-		if err := parseUpdate(&u, &site, strings.ToLower(k), v, admin); err != nil {
+		if err := parseUpdate(&u, &site, k, v, admin); err != nil {
 			return err
 		}
 	}
 	now := ls.c.now()
 	for _, j := range js {
 		if !ls.mayModify(w, j) {
-			return denied()
+			return &apiErr{status: http.StatusForbidden, msg: sched.ErrInvalidUserID.Error()}
 		}
-		if !admin && u.TimeLimit != nil && raisesLimit(j.TimeLimit, *u.TimeLimit) {
-			return denied() // only operators raise a time limit, pending or not
+		// Only operators raise the limit of a running job; a user may
+		// raise a pending job's (Slurm 24.11; the partition's MaxTime
+		// still applies through the core's revalidation).
+		if !admin && u.TimeLimit != nil && j.State != sched.JobPending && raisesLimit(j.TimeLimit, *u.TimeLimit) {
+			return denied()
 		}
 		if err := ls.st.Update(j.ID, u, admin, now); err != nil {
 			return updateErr(err)
@@ -538,8 +541,8 @@ func updateErr(err error) error {
 }
 
 // parseUpdate reads one KEY=VALUE of scontrol update job.
-func parseUpdate(u *sched.JobUpdate, site **int32, key, v string, admin bool) error {
-	switch key {
+func parseUpdate(u *sched.JobUpdate, site **int32, origKey, v string, admin bool) error {
+	switch key := strings.ToLower(origKey); key {
 	case "partition":
 		u.Partitions = strings.Split(v, ",")
 	case "timelimit":
@@ -593,7 +596,7 @@ func parseUpdate(u *sched.JobUpdate, site **int32, key, v string, admin bool) er
 		b := v == "1" || strings.EqualFold(v, "yes")
 		u.Requeue = &b
 	default:
-		return &apiErr{status: http.StatusBadRequest, msg: "Update of " + key + " is not supported"}
+		return &apiErr{status: http.StatusBadRequest, msg: "Update of this parameter is not supported: " + origKey + "=" + v + "\nRequest aborted"}
 	}
 	return nil
 }

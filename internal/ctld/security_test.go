@@ -94,12 +94,12 @@ func TestUsersActOnlyOnTheirOwnJobs(t *testing.T) {
 		code int
 	}{
 		{bob, map[string]string{"TimeLimit": "5"}, 403},
-		{alice, map[string]string{"TimeLimit": "20"}, 403}, // users may only lower their limit
-		{alice, map[string]string{"Priority": "100"}, 403},
+		{alice, map[string]string{"TimeLimit": "20"}, 200}, // a pending job's limit may rise (Slurm 24.11)
 		{alice, map[string]string{"SiteFactor": "10"}, 403},
 		{alice, map[string]string{"Nice": "-5"}, 403},
 		{alice, map[string]string{"TimeLimit": "5", "Nice": "10"}, 200},
-		{root, map[string]string{"TimeLimit": "60", "Priority": "100"}, 200},
+		{root, map[string]string{"Priority": "100"}, 400}, // held: release it first
+		{root, map[string]string{"TimeLimit": "60"}, 200},
 	}
 	for _, u := range updates {
 		if code, msg := c.as(u.who, "POST", api.PathJobUpdate, api.JobUpdateRequest{Job: id, Set: u.set}, nil); code != u.code {
@@ -107,9 +107,13 @@ func TestUsersActOnlyOnTheirOwnJobs(t *testing.T) {
 		}
 	}
 	jid, _ := strconv.ParseUint(id, 10, 32)
-	// An operator priority also lifts the hold (Slurm: priority 0 holds).
-	if j := c.job(uint32(jid)); j.TimeLimitSec != 3600 || j.Priority != 100 || j.Nice != 10 || j.Hold != "" {
-		t.Errorf("after updates: limit %d priority %d nice %d hold %q", j.TimeLimitSec, j.Priority, j.Nice, j.Hold)
+	// A priority does not lift a hold: Slurm refuses it for a held job.
+	if j := c.job(uint32(jid)); j.TimeLimitSec != 3600 || j.Nice != 10 || j.Hold == "" {
+		t.Errorf("after updates: limit %d nice %d hold %q", j.TimeLimitSec, j.Nice, j.Hold)
+	}
+	later := idStr(c.submitAs(alice, c.wrap("true", func(s *api.JobSpec) { s.Begin = "now+1hour" })))
+	if code, msg := c.as(alice, "POST", api.PathJobUpdate, api.JobUpdateRequest{Job: later, Set: map[string]string{"Priority": "100"}}, nil); code != 403 {
+		t.Errorf("alice priority on her pending job: %d %q, want 403", code, msg)
 	}
 	id = idStr(c.submitAs(alice, c.wrap("true", held)))
 	if got := c.controlAs(bob, api.OpCancel, id); got != denied {

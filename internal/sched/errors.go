@@ -50,4 +50,7 @@ var (
 	// ErrInvalidUserID is Slurm's answer to a hold or release of another
 	// user's job (a requeue or cancel of it is ErrAccessDenied).
 	ErrInvalidUserID = errors.New("Invalid user id")
+	// ErrJobHeld refuses a priority for a held job: it must be released
+	// first (scontrol release), as in Slurm.
+	ErrJobHeld = errors.New("Job is in held state, pending scheduler release")
 )

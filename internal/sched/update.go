@@ -46,6 +46,11 @@ func (st *State) Update(id JobID, u JobUpdate, admin bool, now time.Time) error 
 	if isActive(j) {
 		return st.updateRunning(j, u, admin)
 	}
+	if u.Priority != nil && *u.Priority != 0 && j.Hold != HoldNone {
+		// Slurm refuses a priority for a held job, to an operator too,
+		// rather than releasing it.
+		return fmt.Errorf("job %d: %w", id, ErrJobHeld)
+	}
 	if (u.Priority != nil || u.Nice != nil && *u.Nice < 0) && !admin {
 		return fmt.Errorf("job %d: %w", id, ErrAccessDenied)
 	}
@@ -66,9 +71,6 @@ func (st *State) Update(id JobID, u JobUpdate, admin bool, now time.Time) error 
 			j.Hold, j.Reason = HoldAdmin, ReasonJobHeldAdmin
 		} else {
 			j.Priority, j.DirectPriority = *u.Priority, true
-			if j.Hold != HoldNone {
-				j.Hold, j.Reason = HoldNone, ReasonNone
-			}
 		}
 	}
 	j.PartPriority = nil
