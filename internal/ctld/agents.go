@@ -405,6 +405,9 @@ func (ls *loopState) checkGrace(now time.Time) {
 			continue
 		}
 		was := j.State
+		if j.State.Base() == sched.JobRunning && p.Mode.Action() != sched.PreemptSuspend {
+			ls.prio.charge(ls, j, now) // its run ends here (see chargePreempted)
+		}
 		if ls.st.Preempted(id, p.Mode, now) == nil {
 			ls.afterPreempt(j, was, p.Mode)
 			ls.wantSched = true

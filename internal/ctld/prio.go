@@ -192,9 +192,15 @@ func (ls *loopState) runningJob(j *sched.Job) priority.RunningJob {
 // partition's TRESBillingWeights (the CPU count without weights), which
 // Slurm stores as an integer; the fraction is dropped here.
 func (ls *loopState) allocTRESVector(j *sched.Job) tres.Vector {
-	v := allocVector(ls.st.Cluster, &j.Alloc)
+	return ls.allocTRESOf(&j.Alloc, ls.runPartition(j))
+}
+
+// allocTRESOf is allocation al's TRES in partition part (its billing
+// weights), for the current run or an earlier one.
+func (ls *loopState) allocTRESOf(al *sched.Alloc, part string) tres.Vector {
+	v := allocVector(ls.st.Cluster, al)
 	if len(v) > 0 {
-		v["billing"] = int64(priority.Billable(v, ls.prio.billing[ls.runPartition(j)], ls.prio.cfg.Flags))
+		v["billing"] = int64(priority.Billable(v, ls.prio.billing[part], ls.prio.cfg.Flags))
 	}
 	return v
 }

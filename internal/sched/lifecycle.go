@@ -100,6 +100,22 @@ func (st *State) applyStart(s *Start, now time.Time) (JobID, bool) {
 	return j.ID, true
 }
 
+// AcctEligible is the eligible time accounting records for j's current
+// run: Slurm stores the job's begin time there, so a job that waited for
+// its --begin time or its requeue delay shows that time (a pending one
+// already before it is reached), not the scheduler pass that found it
+// eligible. Zero while a job without a begin time is not eligible.
+func (j *Job) AcctEligible() time.Time {
+	b := j.Req.BeginTime
+	switch {
+	case b.IsZero() || !b.After(j.SubmitTime):
+		return j.EligibleTime
+	case j.EligibleTime.IsZero() || b.Before(j.EligibleTime):
+		return b
+	}
+	return j.EligibleTime
+}
+
 func endTime(start time.Time, limit time.Duration) time.Time {
 	if limit == Infinite || limit <= 0 {
 		return time.Time{}
@@ -277,7 +293,8 @@ func (st *State) requeue(j *Job, now time.Time, runState JobState, hold bool) er
 		st.countSubmit(j, 1) // a finished job counts as submitted again
 	}
 	j.Runs = append(j.Runs, RunRecord{Start: j.StartTime, End: now, State: runState,
-		Nodes: append([]int32(nil), j.Alloc.Nodes...), ExitCode: j.ExitCode})
+		Nodes: append([]int32(nil), j.Alloc.Nodes...), ExitCode: j.ExitCode,
+		Submit: j.SubmitTime, Eligible: j.AcctEligible(), Alloc: j.Alloc, Partition: j.Partition})
 	j.RestartCount++
 	j.State = JobPending
 	j.Alloc = Alloc{}

@@ -469,12 +469,23 @@ type GresUse struct {
 
 // RunRecord is one run of a job as accounting records it: a job requeued
 // twice has three records, the first two ending REQUEUED or PREEMPTED.
+// Like Slurm's, each record keeps the submit and eligible times of its own
+// run (a requeued job gets a new submit time) and the run's allocation, so
+// that AllocCPUS and AllocTRES of an earlier run are those it ran with.
 type RunRecord struct {
 	Start    time.Time
 	End      time.Time
 	State    JobState
 	Nodes    []int32
 	ExitCode int32
+	// Submit and Eligible are the run's submit and eligible times (zero in
+	// records stored before they were kept).
+	Submit   time.Time
+	Eligible time.Time
+	// Alloc is the run's allocation and Partition the partition it ran in
+	// (-1 if unknown).
+	Alloc     Alloc
+	Partition int32
 }
 
 // Job is one job (or one pending array record) with its request, its
