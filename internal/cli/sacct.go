@@ -19,17 +19,18 @@ func init() {
 	Register(Command{Name: "sacct", Summary: "job accounting records (one per run of a job, and its steps)", Link: true, Run: runSacct})
 }
 
-const sacctUsage = `Usage: sacct [-a] [-X] [-u USERS] [-A ACCOUNTS] [-j JOBS] [-s STATES]
+const sacctUsage = `Usage: sacct [-a] [-D] [-X] [-u USERS] [-A ACCOUNTS] [-j JOBS] [-s STATES]
              [-S START] [-E END] [-b | -l | -o FIELDS] [-p | -P] [-n]
-Shows the accounting records of jobs: one line per run of a job (a requeued
-job has one per run, the earlier ones PREEMPTED or REQUEUED) and, without
--X, one per step. Default window: since 00:00 today (since now with -s);
+Shows the accounting records of jobs: the latest run of each job in the
+window (with -D every run: a requeued job has one record per run, the
+earlier ones PREEMPTED or REQUEUED) and, without -X, one line per step. Default window: since 00:00 today (since now with -s);
 no window with -j. Fields: sacct --helpformat.
 `
 
 // sacctOpts are sacct's options.
 type sacctOpts struct {
 	allUsers, allocs, brief, long   bool
+	duplicates                      bool
 	parsable, parsable2, noHeader   bool
 	helpFormat, help                bool
 	users, accounts, jobs, states   []string
@@ -43,6 +44,7 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	fs.SetOutput(io.Discard)
 	fs.BoolVarP(&o.allUsers, "allusers", "a", false, "")
 	fs.BoolVarP(&o.allocs, "allocations", "X", false, "")
+	fs.BoolVarP(&o.duplicates, "duplicates", "D", false, "")
 	fs.BoolVarP(&o.brief, "brief", "b", false, "")
 	fs.BoolVarP(&o.long, "long", "l", false, "")
 	fs.BoolVarP(&o.parsable, "parsable", "p", false, "")
@@ -321,7 +323,7 @@ func sacctStateName(s string) (string, error) {
 }
 
 // sacctWindow returns the selection window: -S (default 00:00 today,
-// or now with -s; none with -j) to -E (default now).
+// or now with -s; none with -j) to -E (default now; none with -j alone).
 func sacctWindow(o *sacctOpts, now time.Time, loc *time.Location) (time.Time, time.Time, error) {
 	var from, to time.Time
 	switch {
@@ -337,7 +339,9 @@ func sacctWindow(o *sacctOpts, now time.Time, loc *time.Location) (time.Time, ti
 		n := now.In(loc)
 		from = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, loc)
 	}
-	to = now
+	if len(o.jobs) == 0 || o.start != "" || len(o.states) > 0 {
+		to = now // -j alone selects regardless of time, a job eligible later too
+	}
 	if o.end != "" {
 		t, err := duration.ParseTimePast(o.end, now, loc)
 		if err != nil {
@@ -467,7 +471,41 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 		}
 		out = append(out, row)
 	}
+	if !o.duplicates {
+		out = sacctLatestRuns(out)
+	}
 	return out, nil
+}
+
+// sacctLatestRuns keeps, of each job, only its latest run among the
+// selected records and that run's steps, as sacct does without -D: a
+// requeued job shows its PENDING record once it is eligible, and its last
+// PREEMPTED or REQUEUED run before (the window ends at now, so a record
+// eligible later is not selected; oracle: plain sacct showed the
+// preempted run, sacct -j the PENDING one).
+func sacctLatestRuns(rows []sacctRow) []sacctRow {
+	latest := map[uint32]*sacctRow{}
+	for i := range rows {
+		r := &rows[i]
+		if l := latest[r.JobID]; r.Step == "" && (l == nil || r.Restart > l.Restart) {
+			latest[r.JobID] = r
+		}
+	}
+	out := rows[:0:0]
+	for _, r := range rows {
+		l := latest[r.JobID]
+		switch {
+		case l == nil:
+		case r.Step == "" || r.Step == "batch" || r.Step == "extern":
+			if r.Restart != l.Restart {
+				continue
+			}
+		case l.Start.IsZero() || r.Start.Before(l.Start):
+			continue // a numbered step of an earlier run
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func sacctKeep(r *api.AcctRecord, o *sacctOpts, uid int, states map[string]bool, from, to time.Time) bool {
@@ -507,7 +545,7 @@ func sacctKeep(r *api.AcctRecord, o *sacctOpts, uid int, states map[string]bool,
 	if !from.IsZero() && !r.End.IsZero() && r.End.Before(from) {
 		return false
 	}
-	return begin.IsZero() || !begin.After(to)
+	return begin.IsZero() || to.IsZero() || !begin.After(to)
 }
 
 // sacctJobMatch reports whether r is one of the -j ids: "12" (the job,

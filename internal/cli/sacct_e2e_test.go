@@ -517,11 +517,21 @@ func TestE2ESacctPreemptedRun(t *testing.T) {
 	if j.RestartCount != 1 {
 		t.Errorf("preempted job restart count %d, want 1", j.RestartCount)
 	}
+	// Plain sacct shows the latest run eligible by now: the PENDING record
+	// of the requeued job is eligible only after the requeue delay, so
+	// its PREEMPTED run is shown (as on the oracle); -D shows both.
 	_, out, _ := c.run("sacct", "-X", "-P", "-n", "--format=JobID,JobName,Partition,State")
 	t.Logf("sacct:\n%s", out)
-	for _, want := range []string{low + "|charlie|debug|PREEMPTED", low + "|charlie|debug|PENDING", high + "|alice|high|RUNNING"} {
+	for _, want := range []string{low + "|charlie|debug|PREEMPTED", high + "|alice|high|RUNNING"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sacct lacks %q", want)
 		}
+	}
+	if strings.Contains(out, low+"|charlie|debug|PENDING") {
+		t.Errorf("plain sacct shows the PENDING record of the requeued job before it is eligible")
+	}
+	_, out, _ = c.run("sacct", "-D", "-X", "-P", "-n", "-j", low, "--format=JobID,JobName,Partition,State")
+	if want := low + "|charlie|debug|PREEMPTED\n" + low + "|charlie|debug|PENDING\n"; out != want {
+		t.Errorf("sacct -D -j %s:\n%s\nwant:\n%s", low, out, want)
 	}
 }

@@ -56,6 +56,7 @@ func TestSacctGolden(t *testing.T) {
 		{"own-jobs-only", 1001, ""},
 		{"allocations-parsable", 0, "-X -P --format=JobID,User,Account,QOS,AllocTRES,State,Elapsed,Reserved,Partition,CPUTime,ExitCode,Submit,Start,End"},
 		{"requeued-job", 0, "-j 10 --format=JobID,State,ExitCode,NodeList,Start,End%20"},
+		{"requeued-job-duplicates", 0, "-D -j 10 --format=JobID,State,ExitCode,NodeList,Start,End%20"},
 		{"brief-noheader", 0, "-b -n -S 2026-03-09"},
 		{"widths-and-p", 0, "-X -p -o jobid%-8,jobname%4,state"},
 		{"states-window", 0, "-s F,PD -S now-1hour -E now"},
@@ -107,5 +108,43 @@ func extCheckGolden(t *testing.T, path, out string) {
 	}
 	if string(want) != out {
 		t.Errorf("%s differs\n--- got\n%s--- want\n%s", path, out, want)
+	}
+}
+
+// TestSacctRequeuedLatestRun: without -D sacct shows one record per job,
+// the latest run selected. On the oracle, a job requeued by preemption
+// and waiting out its requeue delay (its PENDING record eligible later
+// than now) showed its PREEMPTED run in plain sacct, the PENDING record
+// with -j (no time window), and both with -D; once eligible, plain sacct
+// showed the PENDING record.
+func TestSacctRequeuedLatestRun(t *testing.T) {
+	res := api.AcctResponse{Now: acctAt, Cluster: "demo", Records: []api.AcctRecord{
+		{JobID: 20, ArrayTaskID: -1, User: "alice", UID: 1001, State: "PREEMPTED", ExitCode: "0:0",
+			Submit: ago(time.Hour), Eligible: ago(time.Hour), Start: ago(time.Hour), End: ago(time.Minute),
+			AllocTRES: "billing=4,cpu=4,mem=4000M,node=1"},
+		{JobID: 20, Step: "batch", ArrayTaskID: -1, User: "alice", UID: 1001, State: "CANCELLED", ExitCode: "0:15",
+			Submit: ago(time.Hour), Start: ago(time.Hour), End: ago(time.Minute), AllocTRES: "cpu=4,mem=4000M,node=1"},
+		{JobID: 20, Restart: 1, ArrayTaskID: -1, User: "alice", UID: 1001, State: "PENDING", ExitCode: "0:0",
+			Submit: ago(time.Minute), Eligible: acctAt.Add(time.Minute)},
+	}}
+	cases := []struct{ args, want string }{
+		{"-n -P -o JobID,State,ExitCode", "20|PREEMPTED|0:0\n20.batch|CANCELLED|0:15\n"},
+		{"-n -P -o JobID,State -j 20", "20|PENDING\n"},
+		{"-n -P -o JobID,State -D -X", "20|PREEMPTED\n"},
+		{"-n -P -o JobID,State -D -j 20", "20|PREEMPTED\n20.batch|CANCELLED\n20|PENDING\n"},
+		{"-n -P -o JobID,State -X -E now+2minutes", "20|PENDING\n"},
+	}
+	for _, c := range cases {
+		o, err := parseSacct(strings.Fields(c.args))
+		if err != nil {
+			t.Fatalf("%s: %v", c.args, err)
+		}
+		out, err := RenderSacct(res, o, 0, time.UTC)
+		if err != nil {
+			t.Fatalf("%s: %v", c.args, err)
+		}
+		if out != c.want {
+			t.Errorf("sacct %s:\n%s\nwant:\n%s", c.args, out, c.want)
+		}
 	}
 }
