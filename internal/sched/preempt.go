@@ -92,7 +92,10 @@ func nodesIntersect(nodes []int32, mask NodeSet) bool {
 // preemptCandidates lists the running jobs on mask that rec's job may
 // preempt, in Slurm's order: ascending preempt priority (QOS priority
 // under preempt/qos, partition PriorityTier under preempt/partition_prio,
-// 16 bits) times 65536 plus node count, then the youngest first.
+// 16 bits) times 65536 plus node count, then the lowest job id first
+// (Slurm's job list order; without preempt_youngest_first the start time
+// does not count: on the oracle a requeued job 1 that had started again,
+// the youngest job, was still preempted before jobs 4-8).
 func preemptCandidates(c *Cycle, rec *QueueRec, mask NodeSet) []victim {
 	gone := map[JobID]bool{}
 	for _, p := range c.Plan.Preemptions {
@@ -112,10 +115,7 @@ func preemptCandidates(c *Cycle, rec *QueueRec, mask NodeSet) []victim {
 		if a.key != b.key {
 			return cmp.Compare(a.key, b.key)
 		}
-		if t := b.job.StartTime.Compare(a.job.StartTime); t != 0 {
-			return t
-		}
-		return cmp.Compare(b.job.ID, a.job.ID)
+		return cmp.Compare(a.job.ID, b.job.ID)
 	})
 	return out
 }

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -416,4 +417,67 @@ sacctmgr -i modify account a set qos+=lowq,highq
 			}
 		})
 	}
+}
+
+// TestPreemptVictimOrderByJobID: among candidates of equal preempt
+// priority (same QOS, one node each), the lowest job id goes first, not
+// the youngest. Oracle (preempt/qos, REQUEUE, 4 nodes of 8 CPUs): eight
+// low jobs of 4 CPUs (1-8, two per node in order); a high job of 4 CPUs
+// requeued job 1; a high job of 8 CPUs requeued jobs 2 and 3 (and ran on
+// n[1-2]); job 1, started again on n4 (now the youngest job, on the last
+// node), was the one a third high job of 4 CPUs requeued.
+func TestPreemptVictimOrderByJobID(t *testing.T) {
+	h := newHarness(t, `ClusterName=v
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=associations,limits,qos
+PreemptType=preempt/qos
+PreemptMode=REQUEUE
+NodeName=n[1-4] CPUs=8 RealMemory=64000
+PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`)
+	h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add qos low
+sacctmgr -i add qos high Priority=100 Preempt=low
+sacctmgr -i add user u DefaultAccount=a
+sacctmgr -i modify account a set qos+=low,high
+`)
+	var low []*Job
+	for i := 0; i < 8; i++ {
+		low = append(low, h.mustSubmit("u", "--qos=low -n 4"))
+		h.advance(time.Second)
+	}
+	preempted := func(step string, want ...*Job) {
+		t.Helper()
+		var got, exp []JobID
+		for _, p := range h.lastPlan.Preemptions {
+			got = append(got, p.Job)
+		}
+		for _, j := range want {
+			exp = append(exp, j.ID)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(exp) {
+			t.Fatalf("%s: preempted %v, want %v", step, got, exp)
+		}
+	}
+	h.mustSubmit("u", "--qos=high -n 4")
+	preempted("high -n4", low[0])
+	h.advance(10 * time.Second)
+	h2 := h.mustSubmit("u", "--qos=high -n 8")
+	preempted("high -n8", low[1], low[2])
+	if got := h.nodes(h2.ID); fmt.Sprint(got) != "[n1 n2]" {
+		t.Fatalf("high -n8 on %v, want n1 n2", got)
+	}
+	h.now = low[0].Req.BeginTime // job 1 eligible again, 2 and 3 not yet
+	if err := h.st.Cancel(low[6].ID, h.now); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	h.expectState(low[0].ID, JobRunning, "")
+	if got := h.nodes(low[0].ID); fmt.Sprint(got) != "[n4]" {
+		t.Fatalf("job 1 restarted on %v, want n4", got)
+	}
+	h.advance(time.Second)
+	h.mustSubmit("u", "--qos=high -n 4")
+	preempted("high -n4 after job 1 restarted", low[0])
 }
