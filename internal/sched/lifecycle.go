@@ -46,7 +46,9 @@ func (st *State) applyPreemption(p Preemption, now time.Time) {
 		j.EndTime = p.GraceEnd
 		return
 	}
-	_ = st.Preempted(p.Job, p.Mode, now)
+	if st.Preempted(p.Job, p.Mode, now) == nil && j.State.Base() == JobSuspended {
+		j.SuspendedBy = p.By // 0 for a time slice
+	}
 }
 
 // Preempted carries out the preemption of job id with mode (CANCEL,
@@ -351,7 +353,7 @@ func (st *State) Resume(id JobID, now time.Time) error {
 	}
 	j.State = JobRunning
 	j.SuspendTime = now
-	j.GangSuspended = false
+	j.GangSuspended, j.SuspendedBy = false, 0
 	return nil
 }
 

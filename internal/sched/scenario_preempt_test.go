@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -480,4 +481,33 @@ sacctmgr -i modify account a set qos+=low,high
 	h.advance(time.Second)
 	h.mustSubmit("u", "--qos=high -n 4")
 	preempted("high -n4 after job 1 restarted", low[0])
+}
+
+// TestGangResumesTheVictimOfTheEndedPreemptor: a suspended job resumes
+// when its own preemptor ends, not the longest-suspended one. Oracle
+// (partition_prio, SUSPEND,GANG, debug FORCE:1 tier 1, hipri tier 2):
+// j1 and j2 (4 CPUs each) fill n1; h1 (hipri, 4 CPUs, 100 s) suspended
+// j1, then h2 (40 s) suspended j2; when h2 ended j2 resumed (end time
+// +40 s) while j1 stayed suspended until h1 ended.
+func TestGangResumesTheVictimOfTheEndedPreemptor(t *testing.T) {
+	h := newHarness(t, strings.Replace(partitionPrioConf, "CPUs=4", "CPUs=8", 1))
+	j1 := h.mustSubmit("u", "-p debug -n 4 --time=10:00")
+	j2 := h.mustSubmit("u", "-p debug -n 4 --time=10:00")
+	h.advance(6 * time.Second)
+	h1 := h.mustSubmit("u", "-p hipri -n 4 --run=00:01:40")
+	h.expectState(j1.ID, JobSuspended, "")
+	h.advance(5 * time.Second)
+	h2 := h.mustSubmit("u", "-p hipri -n 4 --run=00:00:40")
+	h.expectState(j2.ID, JobSuspended, "")
+	end2 := j2.EndTime
+	h.advance(41 * time.Second)
+	h.expectState(h2.ID, JobCompleted, "")
+	h.expectState(j2.ID, JobRunning, "")
+	h.expectState(j1.ID, JobSuspended, "")
+	if want := end2.Add(40 * time.Second); !j2.EndTime.Equal(want) {
+		t.Errorf("j2 resumed with end %v, want %v (extended by the 40 s suspended)", j2.EndTime, want)
+	}
+	h.advance(60 * time.Second)
+	h.expectState(h1.ID, JobCompleted, "")
+	h.expectState(j1.ID, JobRunning, "")
 }

@@ -540,6 +540,10 @@ type Job struct {
 	// slice (it resumes on its own when its CPUs are free again), as
 	// opposed to `scontrol suspend`, which only `scontrol resume` undoes.
 	GangSuspended bool
+	// SuspendedBy is the job whose preemption suspended this one (0: none,
+	// or a time slice). Slurm suspends a victim to give its very cores to
+	// the preemptor, so the victim resumes only once that job is gone.
+	SuspendedBy JobID
 	// PreemptTime is when the job was chosen for preemption (grace time
 	// runs from it); zero otherwise.
 	PreemptTime time.Time
