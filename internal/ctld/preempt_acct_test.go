@@ -96,3 +96,35 @@ func TestPreemptedRunChargedAndRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestSuspendedJobChargedToFairShare: a job suspended by preemption is
+// still charged to fair-share by the priority passes, for its wall time
+// (oracle, partition_prio SUSPEND,GANG: alice's RawUsage after 174 s was
+// 16 × 174 for her 16 CPUs of jobs started at once, two of which had been
+// suspended 60 s and 150 s of it).
+func TestSuspendedJobChargedToFairShare(t *testing.T) {
+	clock := &fakeClock{t: time.Now().Truncate(time.Second)}
+	c := newCluster(t, openTestSQLite(t), clusterOpts{conf: s5Conf + "PriorityCalcPeriod=1\n", now: clock.now,
+		acct: acctStore(t, "ack", "add account research\nadd user alice,bob Account=research")})
+	as := func(name string) Who { return Who{UID: 0, GID: 0, User: name, Group: "root", Via: "socket"} }
+	low := c.submitAs(as("alice"), c.wrap("sleep 60", func(s *api.JobSpec) { s.NTasks = 4 }))
+	c.waitState(low, "RUNNING", 5*time.Second)
+	hi := c.submitAs(as("bob"), c.wrap("sleep 60", func(s *api.JobSpec) { s.NTasks = 4; s.Partitions = []string{"hipri"} }))
+	c.waitState(hi, "RUNNING", 5*time.Second)
+	c.waitState(low, "SUSPENDED", 5*time.Second)
+	// Past PriorityCalcPeriod (1 min), 10 s at a time so that the agents'
+	// heartbeats keep the nodes up: a pass charges.
+	for i := 0; i < 9; i++ {
+		clock.advance(10 * time.Second)
+		time.Sleep(100 * time.Millisecond)
+	}
+	c.eventually(5*time.Second, "bob's job charged by a pass", func() bool { return c.rawUsage("bob") > 0 })
+	if j := c.job(low); j.State != "SUSPENDED" {
+		t.Fatalf("alice's job %s, want SUSPENDED", j.State)
+	}
+	// The pass at +60 s charged bob's running job and alice's suspended
+	// one alike (4 CPUs × 60 s).
+	if a, b := c.rawUsage("alice"), c.rawUsage("bob"); a < 4*55 || a != b {
+		t.Errorf("RawUsage alice %v (suspended job), bob %v (its preemptor), want both 4 CPUs × 60 s", a, b)
+	}
+}

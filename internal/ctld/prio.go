@@ -80,7 +80,7 @@ func (p *prioState) period() time.Duration {
 }
 
 // recalcPriorities is one PriorityCalcPeriod pass: usage of the running
-// jobs is charged and decayed, fair-share recomputed, and every pending
+// (and suspended) jobs is charged and decayed, fair-share recomputed, and every pending
 // job's priority refreshed.
 func (ls *loopState) recalcPriorities(now time.Time) {
 	p := &ls.prio
@@ -93,7 +93,9 @@ func (ls *loopState) recalcPriorities(now time.Time) {
 	}
 	var running []priority.RunningJob
 	for _, j := range ls.st.Jobs() {
-		if j.State.Base() == sched.JobRunning {
+		// A suspended job keeps its allocation and is charged like a
+		// running one: Slurm charges a run's wall time, suspension included.
+		if b := j.State.Base(); b == sched.JobRunning || b == sched.JobSuspended {
 			running = append(running, ls.runningJob(j))
 		}
 	}
