@@ -155,6 +155,7 @@ var sacctFields = []sacctField{
 	{"Start", 19, func(r *sacctRow) string { return r.timeStr(r.Start) }},
 	{"State", 10, func(r *sacctRow) string { return r.State }},
 	{"Submit", 19, func(r *sacctRow) string { return r.timeStr(r.Submit) }},
+	{"Suspended", 10, func(r *sacctRow) string { return duration.Format(time.Duration(r.SuspendedSec) * time.Second) }},
 	{"Timelimit", 10, func(r *sacctRow) string { return r.timelimit() }},
 	{"TimelimitRaw", 10, func(r *sacctRow) string { return r.timelimitRaw() }},
 	{"UID", 6, func(r *sacctRow) string { return strconv.FormatUint(uint64(r.UID), 10) }},
@@ -221,6 +222,9 @@ func (r *sacctRow) jobIDRaw() string {
 	return id
 }
 
+// elapsed is Elapsed: the run's wall time less the time it spent
+// suspended (oracle: started 16:37:15, suspended 60 s, cancelled 16:40:10
+// showed Elapsed 00:01:55 and Suspended 00:01:00; CPUTime follows it).
 func (r *sacctRow) elapsed() time.Duration {
 	if r.Start.IsZero() {
 		return 0
@@ -229,7 +233,7 @@ func (r *sacctRow) elapsed() time.Duration {
 	if end.IsZero() {
 		end = r.now
 	}
-	return max(end.Sub(r.Start), 0).Truncate(time.Second)
+	return max(end.Sub(r.Start).Truncate(time.Second)-time.Duration(r.SuspendedSec)*time.Second, 0)
 }
 
 // reserved is the time the job waited from eligibility to start.

@@ -148,3 +148,29 @@ func TestSacctRequeuedLatestRun(t *testing.T) {
 		}
 	}
 }
+
+// TestSacctSuspendedTime: Elapsed (and CPUTime) leave out the time the
+// run spent suspended, shown as Suspended. Oracle: a 4-CPU job started
+// 16:37:15, suspended 60 s by a gang preemption and cancelled 16:40:10:
+// Elapsed 00:01:55, ElapsedRaw 115, Suspended 00:01:00, CPUTimeRAW 460,
+// and the same on its batch step.
+func TestSacctSuspendedTime(t *testing.T) {
+	start := time.Date(2026, 11, 26, 16, 37, 15, 0, time.UTC)
+	res := api.AcctResponse{Now: start.Add(time.Hour), Cluster: "demo", Records: []api.AcctRecord{
+		{JobID: 1, ArrayTaskID: -1, State: "CANCELLED by 0", ExitCode: "0:0", Submit: start, Eligible: start,
+			Start: start, End: start.Add(175 * time.Second), AllocTRES: "billing=4,cpu=4,mem=4000M,node=1", SuspendedSec: 60},
+		{JobID: 1, Step: "batch", ArrayTaskID: -1, State: "CANCELLED", ExitCode: "0:15", Submit: start,
+			Start: start, End: start.Add(175 * time.Second), AllocTRES: "cpu=4,mem=4000M,node=1", SuspendedSec: 60},
+	}}
+	o, err := parseSacct(strings.Fields("-n -P -o JobID,Elapsed,ElapsedRaw,Suspended,CPUTimeRAW"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := RenderSacct(res, o, 0, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1|00:01:55|115|00:01:00|460\n1.batch|00:01:55|115|00:01:00|460\n"; out != want {
+		t.Errorf("sacct:\n%s\nwant:\n%s", out, want)
+	}
+}

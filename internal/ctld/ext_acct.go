@@ -99,6 +99,10 @@ func (ls *loopState) liveRuns(j *sched.Job) []RunRow {
 		r.ExitCode = "0:0"
 		rows = append(rows, r)
 	}
+	if n := len(rows); n > 0 && j.State.Base() == sched.JobSuspended {
+		// The ongoing suspension counts too: Elapsed stops while suspended.
+		rows[n-1].Suspended += int64(ls.c.now().Sub(j.SuspendTime) / time.Second)
+	}
 	return rows
 }
 
@@ -106,7 +110,8 @@ func acctRecord(r RunRow) api.AcctRecord {
 	return api.AcctRecord{JobID: r.JobID, Restart: r.Restart, ArrayJobID: r.ArrayJobID, ArrayTaskID: r.ArrayTaskID,
 		Name: r.Name, User: r.User, UID: r.UID, GID: r.GID, Account: r.Account, QOS: r.QOS, Partition: r.Partition,
 		Submit: r.Submit, Eligible: r.Eligible, Start: r.Start, End: r.End, State: r.State, ExitCode: r.ExitCode,
-		NodeList: r.NodeList, AllocTRES: r.AllocTRES, ReqTRES: r.ReqTRES, TimeLimitSec: r.TimeLimit, WorkDir: r.WorkDir}
+		NodeList: r.NodeList, AllocTRES: r.AllocTRES, ReqTRES: r.ReqTRES, TimeLimitSec: r.TimeLimit, WorkDir: r.WorkDir,
+		SuspendedSec: r.Suspended}
 }
 
 // allocationMarker is in the script salloc and srun submit for an

@@ -122,6 +122,15 @@ func TestSuspendedJobChargedToFairShare(t *testing.T) {
 	if j := c.job(low); j.State != "SUSPENDED" {
 		t.Fatalf("alice's job %s, want SUSPENDED", j.State)
 	}
+	acct, err := c.client.Accounting(c.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range acct.Records {
+		if rec.JobID == low && rec.Step == "" && rec.SuspendedSec != 90 {
+			t.Errorf("suspended job's record: Suspended %d s, want 90 (the ongoing suspension)", rec.SuspendedSec)
+		}
+	}
 	// The pass at +60 s charged bob's running job and alice's suspended
 	// one alike (4 CPUs × 60 s).
 	if a, b := c.rawUsage("alice"), c.rawUsage("bob"); a < 4*55 || a != b {

@@ -314,6 +314,7 @@ func (ls *loopState) runRows(j *sched.Job) []RunRow {
 	row.ExitCode = exitString(j.ExitCode)
 	row.NodeList = compressNodes(ls.st.Cluster, j.Alloc.Nodes)
 	row.AllocTRES = ls.licenseTRES(ls.allocTRESVector(j).String(), j) // resv.go
+	row.Suspended = int64(j.Suspended / time.Second)
 	return append(out, row)
 }
 
@@ -327,6 +328,7 @@ func (ls *loopState) pastRunRow(j *sched.Job, i int) RunRow {
 	row.Start, row.End, row.State = r.Start, r.End, r.State.String()
 	row.ExitCode = exitString(r.ExitCode)
 	row.NodeList = compressNodes(ls.st.Cluster, r.Nodes)
+	row.Suspended = int64(r.Suspended / time.Second)
 	if !r.Submit.IsZero() {
 		row.Submit, row.Eligible = r.Submit, r.Eligible
 	}

@@ -296,7 +296,8 @@ func (st *State) requeue(j *Job, now time.Time, runState JobState, hold bool) er
 	}
 	j.Runs = append(j.Runs, RunRecord{Start: j.StartTime, End: now, State: runState,
 		Nodes: append([]int32(nil), j.Alloc.Nodes...), ExitCode: j.ExitCode,
-		Submit: j.SubmitTime, Eligible: j.AcctEligible(), Alloc: j.Alloc, Partition: j.Partition})
+		Submit: j.SubmitTime, Eligible: j.AcctEligible(), Alloc: j.Alloc, Partition: j.Partition,
+		Suspended: j.Suspended})
 	j.RestartCount++
 	j.State = JobPending
 	j.Alloc = Alloc{}

@@ -486,6 +486,8 @@ type RunRecord struct {
 	// (-1 if unknown).
 	Alloc     Alloc
 	Partition int32
+	// Suspended is the time the run spent suspended.
+	Suspended time.Duration
 }
 
 // Job is one job (or one pending array record) with its request, its
