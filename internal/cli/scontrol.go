@@ -409,7 +409,13 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 		fmt.Sprintf("RunTime=%s TimeLimit=%s TimeMin=N/A", duration.Format(timeUsed(j, now)), limitOrUnlimited(j.TimeLimitSec)),
 		fmt.Sprintf("SubmitTime=%s EligibleTime=%s", slurmTime(j.SubmitTime), timeOrNone(j.EligibleTime, "Unknown")),
 		fmt.Sprintf("AccrueTime=%s", timeOrNone(j.AccrueTime, "Unknown")),
-		fmt.Sprintf("StartTime=%s EndTime=%s Deadline=N/A", timeOrNone(startOf(j), "Unknown"), jobEnd(j)),
+		fmt.Sprintf("StartTime=%s EndTime=%s Deadline=N/A", timeOrNone(startOf(j), "Unknown"), jobEnd(j)))
+	if !j.PreemptEligibleTime.IsZero() {
+		// Slurm's line for a job started in a cluster with preemption.
+		lines = append(lines, fmt.Sprintf("PreemptEligibleTime=%s PreemptTime=%s", slurmTime(j.PreemptEligibleTime),
+			timeOrNone(j.PreemptTime, "None")))
+	}
+	lines = append(lines,
 		fmt.Sprintf("SuspendTime=%s SecsPreSuspend=%d", timeOrNone(j.SuspendTime, "None"), secsPreSuspend(j)),
 		fmt.Sprintf("Partition=%s", j.Partition),
 	)

@@ -84,6 +84,8 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 	if j.State.Base() == sched.JobPending {
 		info.Reason = string(j.Reason)
 	}
+	info.PreemptEligibleTime = sched.PreemptEligibleTime(&ls.cfg, ls.st.Policy, j)
+	info.PreemptTime = j.PreemptTime
 	if j.Hold != sched.HoldNone {
 		info.Priority = 0 // a held job's priority is 0, as Slurm shows it
 	}

@@ -71,6 +71,9 @@ func (st *State) Preempted(id JobID, mode PreemptMode, now time.Time) error {
 			return st.requeue(j, now, JobPreempted, false)
 		}
 	}
+	if j.PreemptTime.IsZero() {
+		j.PreemptTime = now // scontrol's PreemptTime (kept from the signal with a GraceTime)
+	}
 	return st.End(id, JobPreempted, 0, now)
 }
 

@@ -511,3 +511,47 @@ func TestGangResumesTheVictimOfTheEndedPreemptor(t *testing.T) {
 	h.expectState(h1.ID, JobCompleted, "")
 	h.expectState(j1.ID, JobRunning, "")
 }
+
+// TestPreemptTimes: scontrol's PreemptEligibleTime is the start plus the
+// job's PreemptExemptTime, and PreemptTime when it was preempted. Oracle
+// (preempt/qos): a lowx job (QOS PreemptExemptTime=00:01:30) started
+// 16:51:24 showed PreemptEligibleTime=16:52:54 PreemptTime=None; a lowc
+// job (PreemptMode=cancel) preempted at 16:51:28 showed
+// JobState=PREEMPTED Reason=None ExitCode=0:0, EndTime and PreemptTime
+// 16:51:28, and its grace-time twin kept PreemptTime at the signal.
+func TestPreemptTimes(t *testing.T) {
+	h := newHarness(t, `ClusterName=v
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=associations,limits,qos
+PreemptType=preempt/qos
+PreemptMode=REQUEUE
+NodeName=n[1-2] CPUs=8 RealMemory=64000
+PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`)
+	h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add qos lowc PreemptMode=cancel
+sacctmgr -i add qos lowx PreemptExemptTime=00:01:30
+sacctmgr -i add qos high Priority=100 Preempt=lowc,lowx
+sacctmgr -i add user u DefaultAccount=a
+sacctmgr -i modify account a set qos+=lowc,lowx,high
+`)
+	c := h.mustSubmit("u", "--qos=lowc -w n1 -n 8")
+	x := h.mustSubmit("u", "--qos=lowx -w n2 -n 8")
+	if got := PreemptEligibleTime(&h.st.Config, h.st.Policy, x); !got.Equal(x.StartTime.Add(90 * time.Second)) {
+		t.Errorf("lowx PreemptEligibleTime %v, want start+90s %v", got, x.StartTime.Add(90*time.Second))
+	}
+	if got := PreemptEligibleTime(&h.st.Config, h.st.Policy, c); !got.Equal(c.StartTime) {
+		t.Errorf("lowc PreemptEligibleTime %v, want its start %v", got, c.StartTime)
+	}
+	h.advance(4 * time.Second)
+	h.mustSubmit("u", "--qos=high -w n1 -n 8")
+	h.expectState(c.ID, JobPreempted, "")
+	if !c.PreemptTime.Equal(h.now) || !c.EndTime.Equal(h.now) || c.ExitCode != 0 {
+		t.Errorf("cancelled victim: PreemptTime %v EndTime %v exit %d, want %v, %v, 0", c.PreemptTime, c.EndTime,
+			c.ExitCode, h.now, h.now)
+	}
+	if !x.PreemptTime.IsZero() {
+		t.Errorf("job not preempted has PreemptTime %v", x.PreemptTime)
+	}
+}
