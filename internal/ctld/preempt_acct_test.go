@@ -68,6 +68,12 @@ func TestPreemptedRunChargedAndRecorded(t *testing.T) {
 	high := c.submitAs(as("bob"), job("high"))
 	c.waitState(high, "RUNNING", 5*time.Second)
 	pend := c.waitState(low, "PENDING", 5*time.Second)
+	// scontrol: EligibleTime of the requeued job is its begin time (oracle:
+	// SubmitTime=16:33:11 EligibleTime=16:35:12 while PENDING BeginTime).
+	if p := c.job(low); !p.EligibleTime.Equal(p.BeginTime) || !p.BeginTime.After(p.SubmitTime) {
+		t.Errorf("requeued job: EligibleTime %v BeginTime %v SubmitTime %v, want eligible at the begin time",
+			p.EligibleTime, p.BeginTime, p.SubmitTime)
+	}
 
 	// Charged in whole seconds (2 s × 2 CPUs, decayed) and shown truncated.
 	if u := c.rawUsage("alice"); u < 3 {

@@ -73,7 +73,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		User: j.User, UID: j.UID, GID: j.GID, Group: j.Group, Account: j.Account, QOS: j.QOS,
 		Partition: ls.partitionName(j), State: j.State.String(), StateShort: j.State.Short(),
 		StateDesc: j.StateDesc, Priority: j.Priority, Nice: r.Nice, SiteFactor: ls.site[j.ID],
-		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, AccrueTime: j.AccrueTime, StartTime: j.StartTime,
+		SubmitTime: j.SubmitTime, EligibleTime: j.AcctEligible(), AccrueTime: j.AccrueTime, StartTime: j.StartTime,
 		EndTime: j.EndTime, SuspendTime: j.SuspendTime, SuspendedSec: int64(j.Suspended / time.Second),
 		ExpectedStart: j.ExpectedStart, BeginTime: r.BeginTime, TimeLimitSec: limitSeconds(j.TimeLimit),
 		NodeList: compressNodes(cl, j.Alloc.Nodes), SchedNodes: compressNodes(cl, j.PlannedNodes),
