@@ -143,3 +143,19 @@ func TestSuspendedJobChargedToFairShare(t *testing.T) {
 		t.Errorf("RawUsage alice %v (suspended job), bob %v (its preemptor), want both 4 CPUs × 60 s", a, b)
 	}
 }
+
+// TestNodeFailRunCharged: a run ended by a node failure (NODE_FAIL, or
+// requeued) is charged to fair-share up to the failure, like any run.
+func TestNodeFailRunCharged(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: preemptQOSExtra,
+		acct: acctStore(t, "test", preemptQOSAccounts)})
+	as := func(name string) Who { return Who{UID: 0, GID: 0, User: name, Group: "root", Via: "socket"} }
+	id := c.submitAs(as("alice"), c.wrap("sleep 30", func(s *api.JobSpec) { s.NTasks = 2 }))
+	c.waitState(id, "RUNNING", 5*time.Second)
+	c.agents["n1"].Close()
+	c.waitNodes("down*", 1)
+	// Ran at least SlurmdTimeout (2 s) on 2 CPUs.
+	if u := c.rawUsage("alice"); u < 3 {
+		t.Errorf("alice's RawUsage %v after her 2-CPU job ran until the node failed, want >= 3", u)
+	}
+}
