@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +127,7 @@ var sacctFields = []sacctField{
 	{"Account", 10, func(r *sacctRow) string { return r.Account }},
 	{"AllocCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
 	{"AllocNodes", 10, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.AllocTRES, "node"), 10) }},
-	{"AllocTRES", 10, func(r *sacctRow) string { return r.AllocTRES }},
+	{"AllocTRES", 10, func(r *sacctRow) string { return tresByName(r.AllocTRES) }},
 	{"Cluster", 10, func(r *sacctRow) string { return r.cluster }},
 	{"CPUTime", 10, func(r *sacctRow) string { return duration.Format(r.elapsed() * time.Duration(r.cpus)) }},
 	{"CPUTimeRAW", 10, func(r *sacctRow) string { return strconv.FormatInt(int64(r.elapsed().Seconds())*r.cpus, 10) }},
@@ -149,7 +150,7 @@ var sacctFields = []sacctField{
 	{"ReqCPUS", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "cpu"), 10) }},
 	{"ReqMem", 10, func(r *sacctRow) string { return reqMem(r.ReqTRES) }},
 	{"ReqNodes", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "node"), 10) }},
-	{"ReqTRES", 10, func(r *sacctRow) string { return r.ReqTRES }},
+	{"ReqTRES", 10, func(r *sacctRow) string { return tresByName(r.ReqTRES) }},
 	{"Reservation", 10, func(r *sacctRow) string { return r.Reservation }},
 	{"Reserved", 10, func(r *sacctRow) string { return duration.Format(r.reserved()) }},
 	{"Start", 19, func(r *sacctRow) string { return r.timeStr(r.Start) }},
@@ -225,6 +226,23 @@ func (r *sacctRow) jobIDRaw() string {
 // elapsed is Elapsed: the run's wall time less the time it spent
 // suspended (oracle: started 16:37:15, suspended 60 s, cancelled 16:40:10
 // showed Elapsed 00:01:55 and Suspended 00:01:00; CPUTime follows it).
+// tresByName lists a TRES string's entries sorted by name, as sacct
+// prints AllocTRES and ReqTRES (oracle: billing=2,cpu=2,gres/gpu=1,
+// mem=2000M,node=1, where scontrol shows cpu=2,mem=2000M,node=1,
+// billing=2,gres/gpu=1).
+func tresByName(s string) string {
+	if s == "" {
+		return s
+	}
+	parts := strings.Split(s, ",")
+	slices.SortStableFunc(parts, func(a, b string) int {
+		ka, _, _ := strings.Cut(a, "=")
+		kb, _, _ := strings.Cut(b, "=")
+		return strings.Compare(ka, kb)
+	})
+	return strings.Join(parts, ",")
+}
+
 func (r *sacctRow) elapsed() time.Duration {
 	if r.Start.IsZero() {
 		return 0

@@ -174,3 +174,20 @@ func TestSacctSuspendedTime(t *testing.T) {
 		t.Errorf("sacct:\n%s\nwant:\n%s", out, want)
 	}
 }
+
+// TestSacctTRESByName: sacct lists AllocTRES and ReqTRES sorted by name
+// (oracle, a 2-CPU job with one GPU: billing=2,cpu=2,gres/gpu=1,
+// mem=2000M,node=1 in both; scontrol keeps Slurm's TRES order).
+func TestSacctTRESByName(t *testing.T) {
+	tr := "cpu=2,mem=2000M,node=1,billing=2,gres/gpu=1"
+	res := api.AcctResponse{Now: acctAt, Records: []api.AcctRecord{{JobID: 8, ArrayTaskID: -1, State: "COMPLETED",
+		Submit: ago(time.Minute), Start: ago(time.Minute), End: acctAt, AllocTRES: tr, ReqTRES: tr}}}
+	o, err := parseSacct(strings.Fields("-X -n -P -o AllocTRES,ReqTRES"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := RenderSacct(res, o, 0, time.UTC)
+	if want := "billing=2,cpu=2,gres/gpu=1,mem=2000M,node=1|billing=2,cpu=2,gres/gpu=1,mem=2000M,node=1\n"; out != want {
+		t.Errorf("sacct: %q, want %q", out, want)
+	}
+}
