@@ -385,6 +385,7 @@ func RenderSacct(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 	if err != nil {
 		return "", err
 	}
+	sacctSortBySubmit(rows)
 	var b strings.Builder
 	if !o.noHeader {
 		sacctLine(&b, fields, o, func(f sacctField) string { return f.name })
@@ -397,6 +398,38 @@ func RenderSacct(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 		sacctLine(&b, fields, o, func(f sacctField) string { return f.value(r) })
 	}
 	return b.String(), nil
+}
+
+// sacctSortBySubmit orders the runs by submit time, each followed by its
+// steps, as Slurm's sacct lists them: a requeued job's later run (submitted
+// at the requeue) comes after the jobs submitted before it (oracle: sacct
+// -D listed 1..9, then job 1's second run, then 10). Rows come in job id,
+// run, step order, so a step follows its run's record.
+func sacctSortBySubmit(rows []sacctRow) {
+	keys := make(map[*sacctRow]time.Time, len(rows))
+	var parent *sacctRow
+	for i := range rows {
+		r := &rows[i]
+		switch {
+		case r.Step == "":
+			parent = r
+			keys[r] = r.Submit
+		case parent != nil && parent.JobID == r.JobID:
+			keys[r] = parent.Submit
+		default:
+			keys[r] = r.Submit
+		}
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return keys[&rows[a]].Compare(keys[&rows[b]]) })
+	sorted := make([]sacctRow, len(rows))
+	for i, k := range idx {
+		sorted[i] = rows[k]
+	}
+	copy(rows, sorted)
 }
 
 func sacctAbs(n int) int {

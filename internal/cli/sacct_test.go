@@ -191,3 +191,27 @@ func TestSacctTRESByName(t *testing.T) {
 		t.Errorf("sacct: %q, want %q", out, want)
 	}
 }
+
+// TestSacctRunsInSubmitOrder: records are listed by submit time, each
+// run followed by its steps. Oracle (sacct -D -X): jobs 1-9, then the
+// second run of job 1 (submitted at its requeue), then job 10.
+func TestSacctRunsInSubmitOrder(t *testing.T) {
+	rec := func(id uint32, restart int, step string, sub time.Time) api.AcctRecord {
+		return api.AcctRecord{JobID: id, Restart: restart, Step: step, ArrayTaskID: -1, State: "COMPLETED",
+			Submit: sub, Start: sub, End: sub.Add(time.Second)}
+	}
+	res := api.AcctResponse{Now: acctAt, Records: []api.AcctRecord{
+		rec(1, 0, "", ago(30*time.Minute)), rec(1, 0, "batch", ago(30*time.Minute)),
+		rec(1, 1, "", ago(10*time.Minute)), rec(1, 1, "batch", ago(9*time.Minute)),
+		rec(9, 0, "", ago(20*time.Minute)),
+		rec(10, 0, "", ago(5*time.Minute)), rec(10, 0, "batch", ago(5*time.Minute)),
+	}}
+	o, err := parseSacct(strings.Fields("-D -n -P -o JobID"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := RenderSacct(res, o, 0, time.UTC)
+	if want := "1\n1.batch\n9\n1\n1.batch\n10\n10.batch\n"; out != want {
+		t.Errorf("sacct -D:\n%s\nwant:\n%s", out, want)
+	}
+}
