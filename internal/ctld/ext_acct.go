@@ -205,7 +205,9 @@ func withoutBilling(s string) string {
 func batchStep(r api.AcctRecord) api.AcctRecord {
 	b := r
 	b.Step, b.Name, b.ReqTRES, b.Reservation = "batch", "batch", "", ""
-	b.Submit, b.Eligible, b.TimeLimitSec = r.Start, time.Time{}, api.TimeInfinite
+	// Slurm's step records are submitted and eligible at the run's start
+	// (oracle: 1.batch Submit, Eligible and Start all 16:32:57).
+	b.Submit, b.Eligible, b.TimeLimitSec = r.Start, r.Start, api.TimeInfinite
 	if names, err := hostlist.Expand(r.NodeList); err == nil && len(names) > 0 {
 		b.NodeList = names[0]
 	}
