@@ -70,9 +70,11 @@ func TestPreemptedRunChargedAndRecorded(t *testing.T) {
 	pend := c.waitState(low, "PENDING", 5*time.Second)
 	// scontrol: EligibleTime of the requeued job is its begin time (oracle:
 	// SubmitTime=16:33:11 EligibleTime=16:35:12 while PENDING BeginTime).
-	if p := c.job(low); !p.EligibleTime.Equal(p.BeginTime) || !p.BeginTime.After(p.SubmitTime) {
-		t.Errorf("requeued job: EligibleTime %v BeginTime %v SubmitTime %v, want eligible at the begin time",
-			p.EligibleTime, p.BeginTime, p.SubmitTime)
+	// StartTime (the expected start) is the begin time too.
+	if p := c.job(low); !p.EligibleTime.Equal(p.BeginTime) || !p.BeginTime.After(p.SubmitTime) ||
+		!p.ExpectedStart.Equal(p.BeginTime) {
+		t.Errorf("requeued job: EligibleTime %v ExpectedStart %v BeginTime %v SubmitTime %v, want eligible and "+
+			"expected to start at the begin time", p.EligibleTime, p.ExpectedStart, p.BeginTime, p.SubmitTime)
 	}
 
 	// Charged in whole seconds (2 s × 2 CPUs, decayed) and shown truncated.

@@ -83,6 +83,12 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		Reservation: r.Reservation}
 	if j.State.Base() == sched.JobPending {
 		info.Reason = string(j.Reason)
+		if info.ExpectedStart.IsZero() && r.BeginTime.After(now) {
+			// Slurm's expected start of a job waiting for its begin time
+			// (--begin, a requeue delay) is that time: scontrol StartTime,
+			// squeue %S.
+			info.ExpectedStart = r.BeginTime
+		}
 	}
 	info.PreemptEligibleTime = sched.PreemptEligibleTime(&ls.cfg, ls.st.Policy, j)
 	info.PreemptTime = j.PreemptTime
