@@ -155,6 +155,11 @@ type JobInfo struct {
 	SuspendedSec  int64     `json:"suspended_s,omitempty"`
 	ExpectedStart time.Time `json:"expected_start,omitempty"`
 	BeginTime     time.Time `json:"begin_time,omitempty"`
+	// PreemptEligibleTime (start + PreemptExemptTime, set once started in a
+	// cluster with preemption) and PreemptTime (when it was preempted or
+	// signalled for it) are scontrol's.
+	PreemptEligibleTime time.Time `json:"preempt_eligible_time,omitempty"`
+	PreemptTime         time.Time `json:"preempt_time,omitempty"`
 	// TimeLimitSec is the limit in seconds, TimeInfinite for UNLIMITED.
 	TimeLimitSec int64 `json:"time_limit_s"`
 

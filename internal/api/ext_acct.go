@@ -63,6 +63,9 @@ type AcctRecord struct {
 	TimeLimitSec int64  `json:"time_limit_s"`
 	WorkDir      string `json:"work_dir,omitempty"`
 	Reservation  string `json:"reservation,omitempty"`
+	// SuspendedSec is the time the run spent suspended (sacct's Suspended;
+	// Elapsed excludes it).
+	SuspendedSec int64 `json:"suspended_s,omitempty"`
 }
 
 // AcctResponse lists accounting records in job id, run, step order.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,17 +20,18 @@ func init() {
 	Register(Command{Name: "sacct", Summary: "job accounting records (one per run of a job, and its steps)", Link: true, Run: runSacct})
 }
 
-const sacctUsage = `Usage: sacct [-a] [-X] [-u USERS] [-A ACCOUNTS] [-j JOBS] [-s STATES]
+const sacctUsage = `Usage: sacct [-a] [-D] [-X] [-u USERS] [-A ACCOUNTS] [-j JOBS] [-s STATES]
              [-S START] [-E END] [-b | -l | -o FIELDS] [-p | -P] [-n]
-Shows the accounting records of jobs: one line per run of a job (a requeued
-job has one per run, the earlier ones PREEMPTED or REQUEUED) and, without
--X, one per step. Default window: since 00:00 today (since now with -s);
+Shows the accounting records of jobs: the latest run of each job in the
+window (with -D every run: a requeued job has one record per run, the
+earlier ones PREEMPTED or REQUEUED) and, without -X, one line per step. Default window: since 00:00 today (since now with -s);
 no window with -j. Fields: sacct --helpformat.
 `
 
 // sacctOpts are sacct's options.
 type sacctOpts struct {
 	allUsers, allocs, brief, long   bool
+	duplicates                      bool
 	parsable, parsable2, noHeader   bool
 	helpFormat, help                bool
 	users, accounts, jobs, states   []string
@@ -44,6 +45,7 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	fs.SetOutput(io.Discard)
 	fs.BoolVarP(&o.allUsers, "allusers", "a", false, "")
 	fs.BoolVarP(&o.allocs, "allocations", "X", false, "")
+	fs.BoolVarP(&o.duplicates, "duplicates", "D", false, "")
 	fs.BoolVarP(&o.brief, "brief", "b", false, "")
 	fs.BoolVarP(&o.long, "long", "l", false, "")
 	fs.BoolVarP(&o.parsable, "parsable", "p", false, "")
@@ -125,7 +127,7 @@ var sacctFields = []sacctField{
 	{"Account", 10, func(r *sacctRow) string { return r.Account }},
 	{"AllocCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
 	{"AllocNodes", 10, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.AllocTRES, "node"), 10) }},
-	{"AllocTRES", 10, func(r *sacctRow) string { return sortedTRES(r.AllocTRES) }},
+	{"AllocTRES", 10, func(r *sacctRow) string { return tresByName(r.AllocTRES) }},
 	{"Cluster", 10, func(r *sacctRow) string { return r.cluster }},
 	{"CPUTime", 10, func(r *sacctRow) string { return duration.Format(r.elapsed() * time.Duration(r.cpus)) }},
 	{"CPUTimeRAW", 10, func(r *sacctRow) string { return strconv.FormatInt(int64(r.elapsed().Seconds())*r.cpus, 10) }},
@@ -142,18 +144,19 @@ var sacctFields = []sacctField{
 	{"NNodes", 8, func(r *sacctRow) string {
 		return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10)
 	}},
-	{"NodeList", -15, func(r *sacctRow) string { return r.nodeList() }},
+	{"NodeList", 15, func(r *sacctRow) string { return r.nodeList() }}, // right-justified, as on the oracle
 	{"Partition", 10, func(r *sacctRow) string { return r.Partition }},
 	{"QOS", 10, func(r *sacctRow) string { return r.QOS }},
 	{"ReqCPUS", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "cpu"), 10) }},
 	{"ReqMem", 10, func(r *sacctRow) string { return reqMem(r.ReqTRES) }},
 	{"ReqNodes", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "node"), 10) }},
-	{"ReqTRES", 10, func(r *sacctRow) string { return sortedTRES(r.ReqTRES) }},
+	{"ReqTRES", 10, func(r *sacctRow) string { return tresByName(r.ReqTRES) }},
 	{"Reservation", 10, func(r *sacctRow) string { return r.Reservation }},
 	{"Reserved", 10, func(r *sacctRow) string { return duration.Format(r.reserved()) }},
 	{"Start", 19, func(r *sacctRow) string { return r.timeStr(r.Start) }},
 	{"State", 10, func(r *sacctRow) string { return r.State }},
 	{"Submit", 19, func(r *sacctRow) string { return r.timeStr(r.Submit) }},
+	{"Suspended", 10, func(r *sacctRow) string { return duration.Format(time.Duration(r.SuspendedSec) * time.Second) }},
 	{"Timelimit", 10, func(r *sacctRow) string { return r.timelimit() }},
 	{"TimelimitRaw", 10, func(r *sacctRow) string { return r.timelimitRaw() }},
 	{"UID", 6, func(r *sacctRow) string { return strconv.FormatUint(uint64(r.UID), 10) }},
@@ -220,6 +223,26 @@ func (r *sacctRow) jobIDRaw() string {
 	return id
 }
 
+// elapsed is Elapsed: the run's wall time less the time it spent
+// suspended (oracle: started 16:37:15, suspended 60 s, cancelled 16:40:10
+// showed Elapsed 00:01:55 and Suspended 00:01:00; CPUTime follows it).
+// tresByName lists a TRES string's entries sorted by name, as sacct
+// prints AllocTRES and ReqTRES (oracle: billing=2,cpu=2,gres/gpu=1,
+// mem=2000M,node=1, where scontrol shows cpu=2,mem=2000M,node=1,
+// billing=2,gres/gpu=1).
+func tresByName(s string) string {
+	if s == "" {
+		return s
+	}
+	parts := strings.Split(s, ",")
+	slices.SortStableFunc(parts, func(a, b string) int {
+		ka, _, _ := strings.Cut(a, "=")
+		kb, _, _ := strings.Cut(b, "=")
+		return strings.Compare(ka, kb)
+	})
+	return strings.Join(parts, ",")
+}
+
 func (r *sacctRow) elapsed() time.Duration {
 	if r.Start.IsZero() {
 		return 0
@@ -228,7 +251,7 @@ func (r *sacctRow) elapsed() time.Duration {
 	if end.IsZero() {
 		end = r.now
 	}
-	return max(end.Sub(r.Start), 0).Truncate(time.Second)
+	return max(end.Sub(r.Start).Truncate(time.Second)-time.Duration(r.SuspendedSec)*time.Second, 0)
 }
 
 // reserved is the time the job waited from eligibility to start.
@@ -285,22 +308,6 @@ func (r *sacctRow) timelimitRaw() string {
 }
 
 // tresOf reads one count out of a TRES string ("cpu=2,mem=1G,node=1").
-// sortedTRES orders a TRES list by name, as sacct prints AllocTRES and
-// ReqTRES (billing=1,cpu=1,gres/gpu=4,mem=1000M,node=1), where scontrol
-// keeps Slurm's TRES id order (cpu, mem, node, billing, gres).
-func sortedTRES(s string) string {
-	if s == "" {
-		return s
-	}
-	items := strings.Split(s, ",")
-	sort.SliceStable(items, func(i, j int) bool {
-		ki, _, _ := strings.Cut(items[i], "=")
-		kj, _, _ := strings.Cut(items[j], "=")
-		return ki < kj
-	})
-	return strings.Join(items, ",")
-}
-
 func tresOf(s, name string) int64 {
 	v, err := tres.Parse(s)
 	if err != nil {
@@ -338,7 +345,7 @@ func sacctStateName(s string) (string, error) {
 }
 
 // sacctWindow returns the selection window: -S (default 00:00 today,
-// or now with -s; none with -j) to -E (default now).
+// or now with -s; none with -j) to -E (default now; none with -j alone).
 func sacctWindow(o *sacctOpts, now time.Time, loc *time.Location) (time.Time, time.Time, error) {
 	var from, to time.Time
 	switch {
@@ -354,7 +361,9 @@ func sacctWindow(o *sacctOpts, now time.Time, loc *time.Location) (time.Time, ti
 		n := now.In(loc)
 		from = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, loc)
 	}
-	to = now
+	if len(o.jobs) == 0 || o.start != "" || len(o.states) > 0 {
+		to = now // -j alone selects regardless of time, a job eligible later too
+	}
 	if o.end != "" {
 		t, err := duration.ParseTimePast(o.end, now, loc)
 		if err != nil {
@@ -376,6 +385,7 @@ func RenderSacct(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 	if err != nil {
 		return "", err
 	}
+	sacctSortBySubmit(rows)
 	var b strings.Builder
 	if !o.noHeader {
 		sacctLine(&b, fields, o, func(f sacctField) string { return f.name })
@@ -388,6 +398,38 @@ func RenderSacct(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 		sacctLine(&b, fields, o, func(f sacctField) string { return f.value(r) })
 	}
 	return b.String(), nil
+}
+
+// sacctSortBySubmit orders the runs by submit time, each followed by its
+// steps, as Slurm's sacct lists them: a requeued job's later run (submitted
+// at the requeue) comes after the jobs submitted before it (oracle: sacct
+// -D listed 1..9, then job 1's second run, then 10). Rows come in job id,
+// run, step order, so a step follows its run's record.
+func sacctSortBySubmit(rows []sacctRow) {
+	keys := make(map[*sacctRow]time.Time, len(rows))
+	var parent *sacctRow
+	for i := range rows {
+		r := &rows[i]
+		switch {
+		case r.Step == "":
+			parent = r
+			keys[r] = r.Submit
+		case parent != nil && parent.JobID == r.JobID:
+			keys[r] = parent.Submit
+		default:
+			keys[r] = r.Submit
+		}
+	}
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return keys[&rows[a]].Compare(keys[&rows[b]]) })
+	sorted := make([]sacctRow, len(rows))
+	for i, k := range idx {
+		sorted[i] = rows[k]
+	}
+	copy(rows, sorted)
 }
 
 func sacctAbs(n int) int {
@@ -484,7 +526,41 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 		}
 		out = append(out, row)
 	}
+	if !o.duplicates {
+		out = sacctLatestRuns(out)
+	}
 	return out, nil
+}
+
+// sacctLatestRuns keeps, of each job, only its latest run among the
+// selected records and that run's steps, as sacct does without -D: a
+// requeued job shows its PENDING record once it is eligible, and its last
+// PREEMPTED or REQUEUED run before (the window ends at now, so a record
+// eligible later is not selected; oracle: plain sacct showed the
+// preempted run, sacct -j the PENDING one).
+func sacctLatestRuns(rows []sacctRow) []sacctRow {
+	latest := map[uint32]*sacctRow{}
+	for i := range rows {
+		r := &rows[i]
+		if l := latest[r.JobID]; r.Step == "" && (l == nil || r.Restart > l.Restart) {
+			latest[r.JobID] = r
+		}
+	}
+	out := rows[:0:0]
+	for _, r := range rows {
+		l := latest[r.JobID]
+		switch {
+		case l == nil:
+		case r.Step == "" || r.Step == "batch" || r.Step == "extern":
+			if r.Restart != l.Restart {
+				continue
+			}
+		case l.Start.IsZero() || r.Start.Before(l.Start):
+			continue // a numbered step of an earlier run
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 func sacctKeep(r *api.AcctRecord, o *sacctOpts, uid int, states map[string]bool, from, to time.Time) bool {
@@ -524,7 +600,7 @@ func sacctKeep(r *api.AcctRecord, o *sacctOpts, uid int, states map[string]bool,
 	if !from.IsZero() && !r.End.IsZero() && r.End.Before(from) {
 		return false
 	}
-	return begin.IsZero() || !begin.After(to)
+	return begin.IsZero() || to.IsZero() || !begin.After(to)
 }
 
 // sacctJobMatch reports whether r is one of the -j ids: "12" (the job,

@@ -214,8 +214,8 @@ func (c *extCluster) submit(args ...string) string {
 
 // TestE2EAccounting runs jobs on a real cluster and checks what sacct,
 // sdiag, sprio and sshare report: a completed job, a failed one, a job
-// requeued while running (two records, the first REQUEUED), a pending
-// held job, and the scheduler counters.
+// requeued while running (two records with -D, the first REQUEUED), a
+// pending held job, and the scheduler counters.
 func TestE2EAccounting(t *testing.T) {
 	c := upCluster(t, 2, "")
 	ok := c.submit("-J", "ok", "--wrap", "true")
@@ -237,17 +237,26 @@ func TestE2EAccounting(t *testing.T) {
 		t.Fatalf("sacct: %d %s", rc, errs)
 	}
 	t.Logf("sacct -X -P:\n%s", out)
+	// One record per job: the requeued job's PENDING record is eligible
+	// only after the requeue delay, so its REQUEUED run is shown (as on
+	// the oracle); -j (no time window) shows the PENDING one, -D all.
 	for _, want := range []string{
-		ok + "|ok|COMPLETED|0:0", bad + "|bad|FAILED|3:0", long + "|long|REQUEUED|", long + "|long|PENDING|0:0",
-		held + "|held|PENDING|0:0",
+		ok + "|ok|COMPLETED|0:0", bad + "|bad|FAILED|3:0", long + "|long|REQUEUED|", held + "|held|PENDING|0:0",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sacct output lacks %q", want)
 		}
 	}
+	if strings.Contains(out, long+"|long|PENDING") {
+		t.Errorf("sacct shows the requeued job's PENDING record before it is eligible")
+	}
 	rc, out, _ = c.run("sacct", "-j", long, "-n", "-b")
+	if rc != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(out, "PENDING") {
+		t.Errorf("sacct -j %s: want its PENDING record only, got %d:\n%s", long, rc, out)
+	}
+	rc, out, _ = c.run("sacct", "-D", "-j", long, "-n", "-b")
 	if rc != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, long+".batch") {
-		t.Errorf("sacct -j %s: want 3 records (one per run, the batch step of the first), got %d:\n%s", long, rc, out)
+		t.Errorf("sacct -D -j %s: want 3 records (one per run, the batch step of the first), got %d:\n%s", long, rc, out)
 	}
 	// Without -X each batch job has its JOBID.batch step line: the
 	// script's state and exit code; the requeued run's was killed.
@@ -517,11 +526,21 @@ func TestE2ESacctPreemptedRun(t *testing.T) {
 	if j.RestartCount != 1 {
 		t.Errorf("preempted job restart count %d, want 1", j.RestartCount)
 	}
+	// Plain sacct shows the latest run eligible by now: the PENDING record
+	// of the requeued job is eligible only after the requeue delay, so
+	// its PREEMPTED run is shown (as on the oracle); -D shows both.
 	_, out, _ := c.run("sacct", "-X", "-P", "-n", "--format=JobID,JobName,Partition,State")
 	t.Logf("sacct:\n%s", out)
-	for _, want := range []string{low + "|charlie|debug|PREEMPTED", low + "|charlie|debug|PENDING", high + "|alice|high|RUNNING"} {
+	for _, want := range []string{low + "|charlie|debug|PREEMPTED", high + "|alice|high|RUNNING"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sacct lacks %q", want)
 		}
+	}
+	if strings.Contains(out, low+"|charlie|debug|PENDING") {
+		t.Errorf("plain sacct shows the PENDING record of the requeued job before it is eligible")
+	}
+	_, out, _ = c.run("sacct", "-D", "-X", "-P", "-n", "-j", low, "--format=JobID,JobName,Partition,State")
+	if want := low + "|charlie|debug|PREEMPTED\n" + low + "|charlie|debug|PENDING\n"; out != want {
+		t.Errorf("sacct -D -j %s:\n%s\nwant:\n%s", low, out, want)
 	}
 }

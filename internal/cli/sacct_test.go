@@ -56,6 +56,7 @@ func TestSacctGolden(t *testing.T) {
 		{"own-jobs-only", 1001, ""},
 		{"allocations-parsable", 0, "-X -P --format=JobID,User,Account,QOS,AllocTRES,State,Elapsed,Reserved,Partition,CPUTime,ExitCode,Submit,Start,End"},
 		{"requeued-job", 0, "-j 10 --format=JobID,State,ExitCode,NodeList,Start,End%20"},
+		{"requeued-job-duplicates", 0, "-D -j 10 --format=JobID,State,ExitCode,NodeList,Start,End%20"},
 		{"brief-noheader", 0, "-b -n -S 2026-03-09"},
 		{"widths-and-p", 0, "-X -p -o jobid%-8,jobname%4,state"},
 		{"states-window", 0, "-s F,PD -S now-1hour -E now"},
@@ -107,5 +108,110 @@ func extCheckGolden(t *testing.T, path, out string) {
 	}
 	if string(want) != out {
 		t.Errorf("%s differs\n--- got\n%s--- want\n%s", path, out, want)
+	}
+}
+
+// TestSacctRequeuedLatestRun: without -D sacct shows one record per job,
+// the latest run selected. On the oracle, a job requeued by preemption
+// and waiting out its requeue delay (its PENDING record eligible later
+// than now) showed its PREEMPTED run in plain sacct, the PENDING record
+// with -j (no time window), and both with -D; once eligible, plain sacct
+// showed the PENDING record.
+func TestSacctRequeuedLatestRun(t *testing.T) {
+	res := api.AcctResponse{Now: acctAt, Cluster: "demo", Records: []api.AcctRecord{
+		{JobID: 20, ArrayTaskID: -1, User: "alice", UID: 1001, State: "PREEMPTED", ExitCode: "0:0",
+			Submit: ago(time.Hour), Eligible: ago(time.Hour), Start: ago(time.Hour), End: ago(time.Minute),
+			AllocTRES: "billing=4,cpu=4,mem=4000M,node=1"},
+		{JobID: 20, Step: "batch", ArrayTaskID: -1, User: "alice", UID: 1001, State: "CANCELLED", ExitCode: "0:15",
+			Submit: ago(time.Hour), Start: ago(time.Hour), End: ago(time.Minute), AllocTRES: "cpu=4,mem=4000M,node=1"},
+		{JobID: 20, Restart: 1, ArrayTaskID: -1, User: "alice", UID: 1001, State: "PENDING", ExitCode: "0:0",
+			Submit: ago(time.Minute), Eligible: acctAt.Add(time.Minute)},
+	}}
+	cases := []struct{ args, want string }{
+		{"-n -P -o JobID,State,ExitCode", "20|PREEMPTED|0:0\n20.batch|CANCELLED|0:15\n"},
+		{"-n -P -o JobID,State -j 20", "20|PENDING\n"},
+		{"-n -P -o JobID,State -D -X", "20|PREEMPTED\n"},
+		{"-n -P -o JobID,State -D -j 20", "20|PREEMPTED\n20.batch|CANCELLED\n20|PENDING\n"},
+		{"-n -P -o JobID,State -X -E now+2minutes", "20|PENDING\n"},
+	}
+	for _, c := range cases {
+		o, err := parseSacct(strings.Fields(c.args))
+		if err != nil {
+			t.Fatalf("%s: %v", c.args, err)
+		}
+		out, err := RenderSacct(res, o, 0, time.UTC)
+		if err != nil {
+			t.Fatalf("%s: %v", c.args, err)
+		}
+		if out != c.want {
+			t.Errorf("sacct %s:\n%s\nwant:\n%s", c.args, out, c.want)
+		}
+	}
+}
+
+// TestSacctSuspendedTime: Elapsed (and CPUTime) leave out the time the
+// run spent suspended, shown as Suspended. Oracle: a 4-CPU job started
+// 16:37:15, suspended 60 s by a gang preemption and cancelled 16:40:10:
+// Elapsed 00:01:55, ElapsedRaw 115, Suspended 00:01:00, CPUTimeRAW 460,
+// and the same on its batch step.
+func TestSacctSuspendedTime(t *testing.T) {
+	start := time.Date(2026, 11, 26, 16, 37, 15, 0, time.UTC)
+	res := api.AcctResponse{Now: start.Add(time.Hour), Cluster: "demo", Records: []api.AcctRecord{
+		{JobID: 1, ArrayTaskID: -1, State: "CANCELLED by 0", ExitCode: "0:0", Submit: start, Eligible: start,
+			Start: start, End: start.Add(175 * time.Second), AllocTRES: "billing=4,cpu=4,mem=4000M,node=1", SuspendedSec: 60},
+		{JobID: 1, Step: "batch", ArrayTaskID: -1, State: "CANCELLED", ExitCode: "0:15", Submit: start,
+			Start: start, End: start.Add(175 * time.Second), AllocTRES: "cpu=4,mem=4000M,node=1", SuspendedSec: 60},
+	}}
+	o, err := parseSacct(strings.Fields("-n -P -o JobID,Elapsed,ElapsedRaw,Suspended,CPUTimeRAW"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := RenderSacct(res, o, 0, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "1|00:01:55|115|00:01:00|460\n1.batch|00:01:55|115|00:01:00|460\n"; out != want {
+		t.Errorf("sacct:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestSacctTRESByName: sacct lists AllocTRES and ReqTRES sorted by name
+// (oracle, a 2-CPU job with one GPU: billing=2,cpu=2,gres/gpu=1,
+// mem=2000M,node=1 in both; scontrol keeps Slurm's TRES order).
+func TestSacctTRESByName(t *testing.T) {
+	tr := "cpu=2,mem=2000M,node=1,billing=2,gres/gpu=1"
+	res := api.AcctResponse{Now: acctAt, Records: []api.AcctRecord{{JobID: 8, ArrayTaskID: -1, State: "COMPLETED",
+		Submit: ago(time.Minute), Start: ago(time.Minute), End: acctAt, AllocTRES: tr, ReqTRES: tr}}}
+	o, err := parseSacct(strings.Fields("-X -n -P -o AllocTRES,ReqTRES"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := RenderSacct(res, o, 0, time.UTC)
+	if want := "billing=2,cpu=2,gres/gpu=1,mem=2000M,node=1|billing=2,cpu=2,gres/gpu=1,mem=2000M,node=1\n"; out != want {
+		t.Errorf("sacct: %q, want %q", out, want)
+	}
+}
+
+// TestSacctRunsInSubmitOrder: records are listed by submit time, each
+// run followed by its steps. Oracle (sacct -D -X): jobs 1-9, then the
+// second run of job 1 (submitted at its requeue), then job 10.
+func TestSacctRunsInSubmitOrder(t *testing.T) {
+	rec := func(id uint32, restart int, step string, sub time.Time) api.AcctRecord {
+		return api.AcctRecord{JobID: id, Restart: restart, Step: step, ArrayTaskID: -1, State: "COMPLETED",
+			Submit: sub, Start: sub, End: sub.Add(time.Second)}
+	}
+	res := api.AcctResponse{Now: acctAt, Records: []api.AcctRecord{
+		rec(1, 0, "", ago(30*time.Minute)), rec(1, 0, "batch", ago(30*time.Minute)),
+		rec(1, 1, "", ago(10*time.Minute)), rec(1, 1, "batch", ago(9*time.Minute)),
+		rec(9, 0, "", ago(20*time.Minute)),
+		rec(10, 0, "", ago(5*time.Minute)), rec(10, 0, "batch", ago(5*time.Minute)),
+	}}
+	o, err := parseSacct(strings.Fields("-D -n -P -o JobID"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := RenderSacct(res, o, 0, time.UTC)
+	if want := "1\n1.batch\n9\n1\n1.batch\n10\n10.batch\n"; out != want {
+		t.Errorf("sacct -D:\n%s\nwant:\n%s", out, want)
 	}
 }

@@ -442,8 +442,14 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 		fmt.Sprintf("RunTime=%s TimeLimit=%s TimeMin=N/A", duration.Format(timeUsed(j, now)), limitOrUnlimited(j.TimeLimitSec)),
 		fmt.Sprintf("SubmitTime=%s EligibleTime=%s", slurmTime(j.SubmitTime), timeOrNone(j.EligibleTime, "Unknown")),
 		fmt.Sprintf("AccrueTime=%s", timeOrNone(j.AccrueTime, "Unknown")),
-		fmt.Sprintf("StartTime=%s EndTime=%s Deadline=N/A", timeOrNone(startOf(j), "Unknown"), jobEnd(j)),
-		fmt.Sprintf("SuspendTime=%s SecsPreSuspend=0", timeOrNone(j.SuspendTime, "None")),
+		fmt.Sprintf("StartTime=%s EndTime=%s Deadline=N/A", timeOrNone(startOf(j), "Unknown"), jobEnd(j)))
+	if !j.PreemptEligibleTime.IsZero() {
+		// Slurm's line for a job started in a cluster with preemption.
+		lines = append(lines, fmt.Sprintf("PreemptEligibleTime=%s PreemptTime=%s", slurmTime(j.PreemptEligibleTime),
+			timeOrNone(j.PreemptTime, "None")))
+	}
+	lines = append(lines,
+		fmt.Sprintf("SuspendTime=%s SecsPreSuspend=%d", timeOrNone(j.SuspendTime, "None"), secsPreSuspend(j)),
 		fmt.Sprintf("Partition=%s", j.Partition),
 	)
 	if j.Reservation != "" {
@@ -594,4 +600,16 @@ func PartitionRecordLines(p *api.PartitionRecord) []string {
 		memLine,
 		"TRES=" + p.TRES,
 	}
+}
+
+// secsPreSuspend is SecsPreSuspend: the seconds the job had run when it
+// was last suspended (Slurm keeps it after the resume: a job run 5 s,
+// suspended 60 s and resumed shows SuspendTime=<resume> SecsPreSuspend=5).
+// SuspendTime is the last suspend or resume, SuspendedSec the time spent
+// suspended before it.
+func secsPreSuspend(j *api.JobInfo) int64 {
+	if j.SuspendTime.IsZero() || j.StartTime.IsZero() {
+		return 0
+	}
+	return max(int64(j.SuspendTime.Sub(j.StartTime)/time.Second)-j.SuspendedSec, 0)
 }

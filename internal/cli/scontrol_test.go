@@ -103,3 +103,52 @@ func TestE2EScontrolPartition(t *testing.T) {
 		t.Errorf("show a deleted partition: %d %q", rc, errs)
 	}
 }
+
+// TestScontrolSuspendedJobTimes: oracle (gang suspension): a job started
+// 16:37:15, suspended 16:37:20, showed at 16:37:29 RunTime=00:00:05
+// SuspendTime=16:37:20 SecsPreSuspend=5; resumed 16:38:20, at 16:40:10
+// RunTime=00:01:55 SuspendTime=16:38:20 SecsPreSuspend=5.
+func TestScontrolSuspendedJobTimes(t *testing.T) {
+	at := func(hms string) time.Time {
+		tm, _ := time.Parse("15:04:05", hms)
+		return time.Date(2026, 11, 26, tm.Hour(), tm.Minute(), tm.Second(), 0, time.Local)
+	}
+	j := queueFixture().Jobs[0]
+	j.StartTime, j.State, j.SuspendTime, j.SuspendedSec = at("16:37:15"), "SUSPENDED", at("16:37:20"), 0
+	check := func(now time.Time, want ...string) {
+		t.Helper()
+		out := strings.Join(JobRecordLines(&j, now), "\n")
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: no %q in\n%s", j.State, w, out)
+			}
+		}
+	}
+	check(at("16:37:29"), "RunTime=00:00:05 ", "SuspendTime=2026-11-26T16:37:20 SecsPreSuspend=5\n")
+	j.State, j.SuspendTime, j.SuspendedSec = "RUNNING", at("16:38:20"), 60
+	check(at("16:40:10"), "RunTime=00:01:55 ", "SuspendTime=2026-11-26T16:38:20 SecsPreSuspend=5\n")
+}
+
+// TestScontrolPreemptTimes: with preemption, a started job shows
+// "PreemptEligibleTime=<start+exempt> PreemptTime=<time or None>" after
+// its StartTime line (oracle, preempt/qos); a job that never started, or
+// one in a cluster without preemption, shows no such line.
+func TestScontrolPreemptTimes(t *testing.T) {
+	j := queueFixture().Jobs[0]
+	j.PreemptEligibleTime = time.Date(2026, 11, 26, 16, 52, 54, 0, time.Local)
+	lines := JobRecordLines(&j, j.StartTime.Add(time.Minute))
+	for i, l := range lines {
+		if strings.HasPrefix(l, "PreemptEligibleTime=") {
+			if l != "PreemptEligibleTime=2026-11-26T16:52:54 PreemptTime=None" || !strings.HasPrefix(lines[i-1], "StartTime=") {
+				t.Errorf("line %d %q after %q", i, l, lines[i-1])
+			}
+			j.PreemptEligibleTime = time.Time{}
+		}
+	}
+	if !j.PreemptEligibleTime.IsZero() {
+		t.Fatalf("no PreemptEligibleTime line in\n%s", strings.Join(lines, "\n"))
+	}
+	if out := strings.Join(JobRecordLines(&j, j.StartTime), "\n"); strings.Contains(out, "PreemptEligibleTime") {
+		t.Errorf("a job without PreemptEligibleTime shows the line:\n%s", out)
+	}
+}

@@ -366,6 +366,7 @@ func (ls *loopState) nodeDown(i int32, reason, user string, now time.Time) {
 	for _, j := range ls.st.Jobs() {
 		if isActive(j) && hasNode(j.Alloc.Nodes, i) {
 			nodes[j.ID] = append([]int32(nil), j.Alloc.Nodes...)
+			ls.prio.charge(ls, j, now) // the run ends (NODE_FAIL) or is requeued here
 		}
 	}
 	hit, _ := ls.st.NodeFail(n.Name, reason, now)
@@ -405,6 +406,9 @@ func (ls *loopState) checkGrace(now time.Time) {
 			continue
 		}
 		was := j.State
+		if j.State.Base() == sched.JobRunning && p.Mode.Action() != sched.PreemptSuspend {
+			ls.prio.charge(ls, j, now) // its run ends here (see chargePreempted)
+		}
 		if ls.st.Preempted(id, p.Mode, now) == nil {
 			ls.afterPreempt(j, was, p.Mode)
 			ls.wantSched = true

@@ -99,6 +99,10 @@ func (ls *loopState) liveRuns(j *sched.Job) []RunRow {
 		r.ExitCode = "0:0"
 		rows = append(rows, r)
 	}
+	if n := len(rows); n > 0 && j.State.Base() == sched.JobSuspended {
+		// The ongoing suspension counts too: Elapsed stops while suspended.
+		rows[n-1].Suspended += int64(ls.c.now().Sub(j.SuspendTime) / time.Second)
+	}
 	return rows
 }
 
@@ -106,7 +110,8 @@ func acctRecord(r RunRow) api.AcctRecord {
 	return api.AcctRecord{JobID: r.JobID, Restart: r.Restart, ArrayJobID: r.ArrayJobID, ArrayTaskID: r.ArrayTaskID,
 		Name: r.Name, User: r.User, UID: r.UID, GID: r.GID, Account: r.Account, QOS: r.QOS, Partition: r.Partition,
 		Submit: r.Submit, Eligible: r.Eligible, Start: r.Start, End: r.End, State: r.State, ExitCode: r.ExitCode,
-		NodeList: r.NodeList, AllocTRES: r.AllocTRES, ReqTRES: r.ReqTRES, TimeLimitSec: r.TimeLimit, WorkDir: r.WorkDir}
+		NodeList: r.NodeList, AllocTRES: r.AllocTRES, ReqTRES: r.ReqTRES, TimeLimitSec: r.TimeLimit, WorkDir: r.WorkDir,
+		SuspendedSec: r.Suspended}
 }
 
 // allocationMarker is in the script salloc and srun submit for an
@@ -200,7 +205,9 @@ func withoutBilling(s string) string {
 func batchStep(r api.AcctRecord) api.AcctRecord {
 	b := r
 	b.Step, b.Name, b.ReqTRES, b.Reservation = "batch", "batch", "", ""
-	b.Submit, b.Eligible, b.TimeLimitSec = r.Start, time.Time{}, api.TimeInfinite
+	// Slurm's step records are submitted and eligible at the run's start
+	// (oracle: 1.batch Submit, Eligible and Start all 16:32:57).
+	b.Submit, b.Eligible, b.TimeLimitSec = r.Start, r.Start, api.TimeInfinite
 	if names, err := hostlist.Expand(r.NodeList); err == nil && len(names) > 0 {
 		b.NodeList = names[0]
 	}

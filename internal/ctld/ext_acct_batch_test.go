@@ -38,7 +38,8 @@ func TestBatchStepRecords(t *testing.T) {
 		}
 		b := out[1]
 		if b.Step != "batch" || b.Name != "batch" || b.State != tc.state || b.ExitCode != tc.exit || b.NodeList != "n1" ||
-			b.AllocTRES != "cpu=2,mem=1000M,node=1" || !b.Start.Equal(tc.rec.Start) || !b.End.Equal(tc.rec.End) {
+			b.AllocTRES != "cpu=2,mem=1000M,node=1" || !b.Start.Equal(tc.rec.Start) || !b.End.Equal(tc.rec.End) ||
+			!b.Submit.Equal(tc.rec.Start) || !b.Eligible.Equal(tc.rec.Start) { // oracle: all three at the run's start
 			t.Errorf("%s: batch step %+v", tc.rec.State, b)
 		}
 	}

@@ -80,7 +80,7 @@ func (p *prioState) period() time.Duration {
 }
 
 // recalcPriorities is one PriorityCalcPeriod pass: usage of the running
-// jobs is charged and decayed, fair-share recomputed, and every pending
+// (and suspended) jobs is charged and decayed, fair-share recomputed, and every pending
 // job's priority refreshed.
 func (ls *loopState) recalcPriorities(now time.Time) {
 	p := &ls.prio
@@ -93,7 +93,9 @@ func (ls *loopState) recalcPriorities(now time.Time) {
 	}
 	var running []priority.RunningJob
 	for _, j := range ls.st.Jobs() {
-		if j.State.Base() == sched.JobRunning {
+		// A suspended job keeps its allocation and is charged like a
+		// running one: Slurm charges a run's wall time, suspension included.
+		if b := j.State.Base(); b == sched.JobRunning || b == sched.JobSuspended {
 			running = append(running, ls.runningJob(j))
 		}
 	}
@@ -192,9 +194,15 @@ func (ls *loopState) runningJob(j *sched.Job) priority.RunningJob {
 // partition's TRESBillingWeights (the CPU count without weights), which
 // Slurm stores as an integer; the fraction is dropped here.
 func (ls *loopState) allocTRESVector(j *sched.Job) tres.Vector {
-	v := allocVector(ls.st.Cluster, &j.Alloc)
+	return ls.allocTRESOf(&j.Alloc, ls.runPartition(j))
+}
+
+// allocTRESOf is allocation al's TRES in partition part (its billing
+// weights), for the current run or an earlier one.
+func (ls *loopState) allocTRESOf(al *sched.Alloc, part string) tres.Vector {
+	v := allocVector(ls.st.Cluster, al)
 	if len(v) > 0 {
-		v["billing"] = int64(priority.Billable(v, ls.prio.billing[ls.runPartition(j)], ls.prio.cfg.Flags))
+		v["billing"] = int64(priority.Billable(v, ls.prio.billing[part], ls.prio.cfg.Flags))
 	}
 	return v
 }

@@ -73,7 +73,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		User: j.User, UID: j.UID, GID: j.GID, Group: j.Group, Account: j.Account, QOS: j.QOS,
 		Partition: ls.partitionName(j), State: j.State.String(), StateShort: j.State.Short(),
 		StateDesc: j.StateDesc, Priority: j.Priority, Nice: r.Nice, SiteFactor: ls.site[j.ID],
-		SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime, AccrueTime: j.AccrueTime, StartTime: j.StartTime,
+		SubmitTime: j.SubmitTime, EligibleTime: j.AcctEligible(), AccrueTime: j.AccrueTime, StartTime: j.StartTime,
 		EndTime: j.EndTime, SuspendTime: j.SuspendTime, SuspendedSec: int64(j.Suspended / time.Second),
 		ExpectedStart: j.ExpectedStart, BeginTime: r.BeginTime, TimeLimitSec: limitSeconds(j.TimeLimit),
 		NodeList: compressNodes(cl, j.Alloc.Nodes), SchedNodes: compressNodes(cl, j.PlannedNodes),
@@ -83,7 +83,15 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		Reservation: r.Reservation}
 	if j.State.Base() == sched.JobPending {
 		info.Reason = string(j.Reason)
+		if info.ExpectedStart.IsZero() && r.BeginTime.After(now) {
+			// Slurm's expected start of a job waiting for its begin time
+			// (--begin, a requeue delay) is that time: scontrol StartTime,
+			// squeue %S.
+			info.ExpectedStart = r.BeginTime
+		}
 	}
+	info.PreemptEligibleTime = sched.PreemptEligibleTime(&ls.cfg, ls.st.Policy, j)
+	info.PreemptTime = j.PreemptTime
 	if j.Hold != sched.HoldNone {
 		info.Priority = 0 // a held job's priority is 0, as Slurm shows it
 	}

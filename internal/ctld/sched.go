@@ -61,6 +61,9 @@ func (ls *loopState) applyPlan(plan *sched.Plan) {
 			reasons[p.Job] = j.Reason
 		}
 	}
+	for _, p := range plan.Preemptions {
+		ls.chargePreempted(p, now)
+	}
 	started := st.Apply(plan)
 	for _, id := range sources {
 		if j := st.Job(id); j != nil {
@@ -96,6 +99,21 @@ func (ls *loopState) applyPlan(plan *sched.Plan) {
 			ls.touch(j, "", "")
 		}
 	}
+}
+
+// chargePreempted charges fair-share the usage of a job that preemption
+// ends (CANCEL) or requeues now, since the last priority pass: Slurm
+// charges a preempted run's elapsed time × TRES like any other run's, and
+// the passes only charge the jobs still running. A job in its GraceTime
+// is charged when it goes (checkGrace); a suspended one keeps running
+// its allocation and is charged by the passes while it runs.
+func (ls *loopState) chargePreempted(p sched.Preemption, now time.Time) {
+	j := ls.st.Job(p.Job)
+	if j == nil || j.State.Base() != sched.JobRunning || p.Mode.Action() == sched.PreemptSuspend ||
+		p.GraceEnd.After(now) {
+		return
+	}
+	ls.prio.charge(ls, j, now)
 }
 
 // applyPreemption sends the agent what a preemption decided.

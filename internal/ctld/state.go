@@ -299,12 +299,8 @@ func (ls *loopState) takeOutbox() []func() {
 // for the current run once it started.
 func (ls *loopState) runRows(j *sched.Job) []RunRow {
 	var out []RunRow
-	for i, r := range j.Runs {
-		row := ls.runRow(j, i)
-		row.Start, row.End, row.State = r.Start, r.End, r.State.String()
-		row.ExitCode = exitString(r.ExitCode)
-		row.NodeList = compressNodes(ls.st.Cluster, r.Nodes)
-		out = append(out, row)
+	for i := range j.Runs {
+		out = append(out, ls.pastRunRow(j, i))
 	}
 	if j.StartTime.IsZero() && !j.State.Finished() {
 		return out
@@ -318,13 +314,39 @@ func (ls *loopState) runRows(j *sched.Job) []RunRow {
 	row.ExitCode = exitString(j.ExitCode)
 	row.NodeList = compressNodes(ls.st.Cluster, j.Alloc.Nodes)
 	row.AllocTRES = ls.licenseTRES(ls.allocTRESVector(j).String(), j) // resv.go
+	row.Suspended = int64(j.Suspended / time.Second)
 	return append(out, row)
+}
+
+// pastRunRow is the row of j's earlier run i (ended REQUEUED, PREEMPTED,
+// NODE_FAIL...) with that run's own submit and eligible times, partition
+// and allocation, as Slurm keeps one record per run. Records stored
+// before these were kept fall back to the job's current ones.
+func (ls *loopState) pastRunRow(j *sched.Job, i int) RunRow {
+	r := &j.Runs[i]
+	row := ls.runRow(j, i)
+	row.Start, row.End, row.State = r.Start, r.End, r.State.String()
+	row.ExitCode = exitString(r.ExitCode)
+	row.NodeList = compressNodes(ls.st.Cluster, r.Nodes)
+	row.Suspended = int64(r.Suspended / time.Second)
+	if !r.Submit.IsZero() {
+		row.Submit, row.Eligible = r.Submit, r.Eligible
+	}
+	if len(r.Alloc.Nodes) > 0 {
+		part := ""
+		if r.Partition >= 0 && int(r.Partition) < len(ls.st.Cluster.Partitions) {
+			part = ls.st.Cluster.Partitions[r.Partition].Name
+			row.Partition = part
+		}
+		row.AllocTRES = ls.licenseTRES(ls.allocTRESOf(&r.Alloc, part).String(), j)
+	}
+	return row
 }
 
 func (ls *loopState) runRow(j *sched.Job, restart int) RunRow {
 	r := RunRow{JobID: uint32(j.ID), Restart: restart, ArrayTaskID: -1, Name: j.Req.Name, User: j.User,
 		UID: j.UID, GID: j.GID, Account: j.Account, QOS: j.QOS, Partition: ls.partitionName(j),
-		Submit: j.SubmitTime, Eligible: j.EligibleTime, ReqTRES: ls.licenseTRES(reqTRES(ls.st.Cluster, j), j),
+		Submit: j.SubmitTime, Eligible: j.AcctEligible(), ReqTRES: ls.licenseTRES(reqTRES(ls.st.Cluster, j), j),
 		TimeLimit: limitSeconds(j.TimeLimit)}
 	if j.Array != nil {
 		r.ArrayJobID, r.ArrayTaskID = uint32(j.Array.JobID), j.Array.TaskID

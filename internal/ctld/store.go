@@ -73,6 +73,7 @@ type RunRow struct {
 	ReqTRES     string
 	TimeLimit   int64 // seconds, -1 = UNLIMITED
 	WorkDir     string
+	Suspended   int64 // seconds spent suspended
 }
 
 // EventRow is one state transition (submit, start, end, hold, ...).
@@ -164,7 +165,7 @@ var schema = []string{
 		qos TEXT NOT NULL, partition_name TEXT NOT NULL, submit BIGINT NOT NULL, eligible BIGINT NOT NULL,
 		start_time BIGINT NOT NULL, end_time BIGINT NOT NULL, state TEXT NOT NULL, exit_code TEXT NOT NULL,
 		nodelist TEXT NOT NULL, alloc_tres TEXT NOT NULL, req_tres TEXT NOT NULL, time_limit BIGINT NOT NULL,
-		work_dir TEXT NOT NULL, PRIMARY KEY (job_id, restart))`,
+		work_dir TEXT NOT NULL, suspended BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (job_id, restart))`,
 	`CREATE TABLE IF NOT EXISTS ctld_events (job_id BIGINT NOT NULL, t BIGINT NOT NULL,
 		event TEXT NOT NULL, detail TEXT NOT NULL)`,
 	`CREATE TABLE IF NOT EXISTS ctld_nodes (name TEXT PRIMARY KEY, state INTEGER NOT NULL,
@@ -179,11 +180,28 @@ func openStore(ctx context.Context, db *sql.DB, d dialect) (Store, error) {
 			return nil, fmt.Errorf("create controller tables: %w", err)
 		}
 	}
+	if err := addRunsSuspended(ctx, db); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if err := s.prepare(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// addRunsSuspended adds the suspended column to a ctld_runs table
+// created before it existed (SQLite has no ADD COLUMN IF NOT EXISTS).
+func addRunsSuspended(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT suspended FROM ctld_runs WHERE 1 = 0`)
+	if err == nil {
+		return rows.Close()
+	}
+	if _, err := db.ExecContext(ctx, `ALTER TABLE ctld_runs ADD COLUMN suspended BIGINT NOT NULL DEFAULT 0`); err != nil {
+		return fmt.Errorf("add ctld_runs.suspended: %w", err)
+	}
+	return nil
 }
 
 func (s *sqlStore) Close() error {
@@ -275,14 +293,14 @@ const (
 		end_time = excluded.end_time, data = excluded.data`
 	upsertRun = `INSERT INTO ctld_runs (job_id, restart, array_job_id, array_task_id, name, user_name, uid, gid,
 		account, qos, partition_name, submit, eligible, start_time, end_time, state, exit_code, nodelist,
-		alloc_tres, req_tres, time_limit, work_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		alloc_tres, req_tres, time_limit, work_dir, suspended) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (job_id, restart) DO UPDATE SET array_job_id = excluded.array_job_id,
 		array_task_id = excluded.array_task_id, name = excluded.name, account = excluded.account,
 		qos = excluded.qos, partition_name = excluded.partition_name, submit = excluded.submit,
 		eligible = excluded.eligible, start_time = excluded.start_time, end_time = excluded.end_time,
 		state = excluded.state, exit_code = excluded.exit_code, nodelist = excluded.nodelist,
 		alloc_tres = excluded.alloc_tres, req_tres = excluded.req_tres, time_limit = excluded.time_limit,
-		work_dir = excluded.work_dir`
+		work_dir = excluded.work_dir, suspended = excluded.suspended`
 	insertEvent = `INSERT INTO ctld_events (job_id, t, event, detail) VALUES (?, ?, ?, ?)`
 	upsertNode  = `INSERT INTO ctld_nodes (name, state, reason, reason_time, reason_user) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET state = excluded.state, reason = excluded.reason,
@@ -314,7 +332,7 @@ func (s *sqlStore) Commit(ctx context.Context, b *Batch) (err error) {
 		r := &b.Runs[i]
 		return []any{int64(r.JobID), r.Restart, int64(r.ArrayJobID), r.ArrayTaskID, r.Name, r.User, int64(r.UID),
 			int64(r.GID), r.Account, r.QOS, r.Partition, unixNano(r.Submit), unixNano(r.Eligible), unixNano(r.Start),
-			unixNano(r.End), r.State, r.ExitCode, r.NodeList, r.AllocTRES, r.ReqTRES, r.TimeLimit, r.WorkDir}
+			unixNano(r.End), r.State, r.ExitCode, r.NodeList, r.AllocTRES, r.ReqTRES, r.TimeLimit, r.WorkDir, r.Suspended}
 	}); err != nil {
 		return err
 	}
@@ -426,7 +444,7 @@ func (s *sqlStore) loadMeta(ctx context.Context, snap *Snapshot) error {
 func (s *sqlStore) Runs(ctx context.Context) ([]RunRow, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT job_id, restart, array_job_id, array_task_id, name, user_name, uid, gid,
 		account, qos, partition_name, submit, eligible, start_time, end_time, state, exit_code, nodelist,
-		alloc_tres, req_tres, time_limit, work_dir FROM ctld_runs ORDER BY job_id, restart`)
+		alloc_tres, req_tres, time_limit, work_dir, suspended FROM ctld_runs ORDER BY job_id, restart`)
 	if err != nil {
 		return nil, fmt.Errorf("store: runs: %w", err)
 	}
@@ -437,7 +455,7 @@ func (s *sqlStore) Runs(ctx context.Context) ([]RunRow, error) {
 		var id, aj, uid, gid, sub, el, st, en int64
 		if err := rows.Scan(&id, &r.Restart, &aj, &r.ArrayTaskID, &r.Name, &r.User, &uid, &gid, &r.Account, &r.QOS,
 			&r.Partition, &sub, &el, &st, &en, &r.State, &r.ExitCode, &r.NodeList, &r.AllocTRES, &r.ReqTRES,
-			&r.TimeLimit, &r.WorkDir); err != nil {
+			&r.TimeLimit, &r.WorkDir, &r.Suspended); err != nil {
 			return nil, fmt.Errorf("store: runs: %w", err)
 		}
 		r.JobID, r.ArrayJobID, r.UID, r.GID = uint32(id), uint32(aj), uint32(uid), uint32(gid)

@@ -13,7 +13,10 @@ import (
 //     a higher QOS's job) resumes as soon as its CPUs are free again, i.e.
 //     when the "shadow" of its preemptor ends. The gang step runs first in
 //     every cycle, so a suspended job gets its CPUs back before pending
-//     jobs are placed.
+//     jobs are placed. Slurm gives the preemptor the victim's own cores,
+//     so a victim waits for its preemptor even when another preemptor's
+//     end frees as many CPUs (oracle: j1 suspended by h1, then j2 by h2,
+//     on one node; h2 ended first and j2 resumed, j1 waited for h1).
 //   - Time slices: in a partition with OverSubscribe=FORCE:n (n > 1), jobs
 //     that share CPUs take turns. Every SchedulerTimeSlice the driver
 //     calls Timeslice, which rebuilds the partition's active set starting
@@ -25,8 +28,8 @@ import (
 
 func init() { gangStep = runGang }
 
-// runGang is the GangHook: it resumes suspended jobs whose CPUs are free,
-// the longest-suspended first.
+// runGang is the GangHook: it resumes suspended jobs whose preemptor is
+// gone and whose CPUs are free, the longest-suspended first.
 func runGang(c *Cycle) {
 	if c.Config.PreemptType == PreemptNone && !hasForcePartition(c.Cluster) {
 		return
@@ -44,6 +47,9 @@ func runGang(c *Cycle) {
 		return cmp.Compare(a.ID, b.ID)
 	})
 	for _, j := range susp {
+		if p := c.State.jobs[j.SuspendedBy]; j.SuspendedBy != 0 && p != nil && isActive(p) {
+			continue // its preemptor still holds its cores
+		}
 		if cpusFree(c.Avail, &j.Alloc) && allUsable(c.Avail, &j.Alloc) {
 			c.Resume(j)
 		}

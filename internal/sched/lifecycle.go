@@ -46,7 +46,9 @@ func (st *State) applyPreemption(p Preemption, now time.Time) {
 		j.EndTime = p.GraceEnd
 		return
 	}
-	_ = st.Preempted(p.Job, p.Mode, now)
+	if st.Preempted(p.Job, p.Mode, now) == nil && j.State.Base() == JobSuspended {
+		j.SuspendedBy = p.By // 0 for a time slice
+	}
 }
 
 // Preempted carries out the preemption of job id with mode (CANCEL,
@@ -68,6 +70,9 @@ func (st *State) Preempted(id JobID, mode PreemptMode, now time.Time) error {
 		if j.Req.Requeue {
 			return st.requeue(j, now, JobPreempted, false)
 		}
+	}
+	if j.PreemptTime.IsZero() {
+		j.PreemptTime = now // scontrol's PreemptTime (kept from the signal with a GraceTime)
 	}
 	return st.End(id, JobPreempted, 0, now)
 }
@@ -98,6 +103,22 @@ func (st *State) applyStart(s *Start, now time.Time) (JobID, bool) {
 	st.allocate(j, &j.Alloc, true)
 	st.countRun(j, 1)
 	return j.ID, true
+}
+
+// AcctEligible is the eligible time accounting records for j's current
+// run: Slurm stores the job's begin time there, so a job that waited for
+// its --begin time or its requeue delay shows that time (a pending one
+// already before it is reached), not the scheduler pass that found it
+// eligible. Zero while a job without a begin time is not eligible.
+func (j *Job) AcctEligible() time.Time {
+	b := j.Req.BeginTime
+	switch {
+	case b.IsZero() || !b.After(j.SubmitTime):
+		return j.EligibleTime
+	case j.EligibleTime.IsZero() || b.Before(j.EligibleTime):
+		return b
+	}
+	return j.EligibleTime
 }
 
 func endTime(start time.Time, limit time.Duration) time.Time {
@@ -277,7 +298,9 @@ func (st *State) requeue(j *Job, now time.Time, runState JobState, hold bool) er
 		st.countSubmit(j, 1) // a finished job counts as submitted again
 	}
 	j.Runs = append(j.Runs, RunRecord{Start: j.StartTime, End: now, State: runState,
-		Nodes: append([]int32(nil), j.Alloc.Nodes...), ExitCode: j.ExitCode})
+		Nodes: append([]int32(nil), j.Alloc.Nodes...), ExitCode: j.ExitCode,
+		Submit: j.SubmitTime, Eligible: j.AcctEligible(), Alloc: j.Alloc, Partition: j.Partition,
+		Suspended: j.Suspended})
 	j.RestartCount++
 	j.State = JobPending
 	j.Alloc = Alloc{}
@@ -334,7 +357,7 @@ func (st *State) Resume(id JobID, now time.Time) error {
 	}
 	j.State = JobRunning
 	j.SuspendTime = now
-	j.GangSuspended = false
+	j.GangSuspended, j.SuspendedBy = false, 0
 	return nil
 }
 

@@ -92,7 +92,10 @@ func nodesIntersect(nodes []int32, mask NodeSet) bool {
 // preemptCandidates lists the running jobs on mask that rec's job may
 // preempt, in Slurm's order: ascending preempt priority (QOS priority
 // under preempt/qos, partition PriorityTier under preempt/partition_prio,
-// 16 bits) times 65536 plus node count, then the youngest first.
+// 16 bits) times 65536 plus node count, then the lowest job id first
+// (Slurm's job list order; without preempt_youngest_first the start time
+// does not count: on the oracle a requeued job 1 that had started again,
+// the youngest job, was still preempted before jobs 4-8).
 func preemptCandidates(c *Cycle, rec *QueueRec, mask NodeSet) []victim {
 	gone := map[JobID]bool{}
 	for _, p := range c.Plan.Preemptions {
@@ -112,10 +115,7 @@ func preemptCandidates(c *Cycle, rec *QueueRec, mask NodeSet) []victim {
 		if a.key != b.key {
 			return cmp.Compare(a.key, b.key)
 		}
-		if t := b.job.StartTime.Compare(a.job.StartTime); t != 0 {
-			return t
-		}
-		return cmp.Compare(b.job.ID, a.job.ID)
+		return cmp.Compare(a.job.ID, b.job.ID)
 	})
 	return out
 }
@@ -158,11 +158,7 @@ func canPreemptQOS(c *Cycle, rec *QueueRec, v *Job) (victim, bool) {
 	if flags&PreemptPriority != 0 && rec.Priority <= v.Priority {
 		return victim{}, false
 	}
-	exempt := c.Config.PreemptExemptTime
-	if vq.PreemptExemptTime >= 0 {
-		exempt = vq.PreemptExemptTime
-	}
-	return makeVictim(c, v, mode, vq.GraceTime, exempt, vq.Priority)
+	return makeVictim(c, v, mode, vq.GraceTime, preemptExempt(c.Config, p, v), vq.Priority)
 }
 
 // canPreemptPartition is preempt/partition_prio: the victim's partition
@@ -183,11 +179,26 @@ func canPreemptPartition(c *Cycle, rec *QueueRec, v *Job) (victim, bool) {
 	if (mode|c.Config.PreemptMode)&PreemptPriority != 0 && rec.Priority <= v.Priority {
 		return victim{}, false
 	}
-	exempt := c.Config.PreemptExemptTime
-	if p := c.State.Policy; p != nil && v.qos >= 0 && int(v.qos) < len(p.QOS) && p.QOS[v.qos].PreemptExemptTime >= 0 {
-		exempt = p.QOS[v.qos].PreemptExemptTime
+	return makeVictim(c, v, mode, vp.GraceTime, preemptExempt(c.Config, c.State.Policy, v), int64(vp.PriorityTier))
+}
+
+// preemptExempt is job v's PreemptExemptTime: its QOS's, else the
+// cluster's.
+func preemptExempt(cfg *Config, p *Policy, v *Job) time.Duration {
+	if p != nil && v.qos >= 0 && int(v.qos) < len(p.QOS) && p.QOS[v.qos].PreemptExemptTime >= 0 {
+		return p.QOS[v.qos].PreemptExemptTime
 	}
-	return makeVictim(c, v, mode, vp.GraceTime, exempt, int64(vp.PriorityTier))
+	return cfg.PreemptExemptTime
+}
+
+// PreemptEligibleTime is when job j may be preempted: its start plus its
+// PreemptExemptTime, which scontrol shows as PreemptEligibleTime for a
+// job that started in a cluster with preemption (zero otherwise).
+func PreemptEligibleTime(cfg *Config, p *Policy, j *Job) time.Time {
+	if cfg.PreemptType == PreemptNone || j.StartTime.IsZero() {
+		return time.Time{}
+	}
+	return j.StartTime.Add(max(preemptExempt(cfg, p, j), 0))
 }
 
 // makeVictim applies the mode (OFF: not a candidate; REQUEUE of a job that

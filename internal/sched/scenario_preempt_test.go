@@ -1,6 +1,8 @@
 package sched
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -415,5 +417,141 @@ sacctmgr -i modify account a set qos+=lowq,highq
 				t.Fatalf("victim preempted with mode %v, want %v (preemptor %s)", got, tc.want, p.State)
 			}
 		})
+	}
+}
+
+// TestPreemptVictimOrderByJobID: among candidates of equal preempt
+// priority (same QOS, one node each), the lowest job id goes first, not
+// the youngest. Oracle (preempt/qos, REQUEUE, 4 nodes of 8 CPUs): eight
+// low jobs of 4 CPUs (1-8, two per node in order); a high job of 4 CPUs
+// requeued job 1; a high job of 8 CPUs requeued jobs 2 and 3 (and ran on
+// n[1-2]); job 1, started again on n4 (now the youngest job, on the last
+// node), was the one a third high job of 4 CPUs requeued.
+func TestPreemptVictimOrderByJobID(t *testing.T) {
+	h := newHarness(t, `ClusterName=v
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=associations,limits,qos
+PreemptType=preempt/qos
+PreemptMode=REQUEUE
+NodeName=n[1-4] CPUs=8 RealMemory=64000
+PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`)
+	h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add qos low
+sacctmgr -i add qos high Priority=100 Preempt=low
+sacctmgr -i add user u DefaultAccount=a
+sacctmgr -i modify account a set qos+=low,high
+`)
+	var low []*Job
+	for i := 0; i < 8; i++ {
+		low = append(low, h.mustSubmit("u", "--qos=low -n 4"))
+		h.advance(time.Second)
+	}
+	preempted := func(step string, want ...*Job) {
+		t.Helper()
+		var got, exp []JobID
+		for _, p := range h.lastPlan.Preemptions {
+			got = append(got, p.Job)
+		}
+		for _, j := range want {
+			exp = append(exp, j.ID)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(exp) {
+			t.Fatalf("%s: preempted %v, want %v", step, got, exp)
+		}
+	}
+	h.mustSubmit("u", "--qos=high -n 4")
+	preempted("high -n4", low[0])
+	h.advance(10 * time.Second)
+	h2 := h.mustSubmit("u", "--qos=high -n 8")
+	preempted("high -n8", low[1], low[2])
+	if got := h.nodes(h2.ID); fmt.Sprint(got) != "[n1 n2]" {
+		t.Fatalf("high -n8 on %v, want n1 n2", got)
+	}
+	h.now = low[0].Req.BeginTime // job 1 eligible again, 2 and 3 not yet
+	if err := h.st.Cancel(low[6].ID, h.now); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	h.expectState(low[0].ID, JobRunning, "")
+	if got := h.nodes(low[0].ID); fmt.Sprint(got) != "[n4]" {
+		t.Fatalf("job 1 restarted on %v, want n4", got)
+	}
+	h.advance(time.Second)
+	h.mustSubmit("u", "--qos=high -n 4")
+	preempted("high -n4 after job 1 restarted", low[0])
+}
+
+// TestGangResumesTheVictimOfTheEndedPreemptor: a suspended job resumes
+// when its own preemptor ends, not the longest-suspended one. Oracle
+// (partition_prio, SUSPEND,GANG, debug FORCE:1 tier 1, hipri tier 2):
+// j1 and j2 (4 CPUs each) fill n1; h1 (hipri, 4 CPUs, 100 s) suspended
+// j1, then h2 (40 s) suspended j2; when h2 ended j2 resumed (end time
+// +40 s) while j1 stayed suspended until h1 ended.
+func TestGangResumesTheVictimOfTheEndedPreemptor(t *testing.T) {
+	h := newHarness(t, strings.Replace(partitionPrioConf, "CPUs=4", "CPUs=8", 1))
+	j1 := h.mustSubmit("u", "-p debug -n 4 --time=10:00")
+	j2 := h.mustSubmit("u", "-p debug -n 4 --time=10:00")
+	h.advance(6 * time.Second)
+	h1 := h.mustSubmit("u", "-p hipri -n 4 --run=00:01:40")
+	h.expectState(j1.ID, JobSuspended, "")
+	h.advance(5 * time.Second)
+	h2 := h.mustSubmit("u", "-p hipri -n 4 --run=00:00:40")
+	h.expectState(j2.ID, JobSuspended, "")
+	end2 := j2.EndTime
+	h.advance(41 * time.Second)
+	h.expectState(h2.ID, JobCompleted, "")
+	h.expectState(j2.ID, JobRunning, "")
+	h.expectState(j1.ID, JobSuspended, "")
+	if want := end2.Add(40 * time.Second); !j2.EndTime.Equal(want) {
+		t.Errorf("j2 resumed with end %v, want %v (extended by the 40 s suspended)", j2.EndTime, want)
+	}
+	h.advance(60 * time.Second)
+	h.expectState(h1.ID, JobCompleted, "")
+	h.expectState(j1.ID, JobRunning, "")
+}
+
+// TestPreemptTimes: scontrol's PreemptEligibleTime is the start plus the
+// job's PreemptExemptTime, and PreemptTime when it was preempted. Oracle
+// (preempt/qos): a lowx job (QOS PreemptExemptTime=00:01:30) started
+// 16:51:24 showed PreemptEligibleTime=16:52:54 PreemptTime=None; a lowc
+// job (PreemptMode=cancel) preempted at 16:51:28 showed
+// JobState=PREEMPTED Reason=None ExitCode=0:0, EndTime and PreemptTime
+// 16:51:28, and its grace-time twin kept PreemptTime at the signal.
+func TestPreemptTimes(t *testing.T) {
+	h := newHarness(t, `ClusterName=v
+SlurmctldHost=ctl
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=associations,limits,qos
+PreemptType=preempt/qos
+PreemptMode=REQUEUE
+NodeName=n[1-2] CPUs=8 RealMemory=64000
+PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`)
+	h.sacctmgr(`sacctmgr -i add account a
+sacctmgr -i add qos lowc PreemptMode=cancel
+sacctmgr -i add qos lowx PreemptExemptTime=00:01:30
+sacctmgr -i add qos high Priority=100 Preempt=lowc,lowx
+sacctmgr -i add user u DefaultAccount=a
+sacctmgr -i modify account a set qos+=lowc,lowx,high
+`)
+	c := h.mustSubmit("u", "--qos=lowc -w n1 -n 8")
+	x := h.mustSubmit("u", "--qos=lowx -w n2 -n 8")
+	if got := PreemptEligibleTime(&h.st.Config, h.st.Policy, x); !got.Equal(x.StartTime.Add(90 * time.Second)) {
+		t.Errorf("lowx PreemptEligibleTime %v, want start+90s %v", got, x.StartTime.Add(90*time.Second))
+	}
+	if got := PreemptEligibleTime(&h.st.Config, h.st.Policy, c); !got.Equal(c.StartTime) {
+		t.Errorf("lowc PreemptEligibleTime %v, want its start %v", got, c.StartTime)
+	}
+	h.advance(4 * time.Second)
+	h.mustSubmit("u", "--qos=high -w n1 -n 8")
+	h.expectState(c.ID, JobPreempted, "")
+	if !c.PreemptTime.Equal(h.now) || !c.EndTime.Equal(h.now) || c.ExitCode != 0 {
+		t.Errorf("cancelled victim: PreemptTime %v EndTime %v exit %d, want %v, %v, 0", c.PreemptTime, c.EndTime,
+			c.ExitCode, h.now, h.now)
+	}
+	if !x.PreemptTime.IsZero() {
+		t.Errorf("job not preempted has PreemptTime %v", x.PreemptTime)
 	}
 }

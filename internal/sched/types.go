@@ -469,12 +469,25 @@ type GresUse struct {
 
 // RunRecord is one run of a job as accounting records it: a job requeued
 // twice has three records, the first two ending REQUEUED or PREEMPTED.
+// Like Slurm's, each record keeps the submit and eligible times of its own
+// run (a requeued job gets a new submit time) and the run's allocation, so
+// that AllocCPUS and AllocTRES of an earlier run are those it ran with.
 type RunRecord struct {
 	Start    time.Time
 	End      time.Time
 	State    JobState
 	Nodes    []int32
 	ExitCode int32
+	// Submit and Eligible are the run's submit and eligible times (zero in
+	// records stored before they were kept).
+	Submit   time.Time
+	Eligible time.Time
+	// Alloc is the run's allocation and Partition the partition it ran in
+	// (-1 if unknown).
+	Alloc     Alloc
+	Partition int32
+	// Suspended is the time the run spent suspended.
+	Suspended time.Duration
 }
 
 // Job is one job (or one pending array record) with its request, its
@@ -529,6 +542,10 @@ type Job struct {
 	// slice (it resumes on its own when its CPUs are free again), as
 	// opposed to `scontrol suspend`, which only `scontrol resume` undoes.
 	GangSuspended bool
+	// SuspendedBy is the job whose preemption suspended this one (0: none,
+	// or a time slice). Slurm suspends a victim to give its very cores to
+	// the preemptor, so the victim resumes only once that job is gone.
+	SuspendedBy JobID
 	// PreemptTime is when the job was chosen for preemption (grace time
 	// runs from it); zero otherwise.
 	PreemptTime time.Time
