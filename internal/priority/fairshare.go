@@ -95,7 +95,7 @@ func (t *Tree) classic(cfg *Config, oblivious bool) {
 	for _, i := range t.order[1:] {
 		a := &t.Assocs[i]
 		fsp := &t.Assocs[a.fsParent]
-		a.LevelFS = 0
+		a.LevelFS, a.AwaitingPass = 0, false
 		if a.SharesFromParent() {
 			a.NormShares, a.EffectvUsage, a.FairShare = fsp.NormShares, fsp.EffectvUsage, fsp.FairShare
 			continue

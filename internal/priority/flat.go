@@ -384,6 +384,7 @@ func (f *flatTree) writeBack(t *Tree, usage []float64) {
 		}
 		a.NormUsage, a.EffectvUsage = nu, f.effUsage[i]
 		a.FairShare, a.LevelFS = t.hot[i].fairShare, f.key[i].lfs
+		a.AwaitingPass = false
 		if shares {
 			a.NormShares, a.LevelShares = f.normShares[i], f.levelShares[i]
 		}

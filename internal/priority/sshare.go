@@ -200,6 +200,9 @@ func sshareCell(tr *Tree, cfg *Config, i int, name string, opt SshareOptions) st
 	case "RawUsage":
 		return strconv.FormatUint(uint64(a.UsageRaw), 10)
 	case "NormUsage":
+		if a.AwaitingPass {
+			return "" // not computed before the next PriorityCalcPeriod pass
+		}
 		return fmtDouble(a.NormUsage)
 	case "EffectvUsage":
 		return fmtDouble(a.EffectvUsage)

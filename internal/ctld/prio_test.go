@@ -1,0 +1,79 @@
+package ctld
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
+
+// prioCalcConf: multifactor priority with fair-share only, recomputed
+// every minute (PriorityCalcPeriod=1, as on the oracle). The test clock
+// jumps a minute: SlurmdTimeout=0 keeps the node up.
+const prioCalcConf = `SlurmdTimeout=0
+PriorityType=priority/multifactor
+PriorityWeightAge=0
+PriorityWeightJobSize=0
+PriorityWeightFairshare=100000
+PriorityCalcPeriod=1`
+
+// sprioText runs sprio with a format on the loop.
+func (c *cluster) sprioText(format string) string {
+	c.t.Helper()
+	res, err := c.ctl.do(context.Background(), func(ls *loopState) (any, error) {
+		return ls.sprio(api.SprioRequest{Format: format, NoHeader: true})
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return res.(api.TextResponse).Text
+}
+
+// sshareText runs `sshare -a -P -n -o format` on the loop.
+func (c *cluster) sshareText(format ...string) string {
+	c.t.Helper()
+	res, err := c.ctl.do(context.Background(), func(ls *loopState) (any, error) {
+		return ls.sshare(root, api.SshareRequest{All: true, Parsable2: true, NoHeader: true, Format: format})
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return res.(api.TextResponse).Text
+}
+
+// TestFairShareWaitsForCalcPeriod: a user added with sacctmgr has no
+// fair-share factor until the next PriorityCalcPeriod pass, as in Slurm
+// 24.11 (oracle: sshare shows FairShare 0.000000 with an empty NormUsage
+// and sprio FAIRSHARE 0 for the new association, and the values appear
+// at the pass a minute later). The shares themselves apply at once.
+func TestFairShareWaitsForCalcPeriod(t *testing.T) {
+	clock := &fakeClock{t: time.Now().Truncate(time.Minute)}
+	store := acctStore(t, "test", `
+add account research Fairshare=10
+add user root account=research`)
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: prioCalcConf, acct: store, now: clock.now})
+	if _, err := c.client.Sacctmgr(c.ctx(), api.SacctmgrRequest{Args: []string{"-i", "add", "user", "alice",
+		"account=research", "Fairshare=3"}}); err != nil {
+		t.Fatal(err)
+	}
+	full := c.submit(c.wrap("sleep 300", func(s *api.JobSpec) { s.Account, s.CPUsPerTask = "research", 2 }))
+	c.waitState(full, "RUNNING", 10*time.Second)
+	id := c.submitAs(alice, c.wrap("true", func(s *api.JobSpec) { s.Account = "research" }))
+	c.eventually(5*time.Second, "job eligible", func() bool { return c.sprioText("%i") != "" })
+	cols := []string{"Account", "User", "NormShares", "NormUsage", "FairShare"}
+	if got, want := c.sprioText("%i %u %F"), " alice 0\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("sprio before the pass: %q, want FAIRSHARE 0 for job %d", got, id)
+	}
+	if got := c.sshareText(cols...); !strings.Contains(got, " research|alice|0.750000||0.000000\n") {
+		t.Errorf("sshare before the pass: alice must show her new shares and no factors:\n%s", got)
+	}
+	clock.advance(61 * time.Second)
+	c.eventually(5*time.Second, "the PriorityCalcPeriod pass", func() bool {
+		return strings.Contains(c.sshareText(cols...), " research|alice|0.750000|0.000000|0.666667\n")
+	})
+	if got, want := c.sprioText("%i %u %F"), " alice 66667\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("sprio after the pass: %q, want FAIRSHARE 66667", got)
+	}
+}
