@@ -77,3 +77,40 @@ add user root account=research`)
 		t.Errorf("sprio after the pass: %q, want FAIRSHARE 66667", got)
 	}
 }
+
+// TestBackfillRunsEveryInterval: the main scheduler cannot start a small
+// job queued behind a blocked big one; backfill starts it at its next
+// pass, bf_interval after the last one (the controller's start for the
+// first), and before that pass neither job has an expected start
+// (squeue --start: N/A). Oracle (Slurm 24.11, one node): the small job
+// stayed PD (Priority) with START_TIME N/A until the first backfill
+// pass, 30 s after slurmctld started, then ran; the big job then expected
+// the running job's exact end.
+func TestBackfillRunsEveryInterval(t *testing.T) {
+	clock := &fakeClock{t: time.Now().Truncate(time.Minute)}
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, now: clock.now,
+		extra: "SlurmdTimeout=0\nSchedulerParameters=bf_interval=30"})
+	limit := func(sec int64, cpus int) func(*api.JobSpec) {
+		return func(s *api.JobSpec) { s.TimeLimitSec, s.NTasks = sec, cpus }
+	}
+	run := c.submit(c.wrap("sleep 300", limit(300, 1)))
+	c.waitState(run, "RUNNING", 10*time.Second)
+	big := c.submit(c.wrap("true", limit(300, 2)))
+	small := c.submit(c.wrap("sleep 300", limit(60, 1)))
+	c.eventually(5*time.Second, "the main scheduler's verdict", func() bool {
+		return c.job(small).Reason == "Priority" && c.job(big).Reason == "Resources"
+	})
+	clock.advance(29 * time.Second)
+	time.Sleep(200 * time.Millisecond) // a few timer ticks: no backfill pass yet
+	for _, id := range []uint32{big, small} {
+		if j := c.job(id); j.State != "PENDING" || !j.ExpectedStart.IsZero() {
+			t.Fatalf("job %d before the first backfill pass: %s, expected start %v; want PENDING, none", id, j.State, j.ExpectedStart)
+		}
+	}
+	clock.advance(2 * time.Second)
+	c.waitState(small, "RUNNING", 5*time.Second)
+	want := c.job(run).StartTime.Add(300 * time.Second)
+	if got := c.job(big).ExpectedStart; !got.Equal(want) {
+		t.Errorf("big job's expected start %v, want the running job's end %v", got, want)
+	}
+}
