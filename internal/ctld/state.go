@@ -54,7 +54,7 @@ type loopState struct {
 	// controller's start before the first): backfill runs every
 	// bf_interval, like Slurm's backfill thread.
 	lastBackfill time.Time
-	stats     schedStats
+	stats        schedStats
 	// ext is the sdiag/steps bookkeeping of ext_*.go.
 	ext extState
 }
