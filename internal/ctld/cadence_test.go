@@ -114,3 +114,22 @@ func TestBackfillRunsEveryInterval(t *testing.T) {
 		t.Errorf("big job's expected start %v, want the running job's end %v", got, want)
 	}
 }
+
+// TestBackfillMark: the next backfill pass is due bf_interval after the
+// last one was due, not after the tick that ran it.
+func TestBackfillMark(t *testing.T) {
+	start := time.Date(2026, 11, 26, 16, 38, 27, 0, time.UTC)
+	iv := 15 * time.Second
+	for _, tc := range []struct {
+		name      string
+		now, want time.Duration // after start
+	}{
+		{"on time", 15 * time.Second, 15 * time.Second},
+		{"a tick late", 15*time.Second + 900*time.Millisecond, 15 * time.Second},
+		{"an interval late", 31 * time.Second, 31 * time.Second},
+	} {
+		if got := backfillMark(start, start.Add(tc.now), iv); !got.Equal(start.Add(tc.want)) {
+			t.Errorf("%s: mark %v, want %v", tc.name, got.Sub(start), tc.want)
+		}
+	}
+}

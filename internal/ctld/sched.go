@@ -24,7 +24,7 @@ func (ls *loopState) schedule(now time.Time) {
 	cfg := ls.cfg
 	cfg.Backfill.Enabled = cfg.Backfill.Enabled && ls.backfillDue(now)
 	if cfg.Backfill.Enabled {
-		ls.lastBackfill = now
+		ls.lastBackfill = backfillMark(ls.lastBackfill, now, ls.backfillInterval())
 	}
 	plan := sched.Schedule(ls.st, now, cfg)
 	ls.applyPlan(&plan)
@@ -56,6 +56,17 @@ func (ls *loopState) backfillInterval() time.Duration {
 // passes shows StartTime N/A until the next).
 func (ls *loopState) backfillDue(now time.Time) bool {
 	return now.Sub(ls.lastBackfill) >= ls.backfillInterval()
+}
+
+// backfillMark is the time a backfill pass run at now counts from: the
+// due time last+iv, so that the timer tick's lateness does not add up
+// (Slurm's passes are bf_interval apart: 16:38:42, 16:38:57, 16:39:12),
+// or now when the pass is an interval or more late.
+func backfillMark(last, now time.Time, iv time.Duration) time.Time {
+	if due := last.Add(iv); !now.Before(due) && now.Sub(due) < iv {
+		return due
+	}
+	return now
 }
 
 // applyPlan applies a plan to the state and queues the agent calls.
