@@ -237,44 +237,62 @@ func TestFairTreeTiesAreExact(t *testing.T) {
 
 // TestFairTreeParentAccountOracle: under Fair Tree the users of a
 // Fairshare=parent account are ranked among the users of its parent's
-// level (Slurm's test24.4), not as a block. The tree and the usage ratios
-// (alice 4 CPUs, charlie 8, physics/dave 1, for the same time) and every
-// expected value are the oracle's (Slurm 24.11 `sshare -a -o ... -p`):
-// bob (no usage) ties with sub/dave at the top of research's level, then
-// alice, then charlie.
+// level (Slurm's test24.4), not as a block. The tree, the usage ratios
+// (CPUs of each user's job, run for the same time) and every expected
+// value are the oracle's (Slurm 24.11, two runs): with charlie (in sub)
+// busier than alice, bob (no usage) ties with sub/dave at the top of
+// research's level, then alice, then charlie; with bob and charlie at
+// the same LevelFS they tie, whatever the account.
 func TestFairTreeParentAccountOracle(t *testing.T) {
-	tr := buildTree(t,
-		user("root", 1),
-		account("physics", 10, user("dave", 1)),
-		account("research", 10, user("alice", 1), user("bob", 2),
-			account("sub", SharesParent, user("charlie", 1), user("dave", 3))))
-	for _, u := range []struct {
-		account, user string
-		usage         float64
-	}{{"physics", "dave", 60}, {"research", "alice", 240}, {"sub", "charlie", 480}} {
-		i, _ := tr.Lookup(u.account, u.user)
-		addUsage(tr, i, u.usage)
-	}
-	cfg := DefaultConfig()
-	tr.Recompute(&cfg)
-	out, err := FormatSshare(tr, &cfg, SshareOptions{All: true, Parsable: true,
-		Format: []string{"Account", "User", "RawShares", "NormShares", "EffectvUsage", "LevelFS", "FairShare"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `Account|User|RawShares|NormShares|EffectvUsage|LevelFS|FairShare|
-root|||0.000000|1.000000|||
- root|root|1|0.047619|0.000000|inf|1.000000|
- physics||10|0.476190|0.076923|6.190476||
-  physics|dave|1|1.000000|1.000000|1.000000|0.833333|
- research||10|0.476190|0.923077|0.515873||
-  research|alice|1|0.142857|0.333333|0.428571|0.333333|
-  research|bob|2|0.285714|0.000000|inf|0.666667|
-  sub||parent|0.476190|0.666667|||
-   sub|charlie|1|0.142857|0.666667|0.214286|0.166667|
-   sub|dave|3|0.428571|0.000000|inf|0.666667|
-`
-	if out != want {
-		t.Errorf("sshare:\n%s\nwant (oracle):\n%s", out, want)
+	cols := []string{"Account", "User", "RawShares", "NormShares", "NormUsage", "EffectvUsage", "LevelFS", "FairShare"}
+	for _, tc := range []struct {
+		name                             string
+		physicsDave, alice, bob, charlie float64
+		want                             string
+	}{
+		{"charlie busiest", 1, 4, 0, 8, `root|||0.000000||1.000000|||
+ root|root|1|0.047619|0.000000|0.000000|inf|1.000000|
+ physics||10|0.476190|0.076923|0.076923|6.190476||
+  physics|dave|1|1.000000|0.076923|1.000000|1.000000|0.833333|
+ research||10|0.476190|0.923077|0.923077|0.515873||
+  research|alice|1|0.142857|0.307692|0.333333|0.428571|0.333333|
+  research|bob|2|0.285714|0.000000|0.000000|inf|0.666667|
+  sub||parent|0.476190|0.615385|0.666667|||
+   sub|charlie|1|0.142857|0.615385|0.666667|0.214286|0.166667|
+   sub|dave|3|0.428571|0.000000|0.000000|inf|0.666667|
+`},
+		{"bob and charlie tie", 1, 8, 4, 2, `root|||0.000000||1.000000|||
+ root|root|1|0.047619|0.000000|0.000000|inf|1.000000|
+ physics||10|0.476190|0.066667|0.066667|7.142857||
+  physics|dave|1|1.000000|0.066667|1.000000|1.000000|0.833333|
+ research||10|0.476190|0.933333|0.933333|0.510204||
+  research|alice|1|0.142857|0.533333|0.571429|0.250000|0.166667|
+  research|bob|2|0.285714|0.266667|0.285714|1.000000|0.500000|
+  sub||parent|0.476190|0.133333|0.142857|||
+   sub|charlie|1|0.142857|0.133333|0.142857|1.000000|0.500000|
+   sub|dave|3|0.428571|0.000000|0.000000|inf|0.666667|
+`},
+	} {
+		tr := buildTree(t,
+			user("root", 1),
+			account("physics", 10, user("dave", 1)),
+			account("research", 10, user("alice", 1), user("bob", 2),
+				account("sub", SharesParent, user("charlie", 1), user("dave", 3))))
+		for _, u := range []struct {
+			account, user string
+			cpus          float64
+		}{{"physics", "dave", tc.physicsDave}, {"research", "alice", tc.alice}, {"research", "bob", tc.bob}, {"sub", "charlie", tc.charlie}} {
+			i, _ := tr.Lookup(u.account, u.user)
+			addUsage(tr, i, 60*u.cpus)
+		}
+		cfg := DefaultConfig()
+		tr.Recompute(&cfg)
+		out, err := FormatSshare(tr, &cfg, SshareOptions{All: true, Parsable: true, NoHeader: true, Format: cols})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != tc.want {
+			t.Errorf("%s: sshare:\n%s\nwant (oracle):\n%s", tc.name, out, tc.want)
+		}
 	}
 }

@@ -200,8 +200,10 @@ func sshareCell(tr *Tree, cfg *Config, i int, name string, opt SshareOptions) st
 	case "RawUsage":
 		return strconv.FormatUint(uint64(a.UsageRaw), 10)
 	case "NormUsage":
-		if a.AwaitingPass {
-			return "" // not computed before the next PriorityCalcPeriod pass
+		if a.AwaitingPass || isRoot && cfg.Flags.FairTree() {
+			// not computed before the next PriorityCalcPeriod pass; the
+			// root row's is blank under Fair Tree (Slurm 24.11 oracle)
+			return ""
 		}
 		return fmtDouble(a.NormUsage)
 	case "EffectvUsage":
