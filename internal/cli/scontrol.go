@@ -457,7 +457,7 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 	}
 	lines = append(lines,
 		fmt.Sprintf("ReqNodeList=%s ExcNodeList=%s", orNull(j.ReqNodes), orNull(j.ExcNodes)),
-		fmt.Sprintf("NodeList=%s", orNull(j.NodeList)),
+		nodeListLine(j),
 	)
 	if j.BatchHost != "" {
 		lines = append(lines, "BatchHost="+j.BatchHost)
@@ -505,10 +505,21 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 	return lines
 }
 
-func jobEnd(j *api.JobInfo) string {
-	if j.State == "PENDING" {
-		return "Unknown"
+// nodeListLine is NodeList=: a pending job's is empty in Slurm 24.11,
+// followed by SchedNodeList= once backfill has planned it (oracle).
+func nodeListLine(j *api.JobInfo) string {
+	if j.State != "PENDING" {
+		return "NodeList=" + orNull(j.NodeList)
 	}
+	if j.SchedNodes != "" {
+		return "NodeList= SchedNodeList=" + j.SchedNodes
+	}
+	return "NodeList="
+}
+
+// jobEnd is EndTime=: for a pending job the end of its expected start's
+// run (backfill's plan), Unknown before backfill has planned it (oracle).
+func jobEnd(j *api.JobInfo) string {
 	e := endString(j)
 	if e == "N/A" {
 		return "Unknown"

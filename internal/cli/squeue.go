@@ -395,6 +395,13 @@ func sortJobs(jobs []api.JobInfo, keys string, now time.Time) {
 			if k == "" {
 				continue
 			}
+			if k[0] == 'S' {
+				// no start time (N/A) sorts last either way (oracle:
+				// -S S and -S -S both list the unplanned jobs last)
+				if za, zb := startOf(&jobs[a]).IsZero(), startOf(&jobs[b]).IsZero(); za != zb {
+					return zb
+				}
+			}
 			c := compareJobs(&jobs[a], &jobs[b], k[0], now)
 			if c != 0 {
 				return c < 0 != desc
@@ -637,12 +644,15 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 	return ""
 }
 
+// endString is %e: the end time, or the start (for a pending job the
+// expected start) plus the time limit, as Slurm prints a planned job's
+// end (oracle: START_TIME 16:43:35, END_TIME 16:46:35 for -t 3).
 func endString(j *api.JobInfo) string {
 	if !j.EndTime.IsZero() {
 		return slurmTime(j.EndTime)
 	}
-	if !j.StartTime.IsZero() && j.TimeLimitSec > 0 {
-		return slurmTime(j.StartTime.Add(time.Duration(j.TimeLimitSec) * time.Second))
+	if s := startOf(j); !s.IsZero() && j.TimeLimitSec > 0 {
+		return slurmTime(s.Add(time.Duration(j.TimeLimitSec) * time.Second))
 	}
 	return "N/A"
 }

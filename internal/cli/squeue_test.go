@@ -90,6 +90,10 @@ func TestSqueueGolden(t *testing.T) {
 		{"expand-array", []string{"-r"}},
 		{"start", []string{"--start"}},
 		{"sort", []string{"--sort", "-p,i"}},
+		// jobs without a start time (N/A) last in both directions, a
+		// planned job's %e its expected start plus its limit (oracle)
+		{"sort-start", []string{"-S", "S", "-o", "%i %t %S %e"}},
+		{"sort-start-desc", []string{"-S", "-S", "-o", "%i %t %S %e"}},
 		{"nodelist", []string{"-w", "n2"}},
 	}
 	for _, c := range cases {

@@ -322,11 +322,8 @@ func (ls *loopState) timers(now time.Time) {
 	ls.checkNodes(now)
 	ls.checkGrace(now)
 	ls.checkTimeLimits(now)
-	interval := ls.cfg.Backfill.Interval
-	if interval <= 0 {
-		interval = 30 * time.Second
-	}
-	if now.Sub(ls.lastSched) >= interval || now.Sub(ls.lastPrio) >= ls.prio.period() {
+	backfill := ls.cfg.Backfill.Enabled && ls.backfillDue(now)
+	if backfill || now.Sub(ls.lastSched) >= ls.backfillInterval() || now.Sub(ls.lastPrio) >= ls.prio.period() {
 		ls.wantSched = true
 	}
 	for _, j := range ls.st.Jobs() {

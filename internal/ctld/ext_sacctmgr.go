@@ -56,8 +56,9 @@ func (c *Controller) sacctmgr(ctx context.Context, w Who, req api.SacctmgrReques
 }
 
 // reloadPolicy recompiles the accounting policy after a sacctmgr change
-// and rebuilds the fair-share tree with the usage carried over, then
-// refreshes every pending job's priority and asks for a cycle.
+// and rebuilds the fair-share tree with the usage and the last pass's
+// factors carried over, then refreshes every pending job's priority and
+// asks for a cycle.
 func (ls *loopState) reloadPolicy(ctx context.Context) error {
 	if err := ls.loadPolicy(ctx); err != nil {
 		return err
@@ -66,8 +67,10 @@ func (ls *loopState) reloadPolicy(ctx context.Context) error {
 	old := p.tree
 	if ls.acctPolicy != nil {
 		if t, err := priority.FromPolicy(ls.acctPolicy, ls.c.cfg.ClusterName); err == nil {
-			t.CopyUsageFrom(old)
-			t.Recompute(&p.cfg)
+			// Shares apply at once; the fair-share factors wait for the
+			// next PriorityCalcPeriod pass (recalcPriorities), as in
+			// Slurm, where a new association shows FairShare 0 until then.
+			t.ContinueFrom(old, &p.cfg)
 			p.tree = t
 			p.calc.Reset(&p.cfg, p.cluster, p.tree)
 		}

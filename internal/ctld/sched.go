@@ -21,7 +21,12 @@ func (ls *loopState) schedule(now time.Time) {
 		ls.recalcPriorities(now)
 	}
 	t0 := time.Now()
-	plan := sched.Schedule(ls.st, now, ls.cfg)
+	cfg := ls.cfg
+	cfg.Backfill.Enabled = cfg.Backfill.Enabled && ls.backfillDue(now)
+	if cfg.Backfill.Enabled {
+		ls.lastBackfill = backfillMark(ls.lastBackfill, now, ls.backfillInterval())
+	}
+	plan := sched.Schedule(ls.st, now, cfg)
 	ls.applyPlan(&plan)
 	ls.syncTimeLimits()
 	d := time.Since(t0)
@@ -32,6 +37,36 @@ func (ls *loopState) schedule(now time.Time) {
 	ls.stats.Started += plan.Stats.Started
 	ls.stats.Backfilled += plan.Stats.Backfilled
 	ls.ext.observeCycle(&plan.Stats, d, now)
+}
+
+// backfillInterval is bf_interval (Slurm's default 30 s when unset).
+func (ls *loopState) backfillInterval() time.Duration {
+	if iv := ls.cfg.Backfill.Interval; iv > 0 {
+		return iv
+	}
+	return 30 * time.Second
+}
+
+// backfillDue reports whether a cycle at now includes a backfill pass:
+// bf_interval after the last one (after the controller's start for the
+// first). Other cycles run the main scheduler only, as Slurm's do on
+// submissions and job ends, so a job only backfill can start waits for
+// the next pass and shows no expected start before its first (oracle:
+// passes 15 s apart with bf_interval=15; a job submitted between two
+// passes shows StartTime N/A until the next).
+func (ls *loopState) backfillDue(now time.Time) bool {
+	return now.Sub(ls.lastBackfill) >= ls.backfillInterval()
+}
+
+// backfillMark is the time a backfill pass run at now counts from: the
+// due time last+iv, so that the timer tick's lateness does not add up
+// (Slurm's passes are bf_interval apart: 16:38:42, 16:38:57, 16:39:12),
+// or now when the pass is an interval or more late.
+func backfillMark(last, now time.Time, iv time.Duration) time.Time {
+	if due := last.Add(iv); !now.Before(due) && now.Sub(due) < iv {
+		return due
+	}
+	return now
 }
 
 // applyPlan applies a plan to the state and queues the agent calls.

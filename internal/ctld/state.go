@@ -50,7 +50,11 @@ type loopState struct {
 	started   time.Time
 	lastSched time.Time
 	lastPrio  time.Time
-	stats     schedStats
+	// lastBackfill is when the last cycle with a backfill pass ran (the
+	// controller's start before the first): backfill runs every
+	// bf_interval, like Slurm's backfill thread.
+	lastBackfill time.Time
+	stats        schedStats
 	// ext is the sdiag/steps bookkeeping of ext_*.go.
 	ext extState
 }
@@ -96,6 +100,7 @@ func newLoopState(ctx context.Context, c *Controller) (*loopState, error) {
 	}
 	ls.st = sched.NewState(cluster, ls.cfg)
 	ls.started = c.now()
+	ls.lastBackfill = ls.started
 	ls.nodes = make([]nodeRT, len(cluster.Nodes))
 	if err := ls.recover(ctx); err != nil {
 		return nil, err

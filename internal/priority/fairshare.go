@@ -4,9 +4,9 @@ import (
 	"math"
 )
 
-// fsParentLevelFS is the LevelFS of an FS=parent account under Fair Tree:
-// it has no value of its own, and Slurm sorts it like a huge finite value
-// (NO_VAL) so its children are ranked first among their siblings.
+// fsParentLevelFS is the LevelFS recorded for an FS=parent account under
+// Fair Tree: it has no value of its own (sshare prints it blank) and is
+// never ranked: its children are ranked in its parent's level.
 const fsParentLevelFS = float64(0xfffffffe)
 
 // Recompute computes NormShares, NormUsage, EffectvUsage, LevelFS and
@@ -95,7 +95,7 @@ func (t *Tree) classic(cfg *Config, oblivious bool) {
 	for _, i := range t.order[1:] {
 		a := &t.Assocs[i]
 		fsp := &t.Assocs[a.fsParent]
-		a.LevelFS = 0
+		a.LevelFS, a.AwaitingPass = 0, false
 		if a.SharesFromParent() {
 			a.NormShares, a.EffectvUsage, a.FairShare = fsp.NormShares, fsp.EffectvUsage, fsp.FairShare
 			continue

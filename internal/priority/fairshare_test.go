@@ -125,9 +125,9 @@ func TestFairTreeZeroSharesAndParent(t *testing.T) {
 	}
 }
 
-// FS=parent accounts dissolve into their parent's level for shares: their
-// children are normalised against the grandparent's other children and
-// their usage is relative to the grandparent.
+// FS=parent accounts dissolve into their parent's level: their children
+// are normalised against the grandparent's other children, their usage
+// is relative to the grandparent, and they are ranked among its children.
 func TestFairTreeParentAccount(t *testing.T) {
 	tr := buildTree(t,
 		account("top", 1,
@@ -149,9 +149,10 @@ func TestFairTreeParentAccount(t *testing.T) {
 	if a2.NormShares != 0.25 || a2.EffectvUsage != 0.25 {
 		t.Errorf("u2: S %v U %v, want 0.25 0.25", a2.NormShares, a2.EffectvUsage)
 	}
-	// The FS=parent account sorts first, so its user outranks u2 despite equal LevelFS.
-	if a1.FairShare != 1 || a2.FairShare != 0.5 {
-		t.Errorf("FairShare u1 %v u2 %v, want 1 0.5", a1.FairShare, a2.FairShare)
+	// u1 is ranked in top's level, beside u2: equal LevelFS, a tie
+	// (Slurm 24.11; see TestFairTreeParentAccountOracle).
+	if a1.FairShare != 1 || a2.FairShare != 1 {
+		t.Errorf("FairShare u1 %v u2 %v, want 1 1", a1.FairShare, a2.FairShare)
 	}
 }
 
@@ -231,5 +232,67 @@ func TestFairTreeTiesAreExact(t *testing.T) {
 	t.Logf("uD2 LevelFS %.17g FairShare %f; uD3 LevelFS %.17g FairShare %f", d2.LevelFS, d2.FairShare, d3.LevelFS, d3.FairShare)
 	if d2.LevelFS == d3.LevelFS || d2.FairShare == d3.FairShare {
 		t.Errorf("uD2 and uD3 tied; Slurm ranks them apart")
+	}
+}
+
+// TestFairTreeParentAccountOracle: under Fair Tree the users of a
+// Fairshare=parent account are ranked among the users of its parent's
+// level (Slurm's test24.4), not as a block. The tree, the usage ratios
+// (CPUs of each user's job, run for the same time) and every expected
+// value are the oracle's (Slurm 24.11, two runs): with charlie (in sub)
+// busier than alice, bob (no usage) ties with sub/dave at the top of
+// research's level, then alice, then charlie; with bob and charlie at
+// the same LevelFS they tie, whatever the account.
+func TestFairTreeParentAccountOracle(t *testing.T) {
+	cols := []string{"Account", "User", "RawShares", "NormShares", "NormUsage", "EffectvUsage", "LevelFS", "FairShare"}
+	for _, tc := range []struct {
+		name                             string
+		physicsDave, alice, bob, charlie float64
+		want                             string
+	}{
+		{"charlie busiest", 1, 4, 0, 8, `root|||0.000000||1.000000|||
+ root|root|1|0.047619|0.000000|0.000000|inf|1.000000|
+ physics||10|0.476190|0.076923|0.076923|6.190476||
+  physics|dave|1|1.000000|0.076923|1.000000|1.000000|0.833333|
+ research||10|0.476190|0.923077|0.923077|0.515873||
+  research|alice|1|0.142857|0.307692|0.333333|0.428571|0.333333|
+  research|bob|2|0.285714|0.000000|0.000000|inf|0.666667|
+  sub||parent|0.476190|0.615385|0.666667|||
+   sub|charlie|1|0.142857|0.615385|0.666667|0.214286|0.166667|
+   sub|dave|3|0.428571|0.000000|0.000000|inf|0.666667|
+`},
+		{"bob and charlie tie", 1, 8, 4, 2, `root|||0.000000||1.000000|||
+ root|root|1|0.047619|0.000000|0.000000|inf|1.000000|
+ physics||10|0.476190|0.066667|0.066667|7.142857||
+  physics|dave|1|1.000000|0.066667|1.000000|1.000000|0.833333|
+ research||10|0.476190|0.933333|0.933333|0.510204||
+  research|alice|1|0.142857|0.533333|0.571429|0.250000|0.166667|
+  research|bob|2|0.285714|0.266667|0.285714|1.000000|0.500000|
+  sub||parent|0.476190|0.133333|0.142857|||
+   sub|charlie|1|0.142857|0.133333|0.142857|1.000000|0.500000|
+   sub|dave|3|0.428571|0.000000|0.000000|inf|0.666667|
+`},
+	} {
+		tr := buildTree(t,
+			user("root", 1),
+			account("physics", 10, user("dave", 1)),
+			account("research", 10, user("alice", 1), user("bob", 2),
+				account("sub", SharesParent, user("charlie", 1), user("dave", 3))))
+		for _, u := range []struct {
+			account, user string
+			cpus          float64
+		}{{"physics", "dave", tc.physicsDave}, {"research", "alice", tc.alice}, {"research", "bob", tc.bob}, {"sub", "charlie", tc.charlie}} {
+			i, _ := tr.Lookup(u.account, u.user)
+			addUsage(tr, i, 60*u.cpus)
+		}
+		cfg := DefaultConfig()
+		tr.Recompute(&cfg)
+		out, err := FormatSshare(tr, &cfg, SshareOptions{All: true, Parsable: true, NoHeader: true, Format: cols})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != tc.want {
+			t.Errorf("%s: sshare:\n%s\nwant (oracle):\n%s", tc.name, out, tc.want)
+		}
 	}
 }

@@ -26,6 +26,9 @@ type flatTree struct {
 	// last pass: the next pass re-sorts it by insertion (see sorted).
 	level [][]int32
 	key   []levelKey
+	// unranked are the Fairshare=parent accounts: in no level (their
+	// children are in their parent's), so rank never visits them.
+	unranked []int32
 
 	fromParent  []bool    // Fairshare=parent
 	fixedLFS    []float64 // LevelFS of a Fairshare=parent association
@@ -84,11 +87,24 @@ func (f *flatTree) build(t *Tree) {
 		a := &t.Assocs[i]
 		f.fsp[i] = int32(max(a.fsParent, 0))
 		f.key[i] = levelKey{ord: int32(a.ord), user: a.isUser}
+		// A level is the fair-share siblings (fsKids): the children of a
+		// Fairshare=parent account are ranked among its parent's
+		// children, as Slurm 24.11's Fair Tree merges them (test24.4;
+		// oracle: such a user ties with a user of the parent account).
 		start := len(levels)
-		for _, c := range a.Children { // display order to start with
+		for _, c := range t.fsKids[i] { // display order to start with
 			levels = append(levels, int32(c))
 		}
 		f.level[i] = levels[start:len(levels):len(levels)]
+	}
+	f.unranked = f.unranked[:0]
+	for i, kids := range t.fsKids {
+		for o, c := range kids {
+			f.key[c].ord = int32(o) // the tie-break: position in the level
+		}
+		if i != 0 && !t.Assocs[i].isUser && t.Assocs[i].SharesFromParent() {
+			f.unranked = append(f.unranked, int32(i))
+		}
 	}
 	f.rankFS = make([]float64, t.users+1)
 	for r := range f.rankFS {
@@ -186,6 +202,9 @@ func (t *Tree) fairTreePass() {
 	f := &t.flat
 	f.compute()
 	t.hot[0].fairShare = 0
+	for _, i := range f.unranked {
+		t.hot[i].fairShare = 0 // an account: no factor of its own
+	}
 	f.rank(t.hot, 0, false, t.users, t.users)
 }
 
@@ -384,6 +403,7 @@ func (f *flatTree) writeBack(t *Tree, usage []float64) {
 		}
 		a.NormUsage, a.EffectvUsage = nu, f.effUsage[i]
 		a.FairShare, a.LevelFS = t.hot[i].fairShare, f.key[i].lfs
+		a.AwaitingPass = false
 		if shares {
 			a.NormShares, a.LevelShares = f.normShares[i], f.levelShares[i]
 		}

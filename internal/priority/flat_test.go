@@ -17,6 +17,7 @@ import (
 type refTree struct {
 	t      *Tree
 	levels map[int][]int
+	pos    map[int]int // position in the fair-share level (fsKids)
 }
 
 func (r *refTree) recompute() {
@@ -25,6 +26,12 @@ func (r *refTree) recompute() {
 		r.levels = map[int][]int{}
 	}
 	t.prepare()
+	r.pos = map[int]int{}
+	for _, kids := range t.fsKids {
+		for o, c := range kids {
+			r.pos[c] = o
+		}
+	}
 	t.computeCommon()
 	root := &t.Assocs[0]
 	root.NormShares = 0
@@ -48,12 +55,14 @@ func (r *refTree) recompute() {
 		}
 	}
 	rank, rnt := t.users, t.users
-	r.rankLevel(root.Children, false, &rank, &rnt, float64(t.users))
+	r.rankLevel(0, false, &rank, &rnt, float64(t.users))
 }
 
-func (r *refTree) rankLevel(kids []int, accountTied bool, rank, rnt *int, n float64) {
+// rankLevel ranks account p's fair-share level: its children, with those
+// of a Fairshare=parent account merged in (fsKids).
+func (r *refTree) rankLevel(p int, accountTied bool, rank, rnt *int, n float64) {
 	t := r.t
-	seg := r.sortedLevel(kids)
+	seg := r.sortedLevel(p, t.fsKids[p])
 	for k, i := range seg {
 		a := &t.Assocs[i]
 		tied := accountTied
@@ -68,15 +77,14 @@ func (r *refTree) rankLevel(kids []int, accountTied bool, rank, rnt *int, n floa
 			*rnt--
 			continue
 		}
-		r.rankLevel(a.Children, tied, rank, rnt, n)
+		r.rankLevel(i, tied, rank, rnt, n)
 	}
 }
 
-func (r *refTree) sortedLevel(kids []int) []int {
+func (r *refTree) sortedLevel(p int, kids []int) []int {
 	if len(kids) == 0 {
 		return kids
 	}
-	p := r.t.Assocs[kids[0]].Parent
 	seg := r.levels[p]
 	if len(seg) != len(kids) {
 		seg = slices.Clone(kids)
@@ -214,7 +222,7 @@ func sameUsage(t interface {
 }
 
 // cmpLevelFS orders siblings: higher LevelFS first, users before
-// accounts on ties, then the position in the parent.
+// accounts on ties, then the position in the level.
 func (r *refTree) cmpLevelFS(x, y int) int {
 	a, b := &r.t.Assocs[x], &r.t.Assocs[y]
 	switch {
@@ -228,5 +236,5 @@ func (r *refTree) cmpLevelFS(x, y int) int {
 		}
 		return 1
 	}
-	return a.ord - b.ord
+	return r.pos[x] - r.pos[y]
 }

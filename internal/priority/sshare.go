@@ -200,6 +200,11 @@ func sshareCell(tr *Tree, cfg *Config, i int, name string, opt SshareOptions) st
 	case "RawUsage":
 		return strconv.FormatUint(uint64(a.UsageRaw), 10)
 	case "NormUsage":
+		if a.AwaitingPass || isRoot && cfg.Flags.FairTree() {
+			// not computed before the next PriorityCalcPeriod pass; the
+			// root row's is blank under Fair Tree (Slurm 24.11 oracle)
+			return ""
+		}
 		return fmtDouble(a.NormUsage)
 	case "EffectvUsage":
 		return fmtDouble(a.EffectvUsage)

@@ -68,6 +68,11 @@ type Assoc struct {
 	// LevelFS is NormShares/EffectvUsage (Fair Tree only); +Inf when
 	// there is no usage.
 	LevelFS float64
+	// AwaitingPass is set on an association added since the last
+	// PriorityCalcPeriod pass (ContinueFrom): it has no factors yet, and
+	// sshare prints its NormUsage empty, as Slurm's does. Recompute
+	// clears it.
+	AwaitingPass bool
 
 	depth    int
 	fsParent int     // first ancestor that is not FS=parent

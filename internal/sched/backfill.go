@@ -55,6 +55,9 @@ type backfill struct {
 	window  int64
 	res     int64 // bf_resolution
 	starts  int
+	// wholeFree is, per node, the exact offset at which it becomes
+	// wholly free (busyUntil, unrounded), for exactStart.
+	wholeFree []int64
 	// free is freeCPUs' count, valid while freeOK and no start was added
 	// to the plan since (len(Plan.Starts) == freeAt).
 	free   int64
@@ -229,7 +232,11 @@ func (b *backfill) build() {
 	b.shapes = &c.State.shapes
 	b.pass = c.State.shapes.pass
 	b.empty = c.State.ntCache.emptyView(c.sel)
-	b.m = newBFMap(&c.State.bfSlabs, len(c.Cluster.Nodes), c.Now.UnixNano(), b.res, b.busyUntil())
+	busy := b.busyUntil()
+	pool := &c.State.bfSlabs
+	pool.freeAt = append(pool.freeAt[:0], busy...)
+	b.wholeFree = pool.freeAt
+	b.m = newBFMap(pool, len(c.Cluster.Nodes), c.Now.UnixNano(), b.res, busy)
 	b.addBlackouts() // reservation windows (resv_backfill.go)
 }
 
@@ -402,7 +409,31 @@ func (b *backfill) plan(rec *QueueRec) {
 	if !noReserve && b.mayReserve(rec) {
 		b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
 	}
-	c.SetPlanned(rec, c.Now.Add(time.Duration(t)), nodes)
+	c.SetPlanned(rec, c.Now.Add(time.Duration(b.exactStart(nodes, t))), nodes)
+}
+
+// exactStart is the expected start reported for a job planned at slot t
+// on nodes. The map rounds the running jobs' ends up to bf_resolution,
+// but Slurm's expected start after running jobs is their exact end (its
+// select plugin's will-run test sees the running jobs as they are, only
+// the backfill reservations are rounded): oracle, bf_resolution=60, a job
+// waiting for a job that ends at 16:43:35 expects 16:43:35, the next one,
+// waiting for that reservation's end 16:46:35, expects 16:47:00. So when
+// t is the rounded end of the running jobs on nodes, that end is reported.
+func (b *backfill) exactStart(nodes []int32, t int64) int64 {
+	if t <= 0 {
+		return t
+	}
+	var end int64
+	for _, n := range nodes {
+		if int(n) < len(b.wholeFree) {
+			end = max(end, b.wholeFree[n])
+		}
+	}
+	if end > 0 && end < t && b.m.alignUp(end) == t {
+		return end
+	}
+	return t
 }
 
 func satAdd(a, b int64) int64 {

@@ -89,6 +89,9 @@ type bfSlabs struct {
 	// busy is busyUntil's table, need and dmin suffixNeed's: rewritten
 	// by each use, read only until the next.
 	busy, need, dmin []int64
+	// freeAt is the pass's copy of busyUntil's table for the whole
+	// cluster (exactStart reads it).
+	freeAt []int64
 }
 
 // bfMap returns an empty map for nodes nodes: a pooled one with its

@@ -29,7 +29,7 @@ func (st *State) Apply(plan *Plan) []JobID {
 		if i < len(plan.pendJobs) {
 			j = plan.pendJobs[i]
 		}
-		st.applyPending(&plan.Pending[i], j, now)
+		st.applyPending(&plan.Pending[i], j, now, plan.BackfillPass)
 	}
 	return started
 }
@@ -152,15 +152,19 @@ func (st *State) splitTask(j *Job, task int32) *Job {
 
 // applyPending records p on its job: j when the plan carries it (the job
 // the cycle read; while it is pending it is the State's record of that
-// id), else looked up by id.
-func (st *State) applyPending(p *PendingInfo, j *Job, now time.Time) {
+// id), else looked up by id. The expected start and planned nodes are
+// recorded from a backfill pass only (planned).
+func (st *State) applyPending(p *PendingInfo, j *Job, now time.Time, planned bool) {
 	if j == nil || j.ID != p.Job {
 		j = st.jobs[p.Job]
 	}
 	if j == nil || j.State.Base() != JobPending {
 		return
 	}
-	j.Reason, j.ExpectedStart, j.PlannedNodes = p.Reason, p.ExpectedStart, p.PlannedNodes
+	j.Reason = p.Reason
+	if planned {
+		j.ExpectedStart, j.PlannedNodes = p.ExpectedStart, p.PlannedNodes
+	}
 	if p.StateDesc != "" || j.StateDesc != StateDescRequeuedHeld {
 		j.StateDesc = p.StateDesc
 	}

@@ -135,18 +135,24 @@ func durSpec(d time.Duration) string {
 func twoDigits(n int) string { return string(rune('0'+n/10)) + string(rune('0'+n%10)) }
 
 // TestBackfillResolutionAndWindow: reservations are rounded outward to
-// bf_resolution, and a job that cannot start within bf_window gets no
-// expected start.
+// bf_resolution (the expected start after running jobs is their exact
+// end, as Slurm reports it), and a job that cannot start within
+// bf_window gets no expected start.
 func TestBackfillResolutionAndWindow(t *testing.T) {
 	h := newHarness(t, cpuConf(2, 4, ""))
 	h.now = t0.Add(10 * time.Second)
 	r := h.mustSubmit("u", "-N 2 --exclusive --time=00:10:00")
 	h.expectState(r.ID, JobRunning, "")
-	// Running job ends at 09:10:10; with bf_resolution=60 s the map frees
-	// the nodes at 09:11:00.
-	j := h.mustSubmit("u", "-N 1 --time=00:05:00")
-	if s, _ := planned(h, j.ID); !s.Equal(t0.Add(11 * time.Minute)) {
-		t.Fatalf("expected start %v, want rounded up to %v", s, t0.Add(11*time.Minute))
+	// Running job ends at 09:10:10: the first job expects that; its
+	// reservation ends at 09:15:10, rounded up to 09:16:00 (bf_resolution
+	// 60 s), where the next one is planned.
+	j := h.mustSubmit("u", "-N 2 --exclusive --time=00:05:00")
+	if s, _ := planned(h, j.ID); !s.Equal(t0.Add(10*time.Minute + 10*time.Second)) {
+		t.Fatalf("expected start %v, want the running job's end %v", s, t0.Add(10*time.Minute+10*time.Second))
+	}
+	next := h.mustSubmit("u", "-N 1 --time=00:05:00")
+	if s, _ := planned(h, next.ID); !s.Equal(t0.Add(16 * time.Minute)) {
+		t.Fatalf("expected start %v, want the reservation's end rounded up to %v", s, t0.Add(16*time.Minute))
 	}
 	h.st.Config.Backfill.Window = 5 * time.Minute
 	h.schedule()
@@ -226,4 +232,53 @@ func TestBackfillTimeMin(t *testing.T) {
 	}
 	h.expectState(y.ID, JobPending, ReasonPriority)
 	t.Logf("job %d started with limit %v (--time=3:00:00 --time-min=30)", x.ID, x.TimeLimit)
+}
+
+// TestBackfillPlannedStartsOracle replays the oracle's bf_resolution
+// scenario (Slurm 24.11, one 8-CPU node, bf_resolution 60 s, a job of 8
+// CPUs running from 16:38:35 for 5 minutes): the job waiting for it
+// expects its exact end (16:43:35), the jobs after it the ends of the
+// reservations before them rounded up to the minute (16:47:00, 16:52:00,
+// whole-node reservations). A main-scheduler cycle leaves those plans as
+// they are and gives a job submitted since none (squeue --start: N/A)
+// until the next backfill pass plans it (it then moves ahead of the
+// -n6 job: 16:47:00, 16:49:00, 16:54:00).
+func TestBackfillPlannedStartsOracle(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 8, ""))
+	h.now = t0.Add(35 * time.Second)
+	at := func(d string) time.Time {
+		dur, err := time.ParseDuration(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.now.Add(dur)
+	}
+	run := h.mustSubmit("u", "-n 8 --time=5:00")
+	h.expectState(run.ID, JobRunning, "")
+	n8t3 := h.submitWithPriority("u", "-n 8 --time=3:00", 1000)
+	n6t5 := h.submitWithPriority("u", "-n 6 --time=5:00", 900)
+	n2t1 := h.submitWithPriority("u", "-n 2 --time=1:00", 100)
+	h.schedule()
+	expectPlans := func(when string, want map[*Job]time.Time) {
+		t.Helper()
+		for j, w := range want {
+			if !j.ExpectedStart.Equal(w) {
+				t.Errorf("%s: job %d expected start %s, want %s", when, j.ID,
+					j.ExpectedStart.Format(time.TimeOnly), w.Format(time.TimeOnly))
+			}
+		}
+	}
+	expectPlans("backfill pass", map[*Job]time.Time{n8t3: at("5m"), n6t5: at("8m25s"), n2t1: at("13m25s")})
+
+	n8t2 := h.queue("u", "-n 8 --time=2:00")
+	n8t2.Priority = 950
+	mainOnly := h.st.Config
+	mainOnly.Backfill.Enabled = false
+	p := Schedule(h.st, h.now, mainOnly)
+	h.st.Apply(&p)
+	expectPlans("main pass", map[*Job]time.Time{n8t3: at("5m"), n6t5: at("8m25s"), n2t1: at("13m25s"), n8t2: {}})
+	h.expectState(n8t2.ID, JobPending, ReasonPriority)
+
+	h.schedule()
+	expectPlans("next backfill pass", map[*Job]time.Time{n8t3: at("5m"), n8t2: at("8m25s"), n6t5: at("10m25s"), n2t1: at("15m25s")})
 }

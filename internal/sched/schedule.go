@@ -89,6 +89,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 	c.Plan.Stuck = c.stuck()
 	if cfg.Backfill.Enabled && backfillStep != nil {
 		backfillStep(c)
+		c.Plan.BackfillPass = true
 	}
 	c.finish()
 	st.cycUse = c.use

@@ -639,6 +639,12 @@ type Plan struct {
 	Resumes []JobID
 	// Pending has one entry per job that stays pending.
 	Pending []PendingInfo
+	// BackfillPass reports that the backfill step ran in this cycle: only
+	// such a plan carries expected starts. Applying a main-only plan
+	// leaves the jobs' ExpectedStart and PlannedNodes as the last
+	// backfill pass set them, as Slurm's main scheduler does (squeue
+	// --start keeps showing them; a job submitted since shows N/A).
+	BackfillPass bool
 	// Stats describes the cycle (sdiag).
 	Stats CycleStats
 	// Stuck, when not nil, certifies the main pass (main_stuck.go): it
