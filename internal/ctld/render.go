@@ -78,7 +78,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		ExpectedStart: j.ExpectedStart, BeginTime: r.BeginTime, TimeLimitSec: limitSeconds(j.TimeLimit),
 		NodeList: compressNodes(cl, j.Alloc.Nodes), SchedNodes: compressNodes(cl, j.PlannedNodes),
 		NumNodes: int(max(r.MinNodes, 1)), NumTasks: int(max(r.NTasks, 1)), CPUsPerTask: int(max(r.CPUsPerTask, 1)),
-		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: r.Dependency, Requeue: r.Requeue,
+		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: sched.DependencyString(j), Requeue: r.Requeue,
 		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
 		Reservation: r.Reservation}
 	if j.State.Base() == sched.JobPending {

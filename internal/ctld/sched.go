@@ -92,7 +92,8 @@ func (ls *loopState) applyPlan(plan *sched.Plan) {
 	for _, p := range plan.Pending {
 		// Reasons change often; store them only when they do, so that a
 		// long queue is not rewritten every cycle.
-		if j := st.Job(p.Job); j != nil && reasons[p.Job] != j.Reason {
+		// Dependency states too: a failed one must outlive a restart.
+		if j := st.Job(p.Job); j != nil && (reasons[p.Job] != j.Reason || p.DepStates != nil) {
 			ls.touch(j, "", "")
 		}
 	}

@@ -141,11 +141,15 @@ func TestParseDependency(t *testing.T) {
 		{in: "afterany:5?afternotok:6", out: "afterany:5?afternotok:6", any: true},
 		{in: "after:7+10", out: "after:7+10"},
 		{in: "afterok:3_4", out: "afterok:3_4"},
-		{in: "afterok:1,afterany:2?after:3", fail: true},
+		{in: "afterok:1,afterany:2?after:3", out: "afterok:1?afterany:2?after:3", any: true},
+		{in: "afterok:1+5", out: "afterok:1+5"},
+		{in: "afterok:3_*+2", out: "afterok:3_*+2"},
+		{in: "afterok:3:3,singleton,singleton", out: "afterok:3,singleton"},
+		{in: "after:3+0", fail: true},
+		{in: "afterok:3:", fail: true},
 		{in: "afterok:", fail: true},
 		{in: "before:1", fail: true},
 		{in: "afterok:x", fail: true},
-		{in: "afterok:1+5", fail: true},
 	}
 	for _, c := range cases {
 		deps, any, err := ParseDependency(c.in)

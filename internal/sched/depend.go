@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,32 +18,39 @@ const (
 )
 
 // ParseDependency parses sbatch --dependency: a list of `type:id[:id...]`
-// (`after:id[+min]`, `afterany`, `afterok`, `afternotok`, `aftercorr`,
+// (`after`, `afterany`, `afterok`, `afternotok`, `aftercorr`,
 // `afterburstbuffer`) and `singleton`, joined by ',' (all must hold) or
-// '?' (any one suffices; Slurm does not allow mixing both). Job ids may be
-// `id_task` for one array task.
+// '?' (any one suffices). As in Slurm 24.11, one '?' makes the whole
+// list an OR list, a repeated dependency (same type, job and task) is
+// kept once, and every id may carry `+minutes` (used by after only). Job
+// ids may be `id_task` for one array task or `id_*` for every task.
 func ParseDependency(s string) ([]Dependency, bool, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, false, nil
 	}
 	orList := strings.Contains(s, "?")
-	if orList && strings.Contains(s, ",") {
-		return nil, false, fmt.Errorf("dependency %q: mixes ',' and '?': %w", s, ErrDependency)
-	}
-	sep := ","
-	if orList {
-		sep = "?"
-	}
 	var out []Dependency
-	for _, item := range strings.Split(s, sep) {
+	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '?' }) {
 		deps, err := parseDepItem(item)
 		if err != nil {
 			return nil, false, fmt.Errorf("dependency %q: %w", s, err)
 		}
-		out = append(out, deps...)
+		for _, d := range deps {
+			if !slices.ContainsFunc(out, d.sameAs) {
+				out = append(out, d)
+			}
+		}
+	}
+	if len(out) == 0 || strings.HasSuffix(s, ",") || strings.HasSuffix(s, "?") {
+		return nil, false, fmt.Errorf("dependency %q: %w", s, ErrDependency)
 	}
 	return out, orList, nil
+}
+
+// sameAs reports whether o repeats d (Slurm keeps the first of them).
+func (d Dependency) sameAs(o Dependency) bool {
+	return d.Kind == o.Kind && d.JobID == o.JobID && d.TaskID == o.TaskID
 }
 
 var depKinds = map[string]DepKind{"after": DepAfter, "afterany": DepAfterAny, "afterok": DepAfterOK,
@@ -60,61 +68,124 @@ func parseDepItem(item string) ([]Dependency, error) {
 	}
 	var out []Dependency
 	for _, id := range strings.Split(ids, ":") {
-		d := Dependency{Kind: kind, TaskID: -1}
-		if idS, delay, has := strings.Cut(id, "+"); has {
-			if kind != DepAfter {
-				return nil, ErrDependency
-			}
-			m, err := strconv.ParseUint(delay, 10, 32)
-			if err != nil {
-				return nil, ErrDependency
-			}
-			d.Delay = time.Duration(m) * time.Minute
-			id = idS
+		d, err := parseDepID(kind, id)
+		if err != nil {
+			return nil, err
 		}
-		if base, task, has := strings.Cut(id, "_"); has {
-			t, err := strconv.ParseInt(task, 10, 32)
-			if err != nil || t < 0 {
-				return nil, ErrDependency
-			}
-			d.TaskID = int32(t)
-			id = base
-		}
-		n, err := strconv.ParseUint(id, 10, 32)
-		if err != nil || n == 0 {
-			return nil, ErrDependency
-		}
-		d.JobID = JobID(n)
 		out = append(out, d)
 	}
 	return out, nil
 }
 
-// FormatDependency prints a dependency list as squeue %E does.
-func FormatDependency(deps []Dependency, orList bool) string {
-	names := map[DepKind]string{}
-	for k, v := range depKinds {
-		names[v] = k
+// parseDepID parses `id[_task|_*][+minutes]` (minutes > 0).
+func parseDepID(kind DepKind, id string) (Dependency, error) {
+	d := Dependency{Kind: kind, TaskID: -1}
+	if idS, delay, has := strings.Cut(id, "+"); has {
+		m, err := strconv.ParseUint(delay, 10, 32)
+		if err != nil || m == 0 {
+			return d, ErrDependency
+		}
+		d.Delay = time.Duration(m) * time.Minute
+		id = idS
 	}
+	if base, task, has := strings.Cut(id, "_"); has {
+		if task == "*" {
+			d.AllTasks = true
+		} else {
+			t, err := strconv.ParseInt(task, 10, 32)
+			if err != nil || t < 0 {
+				return d, ErrDependency
+			}
+			d.TaskID = int32(t)
+		}
+		id = base
+	}
+	n, err := strconv.ParseUint(id, 10, 32)
+	if err != nil || n == 0 {
+		return d, ErrDependency
+	}
+	d.JobID = JobID(n)
+	return d, nil
+}
+
+// FormatDependency prints a dependency list as written (without states):
+// the simulator's renumbered --dependency.
+func FormatDependency(deps []Dependency, orList bool) string {
 	parts := make([]string, len(deps))
 	for i, d := range deps {
-		if d.Kind == DepSingleton {
-			parts[i] = "singleton"
+		parts[i] = formatDep(d)
+	}
+	return strings.Join(parts, depSep(orList))
+}
+
+// DependencyString is j's dependency as slurmctld shows it (scontrol show
+// job Dependency=, squeue %E, the REST API): every dependency not yet
+// fulfilled with its recorded state, `afterok:12_*(unfulfilled)`,
+// `afternotok:13(failed)`, `singleton(unfulfilled)`; "" (printed
+// "(null)") once the list is satisfied or the job has started, since
+// Slurm clears it then. A job cancelled while pending keeps its last one.
+func DependencyString(j *Job) string {
+	r := &j.Req
+	if len(r.Deps) == 0 || !j.StartTime.IsZero() || depsSatisfied(r) {
+		return ""
+	}
+	var b strings.Builder
+	for _, d := range r.Deps {
+		if d.State == DepFulfilled {
 			continue
 		}
-		id := strconv.FormatUint(uint64(d.JobID), 10)
-		if d.TaskID >= 0 {
-			id += "_" + strconv.Itoa(int(d.TaskID))
+		if b.Len() > 0 {
+			b.WriteString(depSep(r.DepsAny))
 		}
-		if d.Delay > 0 {
-			id += "+" + strconv.Itoa(int(d.Delay/time.Minute))
-		}
-		parts[i] = names[d.Kind] + ":" + id
+		b.WriteString(formatDep(d))
+		b.WriteString(depStateNames[d.State])
 	}
+	return b.String()
+}
+
+var depStateNames = [...]string{DepUnfulfilled: "(unfulfilled)", DepFulfilled: "(fulfilled)", DepFailed: "(failed)"}
+
+// depsSatisfied reports whether the recorded states satisfy the list:
+// every one (',') or any one ('?') fulfilled.
+func depsSatisfied(r *Request) bool {
+	open := func(d Dependency) bool { return d.State != DepFulfilled }
+	if r.DepsAny {
+		return len(r.Deps) > 0 && !allFunc(r.Deps, open)
+	}
+	return !slices.ContainsFunc(r.Deps, open)
+}
+
+func allFunc[T any](s []T, f func(T) bool) bool {
+	return !slices.ContainsFunc(s, func(v T) bool { return !f(v) })
+}
+
+func depSep(orList bool) string {
 	if orList {
-		return strings.Join(parts, "?")
+		return "?"
 	}
-	return strings.Join(parts, ",")
+	return ","
+}
+
+var depNames = map[DepKind]string{DepAfter: "after", DepAfterAny: "afterany", DepAfterOK: "afterok",
+	DepAfterNotOK: "afternotok", DepAfterCorr: "aftercorr", DepAfterBurstBuffer: "afterburstbuffer"}
+
+// formatDep prints one dependency: `singleton`, `kind:id`, with `_task`
+// or `_*` (every task of an array) and `+minutes`.
+func formatDep(d Dependency) string {
+	if d.Kind == DepSingleton {
+		return "singleton"
+	}
+	id := strconv.FormatUint(uint64(d.JobID), 10)
+	switch {
+	case d.TaskID >= 0:
+		id += "_" + strconv.Itoa(int(d.TaskID))
+	case d.AllTasks:
+		id += "_*"
+	}
+	if d.Delay > 0 {
+		id += "+" + strconv.Itoa(int(d.Delay/time.Minute))
+	}
+	return depNames[d.Kind] + ":" + id
 }
 
 // indexArrays lists array members by array job id, for dependencies on
@@ -147,8 +218,9 @@ func (c *Cycle) countArrayTask(j *Job) {
 	c.arrayRun[j.Array.JobID]++
 }
 
-// depStatus evaluates j's dependency list at c.Now.
-func (c *Cycle) depStatus(j *Job) depResult {
+// depStatus evaluates j's dependency list at c.Now, and returns the
+// dependencies' new states when one of them changed (nil otherwise).
+func (c *Cycle) depStatus(j *Job) (depResult, []DepState) {
 	return evalDeps(j, c.Now, func(id JobID) []*Job { return c.depTargets(id) }, c.singletonBusy)
 }
 
@@ -182,20 +254,25 @@ func (c *Cycle) depTargets(id JobID) []*Job {
 
 // evalDeps combines the dependencies: with ',' every one must be
 // satisfied (never if any is never), with '?' any one suffices (never if
-// all are never).
-func evalDeps(j *Job, now time.Time, targets func(JobID) []*Job, singletonBusy func(*Job) bool) depResult {
+// all are never). It also returns the states to record, as slurmctld
+// does each time it tests a job's dependencies, when one changed: a
+// dependency once failed stays failed even after the job it names has
+// left memory (only an unfulfilled one is lifted then).
+func evalDeps(j *Job, now time.Time, targets func(JobID) []*Job, singletonBusy func(*Job) bool) (depResult, []DepState) {
 	r := &j.Req
+	var states []DepState
 	all := depOK
 	anyOK, allNever := false, true
-	for _, d := range r.Deps {
-		var res depResult
-		if d.Kind == DepSingleton {
-			res = depOK
-			if singletonBusy(j) {
-				res = depWait
+	for i, d := range r.Deps {
+		res := evalDep(j, d, now, targets, singletonBusy)
+		if s := nextDepState(j, d, res); s != d.State {
+			if states == nil {
+				states = make([]DepState, len(r.Deps))
+				for k := range r.Deps {
+					states[k] = r.Deps[k].State
+				}
 			}
-		} else {
-			res = evalOne(j, d, now, targets(d.JobID))
+			states[i] = s
 		}
 		switch res {
 		case depOK:
@@ -213,18 +290,70 @@ func evalDeps(j *Job, now time.Time, targets func(JobID) []*Job, singletonBusy f
 	if r.DepsAny {
 		switch {
 		case anyOK:
-			return depOK
+			return depOK, states
 		case allNever:
-			return depNever
+			return depNever, states
 		}
-		return depWait
+		return depWait, states
 	}
-	return all
+	return all, states
+}
+
+// evalDep evaluates one dependency: a recorded fulfilled or failed state
+// stands (a singleton is always tested again).
+func evalDep(j *Job, d Dependency, now time.Time, targets func(JobID) []*Job, singletonBusy func(*Job) bool) depResult {
+	if d.Kind == DepSingleton {
+		if singletonBusy(j) {
+			return depWait
+		}
+		return depOK
+	}
+	switch d.State {
+	case DepFulfilled:
+		return depOK
+	case DepFailed:
+		return depNever
+	}
+	return evalOne(j, d, now, targets(d.JobID))
+}
+
+// nextDepState is the state recorded for dependency d of j that evaluated
+// to res. An aftercorr of a pending array record is judged by its first
+// task and every task split off inherits the record's states, so it
+// records nothing there.
+func nextDepState(j *Job, d Dependency, res depResult) DepState {
+	if d.Kind == DepAfterCorr && j.Array != nil && j.Array.TaskID < 0 {
+		return d.State
+	}
+	if d.State != DepUnfulfilled && d.Kind != DepSingleton {
+		return d.State
+	}
+	switch res {
+	case depOK:
+		return DepFulfilled
+	case depNever:
+		return DepFailed
+	}
+	return DepUnfulfilled
+}
+
+// recordDepStates stores the states a cycle or a submission found, on a
+// copy of the list: array tasks split off a record share its slice.
+func recordDepStates(j *Job, states []DepState) {
+	if states == nil || len(states) != len(j.Req.Deps) {
+		return
+	}
+	deps := slices.Clone(j.Req.Deps)
+	for i := range deps {
+		deps[i].State = states[i]
+	}
+	j.Req.Deps = deps
 }
 
 // evalOne evaluates one dependency against its target jobs (one job, or
-// every member of an array; no target = purged = satisfied, as Slurm
-// treats a dependency on a job it no longer knows).
+// every member of an array). No target (purged after MinJobAge) satisfies
+// it: Slurm lifts an unfulfilled dependency on a job it no longer knows
+// (a failed one was recorded as such before, see evalDep).
 func evalOne(j *Job, d Dependency, now time.Time, targets []*Job) depResult {
 	res := depOK
 	for _, t := range targets {

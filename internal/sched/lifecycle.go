@@ -140,6 +140,7 @@ func (st *State) applyPending(p *PendingInfo, j *Job, now time.Time) {
 		return
 	}
 	j.Reason, j.ExpectedStart, j.PlannedNodes = p.Reason, p.ExpectedStart, p.PlannedNodes
+	recordDepStates(j, p.DepStates)
 	if p.StateDesc != "" || j.StateDesc != StateDescRequeuedHeld {
 		j.StateDesc = p.StateDesc
 	}

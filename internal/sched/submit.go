@@ -157,8 +157,11 @@ func (st *State) checkArray(j *Job, _ Submitter) error {
 	return nil
 }
 
-// checkDependency parses --dependency (unless already parsed) and checks
-// that every job it names exists.
+// checkDependency parses --dependency (unless already parsed), checks
+// that every job it names exists (a job purged after MinJobAge is
+// unknown: "Job dependency problem"), marks the dependencies on a whole
+// array, and tests the list once, as slurmctld does at submission, so
+// that a held job shows the states found then.
 func (st *State) checkDependency(j *Job, _ Submitter) error {
 	r := &j.Req
 	if r.Dependency != "" && len(r.Deps) == 0 {
@@ -168,24 +171,44 @@ func (st *State) checkDependency(j *Job, _ Submitter) error {
 		}
 		r.Deps, r.DepsAny = deps, any
 	}
-	for _, d := range r.Deps {
+	if len(r.Deps) == 0 {
+		return nil
+	}
+	r.Deps = slices.Clone(r.Deps) // a replayed or copied request shares it
+	for i := range r.Deps {
+		d := &r.Deps[i]
 		if d.Kind == DepSingleton {
 			continue
 		}
-		if st.jobs[d.JobID] == nil && !st.isArrayID(d.JobID) {
+		targets := st.depTargets(d.JobID)
+		if len(targets) == 0 || d.TaskID >= 0 && !slices.ContainsFunc(targets, func(t *Job) bool { return hasTask(t, d.TaskID) }) {
 			return reject(ErrDependency)
 		}
+		d.AllTasks = d.TaskID < 0 && targets[0].Array != nil
 	}
+	_, states := evalDeps(j, j.SubmitTime, st.depTargets, st.singletonBusy)
+	recordDepStates(j, states)
 	return nil
 }
 
-func (st *State) isArrayID(id JobID) bool {
-	for _, j := range st.jobList {
-		if j.Array != nil && j.Array.JobID == id {
-			return true
+// depTargets returns the jobs a dependency on id names: every member of
+// the array id, or the job id.
+func (st *State) depTargets(id JobID) []*Job {
+	var members []*Job
+	if st.arrayJobs > 0 {
+		for _, o := range st.jobList {
+			if o.Array != nil && o.Array.JobID == id {
+				members = append(members, o)
+			}
 		}
 	}
-	return false
+	if len(members) > 0 {
+		return members
+	}
+	if t := st.jobs[id]; t != nil {
+		return []*Job{t}
+	}
+	return nil
 }
 
 // checkPartitionLimits applies EnforcePartLimits: NO accepts a job that

@@ -344,6 +344,19 @@ const (
 	DepAfterBurstBuffer
 )
 
+// DepState is where one dependency stands, as slurmctld records it each
+// time it tests a pending job's dependencies: a dependency once fulfilled
+// or failed keeps that state, whatever happens to the job it names (it
+// may be requeued, or purged after MinJobAge).
+type DepState uint8
+
+// Dependency states (Slurm's unfulfilled, fulfilled, failed).
+const (
+	DepUnfulfilled DepState = iota
+	DepFulfilled
+	DepFailed
+)
+
 // Dependency is one element of a dependency list.
 type Dependency struct {
 	Kind DepKind
@@ -351,8 +364,14 @@ type Dependency struct {
 	JobID JobID
 	// TaskID is an array task id (`afterok:123_4`), or -1 for the whole job.
 	TaskID int32
-	// Delay is the optional `+time` of after: (minutes after start).
+	// Delay is the optional `+time` (minutes): for after:, the time after
+	// the other job's start; Slurm accepts and prints it for every type.
 	Delay time.Duration
+	// AllTasks marks a dependency on every task of an array (printed
+	// `id_*`), known once the job is submitted.
+	AllTasks bool `json:",omitempty"`
+	// State is the dependency's recorded state (see DepState).
+	State DepState `json:",omitempty"`
 }
 
 // Request is everything a user asked for at submission, resolved to numbers
@@ -607,6 +626,10 @@ type PendingInfo struct {
 	PlannedNodes  []int32
 	// Partition is the partition the plan is for, -1 if none.
 	Partition int32
+	// DepStates, when not nil, are the job's dependency states the cycle
+	// found, index for index with Req.Deps, because one of them changed
+	// (Apply records them).
+	DepStates []DepState
 }
 
 // Plan is the result of one scheduling cycle: what to start, what to
