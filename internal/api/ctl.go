@@ -126,13 +126,15 @@ type JobInfo struct {
 	ArrayJobID  uint32 `json:"array_job_id,omitempty"`
 	ArrayTaskID int32  `json:"array_task_id"` // -1 when none / several
 	ArrayTasks  string `json:"array_tasks,omitempty"`
-	Name        string `json:"name"`
-	User        string `json:"user"`
-	UID         uint32 `json:"uid"`
-	GID         uint32 `json:"gid"`
-	Group       string `json:"group,omitempty"`
-	Account     string `json:"account,omitempty"`
-	QOS         string `json:"qos,omitempty"`
+	// ArrayThrottle is the array's %N (ArrayTaskThrottle), 0 when none.
+	ArrayThrottle int32  `json:"array_throttle,omitempty"`
+	Name          string `json:"name"`
+	User          string `json:"user"`
+	UID           uint32 `json:"uid"`
+	GID           uint32 `json:"gid"`
+	Group         string `json:"group,omitempty"`
+	Account       string `json:"account,omitempty"`
+	QOS           string `json:"qos,omitempty"`
 	// Partition is the partition the job runs in, or the requested list.
 	Partition string `json:"partition"`
 	// State is Slurm's long state (PENDING, RUNNING, COMPLETED, ...),

@@ -395,6 +395,9 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 			task = strconv.Itoa(int(j.ArrayTaskID))
 		}
 		lines[0] += fmt.Sprintf(" ArrayJobId=%d ArrayTaskId=%s", j.ArrayJobID, task)
+		if j.ArrayThrottle > 0 {
+			lines[0] += fmt.Sprintf(" ArrayTaskThrottle=%d", j.ArrayThrottle) // on every task, as Slurm
+		}
 	}
 	lines[0] += " JobName=" + j.Name
 	requeue := 0

@@ -39,3 +39,57 @@ func TestFailedDependencySurvivesPurgeAndRestart(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	never("still DependencyNeverSatisfied after a restart")
 }
+
+// TestArrayTaskThrottleUpdate: scontrol update JobId=<array>
+// ArrayTaskThrottle=K changes how many tasks run at once (squeue shows
+// A_[...%K]); Slurm refuses it on a task id or a plain job, to a user who
+// does not own the array, and a negative value.
+func TestArrayTaskThrottleUpdate(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
+	arr := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Array = "0-7%1" }))
+	plain := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
+	running := func() int {
+		res, _ := c.client.Jobs(c.ctx(), api.JobQuery{IDs: []string{idStr(arr)}})
+		n := 0
+		for _, j := range res.Jobs {
+			if j.State == "RUNNING" {
+				n++
+			}
+		}
+		return n
+	}
+	c.eventually(5*time.Second, "one task running", func() bool { return running() == 1 })
+	update := func(who Who, job, v string) (int, string) {
+		return c.as(who, "POST", api.PathJobUpdate, api.JobUpdateRequest{Job: job, Set: map[string]string{"ArrayTaskThrottle": v}}, nil)
+	}
+	notArray := "Requested operation not supported on this system (Update of ArrayTaskThrottle is only allowed on ArrayJobId)"
+	refusals := []struct {
+		who    Who
+		job, v string
+		code   int
+		msg    string
+	}{
+		{bob, idStr(arr), "3", 403, "Access/permission denied"},
+		{root, idStr(plain), "3", 400, notArray},
+		{root, idStr(arr) + "_5", "3", 400, notArray},
+		{root, idStr(arr), "-1", 400, "Invalid ArrayTaskThrottle value"},
+		{root, "99999", "3", 404, "Invalid job id specified"},
+	}
+	for _, r := range refusals {
+		if code, msg := update(r.who, r.job, r.v); code != r.code || msg != r.msg {
+			t.Errorf("%s: ArrayTaskThrottle=%s as %s: %d %q, want %d %q", r.job, r.v, r.who.User, code, msg, r.code, r.msg)
+		}
+	}
+	if code, msg := update(root, idStr(arr), "3"); code != 200 {
+		t.Fatalf("update: %d %s", code, msg)
+	}
+	c.eventually(5*time.Second, "three tasks running", func() bool { return running() == 3 })
+	time.Sleep(100 * time.Millisecond)
+	if n := running(); n != 3 {
+		t.Fatalf("%d tasks running with ArrayTaskThrottle=3", n)
+	}
+	rec, ok := c.jobByID(arr)
+	if !ok || rec.ArrayTasks != "3-7%3" {
+		t.Errorf("pending record: %+v", rec.ArrayTasks)
+	}
+}

@@ -475,8 +475,20 @@ func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 	admin := ls.isAdmin(w)
 	var u sched.JobUpdate
 	site := (*int32)(nil)
+	var throttle *int32
 	for k, v := range req.Set {
+		if strings.EqualFold(k, "ArrayTaskThrottle") {
+			if throttle, err = parseThrottle(v); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := parseUpdate(&u, &site, strings.ToLower(k), v, admin); err != nil {
+			return err
+		}
+	}
+	if throttle != nil {
+		if err := ls.updateThrottle(w, req.Job, js, *throttle); err != nil || len(req.Set) == 1 {
 			return err
 		}
 	}
@@ -502,6 +514,40 @@ func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 		ls.setPriority(j, now)
 		ls.touch(j, "update", fmt.Sprint(req.Set))
 	}
+	ls.wantSched = true
+	return nil
+}
+
+// parseThrottle reads ArrayTaskThrottle's value as scontrol does: a
+// negative number is refused, anything else that is not a number reads
+// as 0 (no limit).
+func parseThrottle(v string) (*int32, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err == nil && n < 0 {
+		return nil, &apiErr{status: http.StatusBadRequest, msg: "Invalid ArrayTaskThrottle value"}
+	}
+	n32 := int32(max(n, 0))
+	return &n32, nil
+}
+
+// updateThrottle sets the task throttle of the array spec names: only
+// its array job id (not one task, not a plain job), by its owner or an
+// operator; the scheduler then starts at most n tasks at once.
+func (ls *loopState) updateThrottle(w Who, spec string, js []*sched.Job, n int32) error {
+	notArray := &apiErr{status: http.StatusBadRequest, msg: sched.ErrNotSupported.Error() +
+		" (Update of ArrayTaskThrottle is only allowed on ArrayJobId)"}
+	if strings.Contains(spec, "_") || js[0].Array == nil {
+		return notArray
+	}
+	for _, j := range js {
+		if !ls.mayModify(w, j) {
+			return denied()
+		}
+	}
+	if err := ls.st.SetArrayThrottle(js[0].Array.JobID, n); err != nil {
+		return updateErr(err)
+	}
+	ls.touchArray(js[0].Array.JobID, "update", fmt.Sprintf("ArrayTaskThrottle=%d", n))
 	ls.wantSched = true
 	return nil
 }

@@ -96,6 +96,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 	if j.Array != nil {
 		info.ArrayJobID = uint32(j.Array.JobID)
 		info.ArrayTaskID = j.Array.TaskID
+		info.ArrayThrottle = j.Array.Throttle
 		if j.Array.TaskID < 0 {
 			info.ArrayTasks = sched.FormatArrayTasks(j.Array.Tasks, j.Array.Throttle)
 		}

@@ -173,3 +173,40 @@ func TestArraySetIsSmall(t *testing.T) {
 		t.Fatalf("words %d n %d err %v", len(tasks), n, err)
 	}
 }
+
+// TestSetArrayThrottle: scontrol update ArrayTaskThrottle changes the
+// throttle of every task of the array (0 lifts it); a plain job refuses.
+func TestSetArrayThrottle(t *testing.T) {
+	h := newHarness(t, cpuConf(4, 4, ""))
+	arr := h.mustSubmit("u", "--array=1-8%2 -n 1 --time=10")
+	plain := h.mustSubmit("u", "-n 1 --time=10")
+	if got := h.countState(JobRunning, nil); got != 3 {
+		t.Fatalf("%d running", got)
+	}
+	if err := h.st.SetArrayThrottle(arr.ID, 4); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	if got := h.countState(JobRunning, func(j *Job) bool { return j.Array != nil }); got != 4 {
+		t.Fatalf("throttle 4: %d tasks running", got)
+	}
+	if got := arr.JobIDString(); got != itoa(arr.ID)+"_[5-8%4]" {
+		t.Fatalf("pending record %q", got)
+	}
+	for _, j := range h.st.Jobs() {
+		if j.Array != nil && j.Array.Throttle != 4 {
+			t.Errorf("task %s keeps throttle %d", j.JobIDString(), j.Array.Throttle)
+		}
+	}
+	_ = h.st.SetArrayThrottle(arr.ID, 0)
+	h.schedule()
+	if got := h.countState(JobRunning, func(j *Job) bool { return j.Array != nil }); got != 8 {
+		t.Fatalf("no throttle: %d tasks running", got)
+	}
+	if err := h.st.SetArrayThrottle(plain.ID, 2); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("plain job: %v", err)
+	}
+	if err := h.st.SetArrayThrottle(9999, 2); !errors.Is(err, ErrInvalidJobID) {
+		t.Errorf("unknown job: %v", err)
+	}
+}

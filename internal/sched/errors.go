@@ -47,4 +47,5 @@ var (
 	ErrInvalidNodeName    = errors.New("Invalid node name specified")
 	ErrTransitionState    = errors.New("Requested operation not supported on this job state")
 	ErrHeldByAdmin        = errors.New("Access/permission denied")
+	ErrNotSupported       = errors.New("Requested operation not supported on this system")
 )
