@@ -84,6 +84,11 @@ type Error struct {
 	Status  int    `json:"-"`
 	Message string `json:"error"`
 	Reason  string `json:"reason,omitempty"`
+	// Job, for a refusal about one job, is that job as scontrol update
+	// names it: `12`, or an array's `12_0-9` (its tasks); Detail is
+	// slurmctld's extra message, when it has one.
+	Job    string `json:"job,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Error returns the message.

@@ -239,7 +239,7 @@ func (s *scontrolRun) update(args []string) int {
 		var code int
 		for _, id := range splitComma(kvs[0][1]) {
 			if err := s.cl.UpdateJob(s.ctx, api.JobUpdateRequest{Job: id, Set: set}); err != nil {
-				code = clientError(s.env, "scontrol", err)
+				code = updateJobError(s.env, err)
 			}
 		}
 		return code
@@ -564,4 +564,28 @@ func PartitionRecordLines(p *api.PartitionRecord) []string {
 		memLine,
 		"TRES=" + p.TRES,
 	}
+}
+
+// updateJobError prints a refusal of scontrol update job as Slurm 24.11's
+// scontrol does: "MSG for job 12" (after "scontrol: error: DETAIL" when
+// slurmctld sent one), "12_0-9: MSG (DETAIL)" for an array; a bad
+// KEY=VALUE as "scontrol: error: MSG".
+func updateJobError(env *Env, err error) int {
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Job == "" {
+		return clientError(env, "scontrol", err)
+	}
+	if strings.Contains(ae.Job, "_") {
+		msg := ae.Message
+		if ae.Detail != "" {
+			msg += " (" + ae.Detail + ")"
+		}
+		fmt.Fprintf(env.Stderr, "%s: %s\n", ae.Job, msg)
+		return 1
+	}
+	if ae.Detail != "" {
+		Errorf(env, "scontrol", "%s", ae.Detail)
+	}
+	fmt.Fprintf(env.Stderr, "%s for job %s\n", ae.Message, ae.Job)
+	return 1
 }

@@ -62,14 +62,14 @@ func TestArrayTaskThrottleUpdate(t *testing.T) {
 	update := func(who Who, job, v string) (int, string) {
 		return c.as(who, "POST", api.PathJobUpdate, api.JobUpdateRequest{Job: job, Set: map[string]string{"ArrayTaskThrottle": v}}, nil)
 	}
-	notArray := "Requested operation not supported on this system (Update of ArrayTaskThrottle is only allowed on ArrayJobId)"
+	notArray := "Requested operation not supported on this system"
 	refusals := []struct {
 		who    Who
 		job, v string
 		code   int
 		msg    string
 	}{
-		{bob, idStr(arr), "3", 403, "Access/permission denied"},
+		{bob, idStr(arr), "3", 403, "Invalid user id"},
 		{root, idStr(plain), "3", 400, notArray},
 		{root, idStr(arr) + "_5", "3", 400, notArray},
 		{root, idStr(arr), "-1", 400, "Invalid ArrayTaskThrottle value"},

@@ -21,6 +21,9 @@ type apiErr struct {
 	status int
 	msg    string
 	reason string
+	// job and detail: see api.Error.
+	job    string
+	detail string
 }
 
 func (e *apiErr) Error() string { return e.msg }
@@ -466,11 +469,13 @@ func errMsg(err error) error {
 // updateJob applies scontrol update JobId=... KEY=VALUE through the
 // core's Update (Slurm's update_job rules: running jobs only change their
 // time limit, raising it needs an operator, the result is validated as at
-// submission). SiteFactor is the controller's (priority input).
+// submission). SiteFactor is the controller's (priority input). A bad
+// KEY=VALUE is refused as scontrol itself does; a refusal by the job
+// names it (api.Error.Job), as slurmctld's answer does.
 func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 	js, _, err := ls.jobsByID(req.Job)
 	if err != nil {
-		return err
+		return &apiErr{status: http.StatusNotFound, msg: sched.ErrInvalidJobID.Error(), job: req.Job}
 	}
 	admin := ls.isAdmin(w)
 	var u sched.JobUpdate
@@ -488,14 +493,25 @@ func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 		}
 	}
 	if throttle != nil {
-		if err := ls.updateThrottle(w, req.Job, js, *throttle); err != nil || len(req.Set) == 1 {
-			return err
-		}
+		err = ls.updateThrottle(w, req.Job, js, *throttle)
 	}
+	if err == nil && (throttle == nil || len(req.Set) > 1) {
+		err = ls.applyUpdate(w, js, u, site, fmt.Sprint(req.Set))
+	}
+	var ae *apiErr
+	if errors.As(err, &ae) && ae.job == "" {
+		ae.job = updateLabel(req.Job, js)
+	}
+	return err
+}
+
+// applyUpdate changes every job of js, as w may.
+func (ls *loopState) applyUpdate(w Who, js []*sched.Job, u sched.JobUpdate, site *int32, detail string) error {
+	admin := ls.isAdmin(w)
 	now := ls.c.now()
 	for _, j := range js {
 		if !ls.mayModify(w, j) {
-			return denied()
+			return notOwner()
 		}
 		if !admin && u.TimeLimit != nil && raisesLimit(j.TimeLimit, *u.TimeLimit) {
 			return denied() // only operators raise a time limit, pending or not
@@ -512,10 +528,43 @@ func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 			ls.specs[j.ID] = &s
 		}
 		ls.setPriority(j, now)
-		ls.touch(j, "update", fmt.Sprint(req.Set))
+		ls.touch(j, "update", detail)
 	}
 	ls.wantSched = true
 	return nil
+}
+
+// notOwner is slurmctld's answer to an update of another user's job.
+func notOwner() error {
+	return &apiErr{status: http.StatusForbidden, msg: "Invalid user id"}
+}
+
+// updateLabel names the job a refusal of scontrol update is about, as
+// Slurm's answer does: the job id, or for an array the array id and the
+// tasks asked for (every task of the array for its plain id).
+func updateLabel(spec string, js []*sched.Job) string {
+	if js[0].Array == nil {
+		return strconv.FormatUint(uint64(js[0].ID), 10)
+	}
+	if base, task, ok := strings.Cut(spec, "_"); ok {
+		return base + "_" + strings.Trim(task, "[]")
+	}
+	var tasks sched.NodeSet
+	add := func(i int) bool {
+		for len(tasks) <= i>>6 {
+			tasks = append(tasks, 0)
+		}
+		tasks.Set(i)
+		return true
+	}
+	for _, j := range js {
+		if j.Array.TaskID >= 0 {
+			add(int(j.Array.TaskID))
+		} else {
+			j.Array.Tasks.ForEach(add)
+		}
+	}
+	return strconv.FormatUint(uint64(js[0].Array.JobID), 10) + "_" + sched.FormatArrayTasks(tasks, 0)
 }
 
 // parseThrottle reads ArrayTaskThrottle's value as scontrol does: a
@@ -534,14 +583,13 @@ func parseThrottle(v string) (*int32, error) {
 // its array job id (not one task, not a plain job), by its owner or an
 // operator; the scheduler then starts at most n tasks at once.
 func (ls *loopState) updateThrottle(w Who, spec string, js []*sched.Job, n int32) error {
-	notArray := &apiErr{status: http.StatusBadRequest, msg: sched.ErrNotSupported.Error() +
-		" (Update of ArrayTaskThrottle is only allowed on ArrayJobId)"}
 	if strings.Contains(spec, "_") || js[0].Array == nil {
-		return notArray
+		return &apiErr{status: http.StatusBadRequest, msg: sched.ErrNotSupported.Error(),
+			detail: "Update of ArrayTaskThrottle is only allowed on ArrayJobId"}
 	}
 	for _, j := range js {
 		if !ls.mayModify(w, j) {
-			return denied()
+			return notOwner()
 		}
 	}
 	if err := ls.st.SetArrayThrottle(js[0].Array.JobID, n); err != nil {
@@ -587,8 +635,8 @@ func parseUpdate(u *sched.JobUpdate, site **int32, key, v string, admin bool) er
 		u.Partitions = strings.Split(v, ",")
 	case "timelimit":
 		d, err := duration.Parse(v)
-		if err != nil {
-			return badValue("TimeLimit", v)
+		if err != nil { // scontrol names no value here, unlike Priority's
+			return &apiErr{status: http.StatusBadRequest, msg: "Invalid TimeLimit value"}
 		}
 		u.TimeLimit = &d
 	case "qos":
