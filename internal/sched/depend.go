@@ -224,22 +224,39 @@ func (c *Cycle) depStatus(j *Job) (depResult, []DepState) {
 	return evalDeps(j, c.Now, func(id JobID) []*Job { return c.depTargets(id) }, c.singletonBusy)
 }
 
-// singletonBusy is State.singletonBusy with the running (user, name)
-// pairs indexed once per cycle, so many singleton jobs cost one pass.
+// singletonBusy is State.singletonBusy with the (user, name) pairs
+// indexed once per cycle, so many singleton jobs cost one pass: the
+// running or suspended jobs counted, and the lowest pending job id.
 func (c *Cycle) singletonBusy(j *Job) bool {
 	if c.activeNames == nil {
-		c.activeNames = map[string]int{}
+		c.activeNames = map[string]singletonUse{}
 		for _, o := range c.State.jobList {
-			if isActive(o) {
-				c.activeNames[singletonKey(o)]++
+			if isActive(o) || o.State.Base() == JobPending {
+				c.activeNames[singletonKey(o)] = c.activeNames[singletonKey(o)].add(o)
 			}
 		}
 	}
-	n := c.activeNames[singletonKey(j)]
+	u := c.activeNames[singletonKey(j)]
 	if isActive(j) {
-		n--
+		u.active--
 	}
-	return n > 0
+	return u.active > 0 || u.firstPending != 0 && u.firstPending < j.ID
+}
+
+// singletonUse is what a singleton dependency waits for, per user and
+// name: jobs running (or suspended), and the first pending job.
+type singletonUse struct {
+	active       int
+	firstPending JobID
+}
+
+func (u singletonUse) add(o *Job) singletonUse {
+	if isActive(o) {
+		u.active++
+	} else if u.firstPending == 0 || o.ID < u.firstPending {
+		u.firstPending = o.ID
+	}
+	return u
 }
 
 func (c *Cycle) depTargets(id JobID) []*Job {
@@ -435,11 +452,13 @@ func evalTarget(d Dependency, now time.Time, t *Job) depResult {
 	return depWait
 }
 
-// singletonBusy reports whether another job of j's name and user is
-// running or suspended (singleton dependency).
+// singletonBusy reports whether a singleton dependency of j waits: as in
+// Slurm, while another job of j's user and name runs (or is suspended),
+// or one submitted before it (lower id) is still pending.
 func (st *State) singletonBusy(j *Job) bool {
 	for _, o := range st.jobList {
-		if o != j && isActive(o) && o.User == j.User && o.Req.Name == j.Req.Name {
+		if o != j && o.User == j.User && o.Req.Name == j.Req.Name &&
+			(isActive(o) || o.State.Base() == JobPending && (j.ID == 0 || o.ID < j.ID)) {
 			return true
 		}
 	}

@@ -131,3 +131,27 @@ func TestDependencyStringLifecycle(t *testing.T) {
 	}
 	_ = first
 }
+
+// TestSingletonWaitsForEarlierPending: as in Slurm 24.11, a singleton
+// waits while a job of the same user and name submitted before it is
+// still pending (held, or waiting on its own dependency), not only while
+// one runs; a later pending job does not hold it back.
+func TestSingletonWaitsForEarlierPending(t *testing.T) {
+	h := newHarness(t, cpuConf(2, 4, ""))
+	held := h.mustSubmit("u", "-J s -n 1 --time=10 --run=5 --hold")
+	single := h.mustSubmit("u", "-J s -d singleton -n 1 --time=10")
+	first := h.mustSubmit("u", "-J t -d singleton -n 1 --time=10 --begin=now+1hour")
+	later := h.mustSubmit("u", "-J t -n 1 --time=10 --hold")
+	h.expectState(single.ID, JobPending, ReasonDependency)
+	if got := DependencyString(single); got != "singleton(unfulfilled)" {
+		t.Errorf("Dependency=%q", got)
+	}
+	h.expectState(first.ID, JobPending, ReasonBeginTime) // the later held job does not block it
+	held.Hold = HoldNone
+	h.schedule()
+	h.expectState(held.ID, JobRunning, "")
+	h.expectState(single.ID, JobPending, ReasonDependency)
+	h.advance(6 * time.Minute) // held ends; the singleton runs
+	h.expectState(single.ID, JobRunning, "")
+	_ = later
+}

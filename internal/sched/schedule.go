@@ -56,8 +56,9 @@ type Cycle struct {
 	limPerNode []int64
 	arrays     map[JobID][]*Job // array members by array job id
 	singletons map[string]bool  // user/name of singleton jobs started this cycle
-	// activeNames counts running jobs by user/name (singleton), built lazily.
-	activeNames map[string]int
+	// activeNames counts running jobs by user/name and keeps the first
+	// pending one (singleton), built lazily.
+	activeNames map[string]singletonUse
 	// partUsable caches whether a partition has a usable node (1 yes, -1 no).
 	partUsable []int8
 	passNodes  NodeSet // nodes the main pass still offers
