@@ -131,6 +131,9 @@ type JobInfo struct {
 	ArrayJobID  uint32 `json:"array_job_id,omitempty"`
 	ArrayTaskID int32  `json:"array_task_id"` // -1 when none / several
 	ArrayTasks  string `json:"array_tasks,omitempty"`
+	// KillOnInvalidDep is --kill-on-invalid-dep as scontrol shows it
+	// ("Yes", "No"; "" when not given).
+	KillOnInvalidDep string `json:"kill_on_invalid_dep,omitempty"`
 	// ArrayThrottle is the array's %N (ArrayTaskThrottle), 0 when none.
 	ArrayThrottle int32  `json:"array_throttle,omitempty"`
 	Name          string `json:"name"`

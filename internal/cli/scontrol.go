@@ -451,6 +451,10 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 		lines = append(lines, "TresPerNode="+j.TresPerNode)
 	}
 	lines = append(lines, "StdErr="+j.StdErr, "StdIn="+j.StdIn, "StdOut="+j.StdOut)
+	if j.KillOnInvalidDep != "" {
+		// Slurm 24.11's own spelling of the key.
+		lines = append(lines, "KillOInInvalidDependent="+j.KillOnInvalidDep)
+	}
 	if len(j.PriorityTerms) > 0 || j.PrioritySummary != "" {
 		var terms []string
 		for _, t := range j.PriorityTerms {

@@ -93,3 +93,18 @@ func TestArrayTaskThrottleUpdate(t *testing.T) {
 		t.Errorf("pending record: %+v", rec.ArrayTasks)
 	}
 }
+
+// TestKillOnInvalidDep: sbatch --kill-on-invalid-dep=yes cancels the job
+// once its dependency fails, as Slurm does, and scontrol show job says
+// KillOInInvalidDependent=Yes (Slurm's spelling).
+func TestKillOnInvalidDep(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	bad := c.submit(c.wrap("exit 1"))
+	dep := c.submit(c.wrap("true", func(s *api.JobSpec) {
+		s.Dependency, s.KillOnInvalidDep = "afterok:"+idStr(bad), "yes"
+	}))
+	j := c.waitState(dep, "CANCELLED", 10*time.Second)
+	if j.Dependency != "afterok:"+idStr(bad)+"(failed)" || j.KillOnInvalidDep != "Yes" {
+		t.Errorf("cancelled job: Dependency=%s KillOnInvalidDep=%q", j.Dependency, j.KillOnInvalidDep)
+	}
+}

@@ -101,6 +101,9 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 			info.ArrayTasks = sched.FormatArrayTasks(j.Array.Tasks, j.Array.Throttle)
 		}
 	}
+	if k := r.KillOnInvalidDep; k != nil {
+		info.KillOnInvalidDep = map[bool]string{true: "Yes", false: "No"}[*k]
+	}
 	if len(j.Alloc.Nodes) > 0 {
 		info.NumNodes = len(j.Alloc.Nodes)
 		info.BatchHost = cl.Nodes[j.Alloc.Nodes[0]].Name

@@ -62,6 +62,11 @@ func (ls *loopState) applyPlan(plan *sched.Plan) {
 		}
 	}
 	started := st.Apply(plan)
+	for _, id := range plan.DepCancels {
+		if j := st.Job(id); j != nil && j.State.Base() == sched.JobCancelled {
+			ls.touch(j, "cancel", "invalid dependency (kill_invalid_depend)")
+		}
+	}
 	for _, id := range sources {
 		if j := st.Job(id); j != nil {
 			ls.touch(j, "", "")

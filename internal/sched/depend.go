@@ -464,3 +464,12 @@ func (st *State) singletonBusy(j *Job) bool {
 	}
 	return false
 }
+
+// killInvalidDep reports whether j is cancelled once its dependency can
+// never be satisfied: --kill-on-invalid-dep, else kill_invalid_depend.
+func killInvalidDep(j *Job, cfg *Config) bool {
+	if k := j.Req.KillOnInvalidDep; k != nil {
+		return *k
+	}
+	return cfg.KillInvalidDepend
+}

@@ -155,3 +155,36 @@ func TestSingletonWaitsForEarlierPending(t *testing.T) {
 	h.expectState(single.ID, JobRunning, "")
 	_ = later
 }
+
+// TestKillInvalidDepend: under DependencyParameters=kill_invalid_depend,
+// or with --kill-on-invalid-dep=yes, a job whose dependency can never be
+// satisfied is cancelled (an OR list once every member failed);
+// --kill-on-invalid-dep=no keeps it pending, as Slurm 24.11 does.
+func TestKillInvalidDepend(t *testing.T) {
+	for _, c := range []struct {
+		conf, opt string
+		cancelled bool
+	}{
+		{"", "", false},
+		{"", "--kill-on-invalid-dep=yes", true},
+		{"DependencyParameters=kill_invalid_depend", "", true},
+		{"SchedulerParameters=kill_invalid_depend", "", true},
+		{"DependencyParameters=kill_invalid_depend", "--kill-on-invalid-dep=no", false},
+	} {
+		h := newHarness(t, cpuConf(2, 4, c.conf))
+		bad := h.mustSubmit("u", "-n 1 --time=1")
+		long := h.mustSubmit("u", "-n 1 --time=60")
+		dep := h.mustSubmit("u", "-n 1 --time=10 -d afterok:"+itoa(bad.ID)+" "+c.opt)
+		either := h.mustSubmit("u", "-n 1 --time=10 -d afterok:"+itoa(bad.ID)+"?afterok:"+itoa(long.ID)+" "+c.opt)
+		h.advance(2 * time.Minute) // bad times out
+		h.expectState(either.ID, JobPending, ReasonDependency)
+		if c.cancelled {
+			h.expectState(dep.ID, JobCancelled, ReasonDependencyNeverSatisfied)
+		} else {
+			h.expectState(dep.ID, JobPending, ReasonDependencyNeverSatisfied)
+		}
+		if got := DependencyString(h.job(dep.ID)); got != "afterok:"+itoa(bad.ID)+"(failed)" {
+			t.Errorf("%s %s: Dependency=%q", c.conf, c.opt, got)
+		}
+	}
+}

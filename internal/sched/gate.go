@@ -164,6 +164,9 @@ func (c *Cycle) jobGate(j *Job, p *PendingInfo) Reason {
 	case depWait:
 		return ReasonDependency
 	case depNever:
+		if killInvalidDep(j, c.Config) {
+			c.Plan.DepCancels = append(c.Plan.DepCancels, j.ID)
+		}
 		return ReasonDependencyNeverSatisfied
 	}
 	if j.Req.BeginTime.After(c.Now) {

@@ -31,6 +31,9 @@ func (st *State) Apply(plan *Plan) []JobID {
 		}
 		st.applyPending(&plan.Pending[i], j, now)
 	}
+	for _, id := range plan.DepCancels {
+		st.cancelInvalidDep(id, now)
+	}
 	return started
 }
 
@@ -127,6 +130,19 @@ func (st *State) splitTask(j *Job, task int32) *Job {
 	t.Runs = nil
 	st.addJob(&t)
 	return &t
+}
+
+// cancelInvalidDep ends a pending job whose dependency failed for good,
+// as slurmctld does under kill_invalid_depend: CANCELLED, its last reason
+// kept (squeue shows DependencyNeverSatisfied).
+func (st *State) cancelInvalidDep(id JobID, now time.Time) {
+	j := st.jobs[id]
+	if j == nil || j.State.Base() != JobPending {
+		return
+	}
+	if st.End(id, JobCancelled, 0, now) == nil {
+		j.Reason = ReasonDependencyNeverSatisfied
+	}
 }
 
 // applyPending records p on its job: j when the plan carries it (the job

@@ -421,6 +421,9 @@ type Request struct {
 	Dependency string
 	Deps       []Dependency
 	DepsAny    bool
+	// KillOnInvalidDep is --kill-on-invalid-dep (nil: not given, the
+	// cluster's kill_invalid_depend decides).
+	KillOnInvalidDep *bool `json:",omitempty"`
 	// Nice is --nice.
 	Nice int32
 	// Priority is --priority (operator-set priority), 0 = not given.
@@ -645,6 +648,10 @@ type Plan struct {
 	Resumes []JobID
 	// Pending has one entry per job that stays pending.
 	Pending []PendingInfo
+	// DepCancels are the pending jobs whose dependency can never be
+	// satisfied and that kill_invalid_depend (or --kill-on-invalid-dep)
+	// cancels: Apply ends them CANCELLED.
+	DepCancels []JobID
 	// Stats describes the cycle (sdiag).
 	Stats CycleStats
 	// Stuck, when not nil, certifies the main pass (main_stuck.go): it
