@@ -92,9 +92,7 @@ type SchedulerParameters struct {
 	MaxSwitchWait time.Duration
 	// PackSerialAtEnd places serial jobs at the end of the node list.
 	PackSerialAtEnd bool
-	// KillInvalidDepend cancels a job whose dependency can never be
-	// satisfied (the pre-21.08 place of DependencyParameters's option).
-	KillInvalidDepend bool
+
 	// RequeueDelay is the minimum time before a requeued job may restart.
 	RequeueDelay time.Duration
 
@@ -186,7 +184,6 @@ var schedOpts = sync.OnceValue(func() map[string]schedOpt {
 		"nohold_on_prolog_fail":       {flag: func(s *SchedulerParameters) { s.NoholdOnPrologFail = true }},
 		"enable_user_top":             {flag: func(s *SchedulerParameters) { s.EnableUserTop = true }},
 		"pack_serial_at_end":          {flag: func(s *SchedulerParameters) { s.PackSerialAtEnd = true }},
-		"kill_invalid_depend":         {flag: func(s *SchedulerParameters) { s.KillInvalidDepend = true }},
 	}
 })
 
@@ -200,7 +197,7 @@ var otherSchedOpts = []string{
 	"ignore_constraint_validation", "max_rpc_cnt", "max_submit_line_size", "no_backup_scheduling",
 	"no_env_cache", "reduce_completing_frag", "requeue_setup_env_fail", "salloc_wait_nodes",
 	"sbatch_wait_nodes", "spec_cores_first", "step_retry_count", "step_retry_time", "whole_hetjob",
-	"defer_batch", "enable_job_state_cache", "permit_job_expansion",
+	"defer_batch", "enable_job_state_cache", "kill_invalid_depend", "permit_job_expansion",
 	"max_depend_depth", "bf_max_job_user_part", "inventory_interval", "nohold_on_prolog_fail",
 	"time_min_as_soft_limit", "bf_min_prio_reserve", "preempt_send_user_signal",
 	"sched_min_interval", "ignore_numa", "cr_type", "bf_running_job_reserve",

@@ -168,7 +168,7 @@ func TestKillInvalidDepend(t *testing.T) {
 		{"", "", false},
 		{"", "--kill-on-invalid-dep=yes", true},
 		{"DependencyParameters=kill_invalid_depend", "", true},
-		{"SchedulerParameters=kill_invalid_depend", "", true},
+		{"SchedulerParameters=kill_invalid_depend", "", false}, // ignored there by Slurm 24.11
 		{"DependencyParameters=kill_invalid_depend", "--kill-on-invalid-dep=no", false},
 	} {
 		h := newHarness(t, cpuConf(2, 4, c.conf))

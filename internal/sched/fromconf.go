@@ -197,7 +197,9 @@ func ConfigFromConf(c *conf.Config) Config {
 	}
 	cfg.MaxJobStart = s.SchedMaxJobStart
 	cfg.AssocLimitStop = s.AssocLimitStop
-	cfg.KillInvalidDepend = s.KillInvalidDepend || slices.ContainsFunc(c.DependencyParameters,
+	// Slurm 24.11 reads kill_invalid_depend from DependencyParameters
+	// only (in SchedulerParameters it is ignored).
+	cfg.KillInvalidDepend = slices.ContainsFunc(c.DependencyParameters,
 		func(o string) bool { return strings.EqualFold(o, "kill_invalid_depend") })
 	cfg.Backfill = BackfillParams{
 		Enabled:  strings.EqualFold(c.SchedulerType, "sched/backfill") && !s.BackfillDisabled,
