@@ -549,21 +549,7 @@ func updateLabel(spec string, js []*sched.Job) string {
 	if base, task, ok := strings.Cut(spec, "_"); ok {
 		return base + "_" + strings.Trim(task, "[]")
 	}
-	var tasks sched.NodeSet
-	add := func(i int) bool {
-		for len(tasks) <= i>>6 {
-			tasks = append(tasks, 0)
-		}
-		tasks.Set(i)
-		return true
-	}
-	for _, j := range js {
-		if j.Array.TaskID >= 0 {
-			add(int(j.Array.TaskID))
-		} else {
-			j.Array.Tasks.ForEach(add)
-		}
-	}
+	tasks := sched.ArrayTaskSet(js)
 	return strconv.FormatUint(uint64(js[0].Array.JobID), 10) + "_" + sched.FormatArrayTasks(tasks, 0)
 }
 

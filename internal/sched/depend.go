@@ -218,11 +218,88 @@ func (c *Cycle) countArrayTask(j *Job) {
 	c.arrayRun[j.Array.JobID]++
 }
 
-// depStatus evaluates j's dependency list at c.Now, and returns the
-// dependencies' new states when one of them changed (nil otherwise).
-func (c *Cycle) depStatus(j *Job) (depResult, []DepState) {
-	return evalDeps(j, c.Now, func(id JobID) []*Job { return c.depTargets(id) }, c.singletonBusy)
+// depStatus evaluates j's dependency list at c.Now (aftercorr for task,
+// or corrOwn/corrSkip), and returns the dependencies' new states when one
+// of them changed (nil otherwise).
+func (c *Cycle) depStatus(j *Job, task int32) (depResult, []DepState) {
+	return evalDeps(j, &depEval{now: c.Now, targets: c.depTargets, corrTarget: c.corrTarget,
+		singletonBusy: c.singletonBusy, task: task})
 }
+
+// jobDeps evaluates j's dependencies for the gate. A pending array record
+// with aftercorr is judged by its first task that can still run: a task
+// whose other task failed stays pending (DependencyNeverSatisfied only
+// once every task is), the others go on, as in Slurm.
+func (c *Cycle) jobDeps(j *Job) (depResult, []DepState) {
+	if j.Array == nil || j.Array.TaskID >= 0 || !hasAfterCorr(j) {
+		return c.depStatus(j, corrOwn)
+	}
+	res, states := c.depStatus(j, corrSkip)
+	if res == depNever {
+		return res, states
+	}
+	res = depNever
+	j.Array.Tasks.ForEach(func(t int) bool {
+		res, _ = c.depStatus(j, int32(t))
+		return res == depNever
+	})
+	return res, states
+}
+
+// corrTarget returns the member of array id that holds task (nil when
+// none), from an index built once per cycle and array.
+func (c *Cycle) corrTarget(id JobID, task int32) *Job {
+	if c.corrIdx == nil {
+		c.corrIdx = map[JobID]*corrIndex{}
+	}
+	x := c.corrIdx[id]
+	if x == nil {
+		x = &corrIndex{tasks: map[int32]*Job{}}
+		for _, m := range c.depTargets(id) {
+			if m.Array == nil {
+				continue
+			}
+			if m.Array.TaskID >= 0 {
+				x.tasks[m.Array.TaskID] = m
+			} else {
+				x.records = append(x.records, m)
+			}
+		}
+		c.corrIdx[id] = x
+	}
+	if t := x.tasks[task]; t != nil {
+		return t
+	}
+	for _, r := range x.records {
+		if r.Array.Tasks.Has(int(task)) {
+			return r
+		}
+	}
+	return nil
+}
+
+// corrIndex is the members of one array by task (corrTarget).
+type corrIndex struct {
+	tasks   map[int32]*Job
+	records []*Job
+}
+
+// depEval is what testing dependencies needs: the time, the jobs a
+// dependency names, the singleton test, and the array task aftercorr
+// judges.
+type depEval struct {
+	now           time.Time
+	targets       func(JobID) []*Job
+	corrTarget    func(JobID, int32) *Job
+	singletonBusy func(*Job) bool
+	task          int32
+}
+
+// The task an aftercorr is judged for, besides a task id.
+const (
+	corrOwn  int32 = -1 // the job's own task (a record's first pending task)
+	corrSkip int32 = -2 // none: aftercorr counts as satisfied
+)
 
 // singletonBusy is State.singletonBusy with the (user, name) pairs
 // indexed once per cycle, so many singleton jobs cost one pass: the
@@ -275,13 +352,13 @@ func (c *Cycle) depTargets(id JobID) []*Job {
 // does each time it tests a job's dependencies, when one changed: a
 // dependency once failed stays failed even after the job it names has
 // left memory (only an unfulfilled one is lifted then).
-func evalDeps(j *Job, now time.Time, targets func(JobID) []*Job, singletonBusy func(*Job) bool) (depResult, []DepState) {
+func evalDeps(j *Job, e *depEval) (depResult, []DepState) {
 	r := &j.Req
 	var states []DepState
 	all := depOK
 	anyOK, allNever := false, true
 	for i, d := range r.Deps {
-		res := evalDep(j, d, now, targets, singletonBusy)
+		res := evalDep(j, d, e)
 		if s := nextDepState(j, d, res); s != d.State {
 			if states == nil {
 				states = make([]DepState, len(r.Deps))
@@ -318,11 +395,14 @@ func evalDeps(j *Job, now time.Time, targets func(JobID) []*Job, singletonBusy f
 
 // evalDep evaluates one dependency: a recorded fulfilled or failed state
 // stands (a singleton is always tested again).
-func evalDep(j *Job, d Dependency, now time.Time, targets func(JobID) []*Job, singletonBusy func(*Job) bool) depResult {
-	if d.Kind == DepSingleton {
-		if singletonBusy(j) {
+func evalDep(j *Job, d Dependency, e *depEval) depResult {
+	switch {
+	case d.Kind == DepSingleton:
+		if e.singletonBusy(j) {
 			return depWait
 		}
+		return depOK
+	case d.Kind == DepAfterCorr && e.task == corrSkip:
 		return depOK
 	}
 	switch d.State {
@@ -331,13 +411,17 @@ func evalDep(j *Job, d Dependency, now time.Time, targets func(JobID) []*Job, si
 	case DepFailed:
 		return depNever
 	}
-	return evalOne(j, d, now, targets(d.JobID))
+	if d.Kind == DepAfterCorr && j.Array != nil {
+		task := corrTask(j, e.task)
+		return evalCorr(d, task, e.now, e.corrTarget(d.JobID, task))
+	}
+	return evalOne(d, e.now, e.targets(d.JobID))
 }
 
 // nextDepState is the state recorded for dependency d of j that evaluated
-// to res. An aftercorr of a pending array record is judged by its first
-// task and every task split off inherits the record's states, so it
-// records nothing there.
+// to res. An aftercorr of a pending array record is judged task by task
+// and every task split off inherits the record's states, so it records
+// nothing there.
 func nextDepState(j *Job, d Dependency, res depResult) DepState {
 	if d.Kind == DepAfterCorr && j.Array != nil && j.Array.TaskID < 0 {
 		return d.State
@@ -371,13 +455,10 @@ func recordDepStates(j *Job, states []DepState) {
 // every member of an array). No target (purged after MinJobAge) satisfies
 // it: Slurm lifts an unfulfilled dependency on a job it no longer knows
 // (a failed one was recorded as such before, see evalDep).
-func evalOne(j *Job, d Dependency, now time.Time, targets []*Job) depResult {
+func evalOne(d Dependency, now time.Time, targets []*Job) depResult {
 	res := depOK
 	for _, t := range targets {
 		if d.TaskID >= 0 && !hasTask(t, d.TaskID) {
-			continue
-		}
-		if d.Kind == DepAfterCorr && !corresponds(j, t) {
 			continue
 		}
 		r := evalTarget(d, now, t)
@@ -391,6 +472,34 @@ func evalOne(j *Job, d Dependency, now time.Time, targets []*Job) depResult {
 	return res
 }
 
+// evalCorr evaluates aftercorr for one task of an array: t, the task of
+// the same index of the other array, must end OK. A task the other array
+// never had (CorrTasks, taken at submission) fails it, as in Slurm; one
+// that left memory is lifted.
+func evalCorr(d Dependency, task int32, now time.Time, t *Job) depResult {
+	if t != nil {
+		return evalTarget(d, now, t)
+	}
+	if d.CorrTasks != nil && (task < 0 || !d.CorrTasks.Has(int(task))) {
+		return depNever
+	}
+	return depOK
+}
+
+// corrTask is the task aftercorr judges: the one asked for, else j's own
+// (a pending record's first task).
+func corrTask(j *Job, task int32) int32 {
+	if task >= 0 {
+		return task
+	}
+	if j.Array.TaskID >= 0 {
+		return j.Array.TaskID
+	}
+	first := int32(-1)
+	j.Array.Tasks.ForEach(func(i int) bool { first = int32(i); return false })
+	return first
+}
+
 func hasTask(t *Job, task int32) bool {
 	if t.Array == nil {
 		return false
@@ -399,20 +508,6 @@ func hasTask(t *Job, task int32) bool {
 		return t.Array.TaskID == task
 	}
 	return t.Array.Tasks.Has(int(task))
-}
-
-// corresponds reports whether target t holds the task of the same index
-// as j (aftercorr); a pending record of j is judged by its first task.
-func corresponds(j, t *Job) bool {
-	if j.Array == nil {
-		return true
-	}
-	task := j.Array.TaskID
-	if task < 0 {
-		task = -1
-		j.Array.Tasks.ForEach(func(i int) bool { task = int32(i); return false })
-	}
-	return hasTask(t, task)
 }
 
 func evalTarget(d Dependency, now time.Time, t *Job) depResult {
@@ -472,4 +567,9 @@ func killInvalidDep(j *Job, cfg *Config) bool {
 		return *k
 	}
 	return cfg.KillInvalidDepend
+}
+
+// hasAfterCorr reports whether j has an aftercorr dependency.
+func hasAfterCorr(j *Job) bool {
+	return slices.ContainsFunc(j.Req.Deps, func(d Dependency) bool { return d.Kind == DepAfterCorr })
 }

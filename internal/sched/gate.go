@@ -149,7 +149,7 @@ func (c *Cycle) hasRecord(slot int32) bool {
 func (c *Cycle) jobGate(j *Job, p *PendingInfo) Reason {
 	deps := depOK
 	if len(j.Req.Deps) > 0 {
-		deps, p.DepStates = c.depStatus(j)
+		deps, p.DepStates = c.jobDeps(j)
 	}
 	if r := c.resvJobGate(j); r != "" {
 		return r // reservation deleted, invalid or not accessible (resv_cycle.go)

@@ -185,10 +185,45 @@ func (st *State) checkDependency(j *Job, _ Submitter) error {
 			return reject(ErrDependency)
 		}
 		d.AllTasks = d.TaskID < 0 && targets[0].Array != nil
+		if d.Kind == DepAfterCorr && d.AllTasks {
+			d.CorrTasks = ArrayTaskSet(targets)
+		}
 	}
-	_, states := evalDeps(j, j.SubmitTime, st.depTargets, st.singletonBusy)
+	_, states := evalDeps(j, &depEval{now: j.SubmitTime, targets: st.depTargets, corrTarget: st.corrTarget,
+		singletonBusy: st.singletonBusy, task: corrOwn})
 	recordDepStates(j, states)
 	return nil
+}
+
+// corrTarget returns the member of array id that holds task, or nil.
+func (st *State) corrTarget(id JobID, task int32) *Job {
+	for _, m := range st.depTargets(id) {
+		if hasTask(m, task) {
+			return m
+		}
+	}
+	return nil
+}
+
+// ArrayTaskSet is the set of task ids of an array's members (pending
+// records and tasks).
+func ArrayTaskSet(members []*Job) NodeSet {
+	var set NodeSet
+	add := func(i int) bool {
+		for len(set) <= i>>6 {
+			set = append(set, 0)
+		}
+		set.Set(i)
+		return true
+	}
+	for _, m := range members {
+		if m.Array.TaskID >= 0 {
+			add(int(m.Array.TaskID))
+		} else {
+			m.Array.Tasks.ForEach(add)
+		}
+	}
+	return set
 }
 
 // depTargets returns the jobs a dependency on id names: every member of

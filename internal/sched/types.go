@@ -372,6 +372,10 @@ type Dependency struct {
 	AllTasks bool `json:",omitempty"`
 	// State is the dependency's recorded state (see DepState).
 	State DepState `json:",omitempty"`
+	// CorrTasks are, for aftercorr on an array, the other array's task
+	// ids when the job was submitted: a task of this job without one of
+	// them can never run.
+	CorrTasks NodeSet `json:",omitempty"`
 }
 
 // Request is everything a user asked for at submission, resolved to numbers
