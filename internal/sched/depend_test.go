@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +186,36 @@ func TestKillInvalidDepend(t *testing.T) {
 		}
 		if got := DependencyString(h.job(dep.ID)); got != "afterok:"+itoa(bad.ID)+"(failed)" {
 			t.Errorf("%s %s: Dependency=%q", c.conf, c.opt, got)
+		}
+	}
+}
+
+// TestCircularDependencyRefused: scontrol update refuses a dependency on
+// the job itself ("Job dependency problem") and one that closes a cycle,
+// directly or through another job ("Circular job dependency"), as Slurm
+// 24.11 does; an OR list is checked too.
+func TestCircularDependencyRefused(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 4, ""))
+	a := h.mustSubmit("u", "-n 1 --time=10 --hold")
+	b := h.mustSubmit("u", "-n 1 --time=10 --hold -d afterok:"+itoa(a.ID))
+	c := h.mustSubmit("u", "-n 1 --time=10 --hold -d afterok:"+itoa(b.ID))
+	dep := func(s string) JobUpdate { return JobUpdate{Dependency: &s} }
+	cases := []struct {
+		job  *Job
+		dep  string
+		want error
+	}{
+		{a, "afterok:" + itoa(b.ID), ErrCircularDependency},
+		{a, "afterok:" + itoa(c.ID), ErrCircularDependency},
+		{a, "afterok:" + itoa(a.ID), ErrDependency},
+		{b, "afterok:" + itoa(a.ID) + "?afterany:" + itoa(c.ID), ErrCircularDependency},
+		{b, "singleton", nil},
+		{c, "afterok:" + itoa(a.ID), nil},
+	}
+	for _, k := range cases {
+		err := h.st.Update(k.job.ID, dep(k.dep), false, h.now)
+		if k.want == nil && err != nil || k.want != nil && !errors.Is(err, k.want) {
+			t.Errorf("job %d Dependency=%s: %v, want %v", k.job.ID, k.dep, err, k.want)
 		}
 	}
 }

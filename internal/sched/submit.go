@@ -189,9 +189,49 @@ func (st *State) checkDependency(j *Job, _ Submitter) error {
 			d.CorrTasks = ArrayTaskSet(targets)
 		}
 	}
+	if err := st.checkCircular(j); err != nil {
+		return err
+	}
 	_, states := evalDeps(j, &depEval{now: j.SubmitTime, targets: st.depTargets, corrTarget: st.corrTarget,
 		singletonBusy: st.singletonBusy, task: corrOwn})
 	recordDepStates(j, states)
+	return nil
+}
+
+// maxDependDepth is how far Slurm follows dependencies looking for a
+// cycle (DependencyParameters max_depend_depth, default 10).
+const maxDependDepth = 10
+
+// checkCircular refuses, on scontrol update of a job already known, a
+// dependency on the job itself ("Job dependency problem") or on a job
+// that depends on it, directly or through others ("Circular job
+// dependency"), as slurmctld does.
+func (st *State) checkCircular(j *Job) error {
+	if j.ID == 0 {
+		return nil // a new job: nothing can depend on it yet
+	}
+	self := func(id JobID) bool { return id == j.ID || j.Array != nil && id == j.Array.JobID }
+	if slices.ContainsFunc(j.Req.Deps, func(d Dependency) bool { return d.Kind != DepSingleton && self(d.JobID) }) {
+		return reject(ErrDependency)
+	}
+	seen := map[JobID]bool{}
+	level := j.Req.Deps
+	for depth := 0; depth < maxDependDepth && len(level) > 0; depth++ {
+		var next []Dependency
+		for _, d := range level {
+			if d.Kind == DepSingleton || seen[d.JobID] {
+				continue
+			}
+			if self(d.JobID) {
+				return reject(ErrCircularDependency)
+			}
+			seen[d.JobID] = true
+			for _, t := range st.depTargets(d.JobID) {
+				next = append(next, t.Req.Deps...)
+			}
+		}
+		level = next
+	}
 	return nil
 }
 
