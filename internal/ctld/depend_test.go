@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/sched"
 )
 
 // TestFailedDependencySurvivesPurgeAndRestart: a job whose afternotok
@@ -106,5 +107,34 @@ func TestKillOnInvalidDep(t *testing.T) {
 	j := c.waitState(dep, "CANCELLED", 10*time.Second)
 	if j.Dependency != "afterok:"+idStr(bad)+"(failed)" || j.KillOnInvalidDep != "Yes" {
 		t.Errorf("cancelled job: Dependency=%s KillOnInvalidDep=%q", j.Dependency, j.KillOnInvalidDep)
+	}
+}
+
+// TestUpdateLabel: a refused update names the job as Slurm does: the id,
+// an array's id with all its tasks (running ones and the pending
+// record's), or the task asked for.
+func TestUpdateLabel(t *testing.T) {
+	pending := sched.NewNodeSet(10)
+	for i := 2; i <= 9; i++ {
+		pending.Set(i)
+	}
+	arr := []*sched.Job{
+		{ID: 110, Array: &sched.ArrayInfo{JobID: 110, TaskID: -1, Tasks: pending}},
+		{ID: 113, Array: &sched.ArrayInfo{JobID: 110, TaskID: 0}},
+		{ID: 114, Array: &sched.ArrayInfo{JobID: 110, TaskID: 1}},
+	}
+	cases := []struct {
+		spec string
+		js   []*sched.Job
+		want string
+	}{
+		{"111", []*sched.Job{{ID: 111}}, "111"},
+		{"110", arr, "110_0-9"},
+		{"110_5", arr[:1], "110_5"},
+	}
+	for _, c := range cases {
+		if got := updateLabel(c.spec, c.js); got != c.want {
+			t.Errorf("%s: %q, want %q", c.spec, got, c.want)
+		}
 	}
 }
