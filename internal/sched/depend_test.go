@@ -90,6 +90,7 @@ func TestDependencyString(t *testing.T) {
 		{"afterok:" + id(arr) + ":" + id(arr) + "_1", "afterok:ARR_*(unfulfilled),afterok:ARR_1(unfulfilled)"},
 		{"after:" + id(arr) + "+5,after:" + id(arr) + "+6", "after:ARR_*+5(unfulfilled)"},
 		{"aftercorr:" + id(arr) + "_1", "aftercorr:ARR_1(unfulfilled)"},
+		{"afterok:" + itoa(arr.ID+1), "afterok:" + itoa(arr.ID+1) + "(unfulfilled)"}, // a task's own job id
 		{"afterok:" + id(arr) + ",afterok:" + id(run) + "?afterany:" + id(hold),
 			"afterok:ARR_*(unfulfilled)?afterok:RUN(unfulfilled)?afterany:HOLD(unfulfilled)"},
 	}

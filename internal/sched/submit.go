@@ -184,7 +184,9 @@ func (st *State) checkDependency(j *Job, _ Submitter) error {
 		if len(targets) == 0 || d.TaskID >= 0 && !slices.ContainsFunc(targets, func(t *Job) bool { return hasTask(t, d.TaskID) }) {
 			return reject(ErrDependency)
 		}
-		d.AllTasks = d.TaskID < 0 && targets[0].Array != nil
+		// The array's id names every task (id_*); a task's own job id
+		// names that task only (printed as is).
+		d.AllTasks = d.TaskID < 0 && targets[0].Array != nil && targets[0].Array.JobID == d.JobID
 		if d.Kind == DepAfterCorr && d.AllTasks {
 			d.CorrTasks = ArrayTaskSet(targets)
 		}
