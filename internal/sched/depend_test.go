@@ -178,12 +178,15 @@ func TestKillInvalidDepend(t *testing.T) {
 		long := h.mustSubmit("u", "-n 1 --time=60")
 		dep := h.mustSubmit("u", "-n 1 --time=10 -d afterok:"+itoa(bad.ID)+" "+c.opt)
 		either := h.mustSubmit("u", "-n 1 --time=10 -d afterok:"+itoa(bad.ID)+"?afterok:"+itoa(long.ID)+" "+c.opt)
+		held := h.mustSubmit("u", "-n 1 --time=10 --hold -d afterok:"+itoa(bad.ID)+" "+c.opt)
 		h.advance(2 * time.Minute) // bad times out
 		h.expectState(either.ID, JobPending, ReasonDependency)
 		if c.cancelled {
 			h.expectState(dep.ID, JobCancelled, ReasonDependencyNeverSatisfied)
+			h.expectState(held.ID, JobCancelled, ReasonDependencyNeverSatisfied) // held jobs too
 		} else {
 			h.expectState(dep.ID, JobPending, ReasonDependencyNeverSatisfied)
+			h.expectState(held.ID, JobPending, ReasonJobHeldUser)
 		}
 		if got := DependencyString(h.job(dep.ID)); got != "afterok:"+itoa(bad.ID)+"(failed)" {
 			t.Errorf("%s %s: Dependency=%q", c.conf, c.opt, got)

@@ -151,6 +151,9 @@ func (c *Cycle) jobGate(j *Job, p *PendingInfo) Reason {
 	if len(j.Req.Deps) > 0 {
 		deps, p.DepStates = c.jobDeps(j)
 	}
+	if deps == depNever && killInvalidDep(j, c.Config) {
+		c.Plan.DepCancels = append(c.Plan.DepCancels, j.ID) // held or not, as Slurm
+	}
 	if r := c.resvJobGate(j); r != "" {
 		return r // reservation deleted, invalid or not accessible (resv_cycle.go)
 	}
@@ -164,9 +167,6 @@ func (c *Cycle) jobGate(j *Job, p *PendingInfo) Reason {
 	case depWait:
 		return ReasonDependency
 	case depNever:
-		if killInvalidDep(j, c.Config) {
-			c.Plan.DepCancels = append(c.Plan.DepCancels, j.ID)
-		}
 		return ReasonDependencyNeverSatisfied
 	}
 	if j.Req.BeginTime.After(c.Now) {
