@@ -186,7 +186,7 @@ func TestKillInvalidDepend(t *testing.T) {
 			h.expectState(held.ID, JobCancelled, ReasonDependencyNeverSatisfied) // held jobs too
 		} else {
 			h.expectState(dep.ID, JobPending, ReasonDependencyNeverSatisfied)
-			h.expectState(held.ID, JobPending, ReasonJobHeldUser)
+			h.expectState(held.ID, JobPending, ReasonDependencyNeverSatisfied) // held, but Slurm shows this
 		}
 		if got := DependencyString(h.job(dep.ID)); got != "afterok:"+itoa(bad.ID)+"(failed)" {
 			t.Errorf("%s %s: Dependency=%q", c.conf, c.opt, got)

@@ -157,17 +157,17 @@ func (c *Cycle) jobGate(j *Job, p *PendingInfo) Reason {
 	if r := c.resvJobGate(j); r != "" {
 		return r // reservation deleted, invalid or not accessible (resv_cycle.go)
 	}
+	if deps == depNever {
+		return ReasonDependencyNeverSatisfied // shown for a held job too, as Slurm 24.11
+	}
 	switch j.Hold {
 	case HoldUser:
 		return ReasonJobHeldUser
 	case HoldAdmin:
 		return ReasonJobHeldAdmin
 	}
-	switch deps {
-	case depWait:
+	if deps == depWait {
 		return ReasonDependency
-	case depNever:
-		return ReasonDependencyNeverSatisfied
 	}
 	if j.Req.BeginTime.After(c.Now) {
 		return ReasonBeginTime
