@@ -84,6 +84,11 @@ type Error struct {
 	Status  int    `json:"-"`
 	Message string `json:"error"`
 	Reason  string `json:"reason,omitempty"`
+	// Job, for a refusal about one job, is that job as scontrol update
+	// names it: `12`, or an array's `12_0-9` (its tasks); Detail is
+	// slurmctld's extra message, when it has one.
+	Job    string `json:"job,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Error returns the message.
@@ -126,13 +131,18 @@ type JobInfo struct {
 	ArrayJobID  uint32 `json:"array_job_id,omitempty"`
 	ArrayTaskID int32  `json:"array_task_id"` // -1 when none / several
 	ArrayTasks  string `json:"array_tasks,omitempty"`
-	Name        string `json:"name"`
-	User        string `json:"user"`
-	UID         uint32 `json:"uid"`
-	GID         uint32 `json:"gid"`
-	Group       string `json:"group,omitempty"`
-	Account     string `json:"account,omitempty"`
-	QOS         string `json:"qos,omitempty"`
+	// KillOnInvalidDep is --kill-on-invalid-dep as scontrol shows it
+	// ("Yes", "No"; "" when not given).
+	KillOnInvalidDep string `json:"kill_on_invalid_dep,omitempty"`
+	// ArrayThrottle is the array's %N (ArrayTaskThrottle), 0 when none.
+	ArrayThrottle int32  `json:"array_throttle,omitempty"`
+	Name          string `json:"name"`
+	User          string `json:"user"`
+	UID           uint32 `json:"uid"`
+	GID           uint32 `json:"gid"`
+	Group         string `json:"group,omitempty"`
+	Account       string `json:"account,omitempty"`
+	QOS           string `json:"qos,omitempty"`
 	// Partition is the partition the job runs in, or the requested list.
 	Partition string `json:"partition"`
 	// State is Slurm's long state (PENDING, RUNNING, COMPLETED, ...),

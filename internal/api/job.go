@@ -74,6 +74,9 @@ type JobSpec struct {
 	Deadline string `json:"deadline,omitempty"`
 	// Dependency is --dependency/-d as written: "afterok:12:13,singleton".
 	Dependency string `json:"dependency,omitempty"`
+	// KillOnInvalidDep is --kill-on-invalid-dep: "yes" or "no" ("" = the
+	// cluster's kill_invalid_depend).
+	KillOnInvalidDep string `json:"kill_on_invalid_dep,omitempty"`
 	// Nice is --nice (bare --nice means +100, Slurm's default adjustment).
 	Nice *int `json:"nice,omitempty"`
 	// Priority is --priority (operators only).

@@ -341,6 +341,13 @@ func defineJobOptions(f sbatchFlags, s *api.JobSpec) {
 	f.opt("begin", "b", "", str(&s.Begin))
 	f.opt("deadline", "", "", str(&s.Deadline))
 	f.opt("dependency", "d", "", str(&s.Dependency))
+	f.opt("kill-on-invalid-dep", "", "", func(v string) error {
+		if !strings.EqualFold(v, "yes") && !strings.EqualFold(v, "no") {
+			return fmt.Errorf("Invalid --kill-on-invalid-dep specification")
+		}
+		s.KillOnInvalidDep = strings.ToLower(v)
+		return nil
+	})
 	f.opt("nice", "", "100", func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n > 2147483645 || n < -2147483645 {
@@ -371,7 +378,7 @@ func defineJobOptions(f sbatchFlags, s *api.JobSpec) {
 	f.opt("wrap", "", "", str(&s.Wrap))
 	for _, o := range []struct{ long, short, noOpt string }{
 		{"distribution", "m", ""}, {"hint", "", ""}, {"profile", "", ""},
-		{"propagate", "", "ALL"}, {"get-user-env", "", "yes"}, {"kill-on-invalid-dep", "", ""},
+		{"propagate", "", "ALL"}, {"get-user-env", "", "yes"},
 		{"acctg-freq", "", ""}, {"cpu-freq", "", ""}, {"gpu-bind", "", ""}, {"gpu-freq", "", ""},
 		{"mcs-label", "", ""}, {"network", "", ""}, {"power", "", ""}, {"switches", "", ""},
 		{"thread-spec", "", ""}, {"core-spec", "S", ""}, {"tmp", "", ""}, {"cluster-constraint", "", ""},

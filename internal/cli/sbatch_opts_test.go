@@ -55,9 +55,9 @@ func TestSbatchOptions(t *testing.T) {
 			[]string{"--uid=user001", "--gid=100", "--mem-per-cpu=2800", "-G", "v100:2", "job.sh"},
 			api.JobSpec{Name: "job.sh", User: "user001", GID: u32(100), MemPerCPUMB: 2800, GPUs: "v100:2"}},
 		{"placement, dependency, array, io",
-			[]string{"-C", "IB&V100", "-w", "n[01-04]", "-x", "n05", "-d", "afterok:1:2", "-a", "0-15%4", "-b", "now+1hour",
+			[]string{"-C", "IB&V100", "-w", "n[01-04]", "-x", "n05", "-d", "afterok:1:2", "--kill-on-invalid-dep=YES", "-a", "0-15%4", "-b", "now+1hour",
 				"-o", "out-%j.txt", "-e", "err-%j.txt", "-D", "/scratch", "--export=NONE", "-L", "matlab:2", "--reservation=maint", "--time-min=10", "job.sh"},
-			api.JobSpec{Name: "job.sh", Constraint: "IB&V100", NodeList: "n[01-04]", Exclude: "n05", Dependency: "afterok:1:2", Array: "0-15%4", Begin: "now+1hour",
+			api.JobSpec{Name: "job.sh", Constraint: "IB&V100", NodeList: "n[01-04]", Exclude: "n05", Dependency: "afterok:1:2", KillOnInvalidDep: "yes", Array: "0-15%4", Begin: "now+1hour",
 				Output: "out-%j.txt", Error: "err-%j.txt", WorkDir: "/scratch", Export: "NONE", Licenses: "matlab:2", Reservation: "maint", TimeMinSec: 600}},
 	}
 	for _, c := range cases {
@@ -120,6 +120,7 @@ func TestSbatchWrapAndErrors(t *testing.T) {
 		{[]string{"-t", "1:2:3:4", "job.sh"}, "Invalid --time specification"},
 		{[]string{"--mem=lots", "job.sh"}, "invalid --mem specification"},
 		{[]string{"--exclusive=maybe", "job.sh"}, "invalid exclusive option"},
+		{[]string{"--kill-on-invalid-dep=maybe", "job.sh"}, "Invalid --kill-on-invalid-dep specification"},
 		{[]string{"nosuch.sh"}, "unable to open file"},
 		{[]string{"plain.txt"}, "does not look like a batch script"},
 	}

@@ -206,8 +206,14 @@ func TestScancelAndScontrolAgainstController(t *testing.T) {
 		{"release", runScontrol, []string{"release", "2"}, 0, "", ""},
 		{"uhold", runScontrol, []string{"uhold", "2"}, 0, "", ""},
 		{"update-limit", runScontrol, []string{"update", "JobId=2", "TimeLimit=30", "Nice=5"}, 0, "", ""},
+		// Slurm 24.11's scontrol names the job after slurmctld's refusal;
+		// it refuses a bad value itself.
 		{"update-bad", runScontrol, []string{"update", "JobId=2", "Partition=nope"}, 1, "", "Invalid partition name specified for job 2\n"},
 		{"update-unknown-job", runScontrol, []string{"update", "JobId=77", "Nice=1"}, 1, "", "Invalid job id specified for job 77\n"},
+		{"update-bad-value", runScontrol, []string{"update", "JobId=2", "TimeLimit=xx"}, 1, "", "scontrol: error: Invalid TimeLimit value\n"},
+		{"update-throttle-plain", runScontrol, []string{"update", "JobId=2", "ArrayTaskThrottle=3"}, 1, "",
+			"scontrol: error: Update of ArrayTaskThrottle is only allowed on ArrayJobId\nRequested operation not supported on this system for job 2\n"},
+		{"update-throttle-negative", runScontrol, []string{"update", "JobId=2", "ArrayTaskThrottle=-1"}, 1, "", "scontrol: error: Invalid ArrayTaskThrottle value\n"},
 		{"suspend-pending", runScontrol, []string{"suspend", "2"}, 1, "", "scontrol: error: Requested operation not supported on this job state for job 2\n"},
 		{"drain-no-reason", runScontrol, []string{"update", "NodeName=c1", "State=DRAIN"}, 1, "",
 			"scontrol: error: You must specify a reason when DOWNING or DRAINING a node. Request denied\n"},

@@ -239,7 +239,7 @@ func (s *scontrolRun) update(args []string) int {
 		var code int
 		for _, id := range splitComma(kvs[0][1]) {
 			if err := s.cl.UpdateJob(s.ctx, api.JobUpdateRequest{Job: id, Set: set}); err != nil {
-				code = s.jobUpdateError(id, err)
+				code = updateJobError(s.env, err)
 			}
 		}
 		return code
@@ -309,22 +309,6 @@ func (s *scontrolRun) partition(verb string, words []string) int {
 		return 1
 	}
 	return 0
-}
-
-// jobUpdateError prints a refused job update as scontrol does: the
-// controller's message and the job ("Invalid user id for job 1"), or the
-// unknown keyword with "Request aborted", without the "error:" prefix.
-func (s *scontrolRun) jobUpdateError(id string, err error) int {
-	var ae *api.Error
-	if !errors.As(err, &ae) {
-		return clientError(s.env, "scontrol", err)
-	}
-	if strings.HasPrefix(ae.Message, "Update of this parameter is not supported") {
-		fmt.Fprintln(s.env.Stderr, ae.Message)
-		return 1
-	}
-	fmt.Fprintf(s.env.Stderr, "%s for job %s\n", ae.Message, id)
-	return 1
 }
 
 func (s *scontrolRun) control(op string, args []string) int {
@@ -428,6 +412,9 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 			task = strconv.Itoa(int(j.ArrayTaskID))
 		}
 		lines[0] += fmt.Sprintf(" ArrayJobId=%d ArrayTaskId=%s", j.ArrayJobID, task)
+		if j.ArrayThrottle > 0 {
+			lines[0] += fmt.Sprintf(" ArrayTaskThrottle=%d", j.ArrayThrottle) // on every task, as Slurm
+		}
 	}
 	lines[0] += " JobName=" + j.Name
 	requeue := 0
@@ -487,6 +474,10 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 		lines = append(lines, "TresPerNode="+j.TresPerNode)
 	}
 	lines = append(lines, "StdErr="+j.StdErr, "StdIn="+j.StdIn, "StdOut="+j.StdOut)
+	if j.KillOnInvalidDep != "" {
+		// Slurm 24.11's own spelling of the key.
+		lines = append(lines, "KillOInInvalidDependent="+j.KillOnInvalidDep)
+	}
 	if len(j.PriorityTerms) > 0 || j.PrioritySummary != "" {
 		var terms []string
 		for _, t := range j.PriorityTerms {
@@ -623,4 +614,32 @@ func secsPreSuspend(j *api.JobInfo) int64 {
 		return 0
 	}
 	return max(int64(j.SuspendTime.Sub(j.StartTime)/time.Second)-j.SuspendedSec, 0)
+}
+
+// updateJobError prints a refusal of scontrol update job as Slurm 24.11's
+// scontrol does: "MSG for job 12" (after "scontrol: error: DETAIL" when
+// slurmctld sent one), "12_0-9: MSG (DETAIL)" for an array; a bad
+// KEY=VALUE as "scontrol: error: MSG".
+func updateJobError(env *Env, err error) int {
+	var ae *api.Error
+	if errors.As(err, &ae) && strings.HasPrefix(ae.Message, "Update of this parameter is not supported") {
+		fmt.Fprintln(env.Stderr, ae.Message) // and "Request aborted"
+		return 1
+	}
+	if !errors.As(err, &ae) || ae.Job == "" {
+		return clientError(env, "scontrol", err)
+	}
+	if strings.Contains(ae.Job, "_") {
+		msg := ae.Message
+		if ae.Detail != "" {
+			msg += " (" + ae.Detail + ")"
+		}
+		fmt.Fprintf(env.Stderr, "%s: %s\n", ae.Job, msg)
+		return 1
+	}
+	if ae.Detail != "" {
+		Errorf(env, "scontrol", "%s", ae.Detail)
+	}
+	fmt.Fprintf(env.Stderr, "%s for job %s\n", ae.Message, ae.Job)
+	return 1
 }

@@ -152,3 +152,29 @@ func TestScontrolPreemptTimes(t *testing.T) {
 		t.Errorf("a job without PreemptEligibleTime shows the line:\n%s", out)
 	}
 }
+
+// TestUpdateJobErrorLines: scontrol update job prints slurmctld's refusal
+// as Slurm 24.11's scontrol does (golden lines from the oracle).
+func TestUpdateJobErrorLines(t *testing.T) {
+	cases := []struct {
+		err  *api.Error
+		want string
+	}{
+		{&api.Error{Message: "Invalid user id", Job: "111"}, "Invalid user id for job 111\n"},
+		{&api.Error{Message: "Invalid user id", Job: "110_0-9"}, "110_0-9: Invalid user id\n"},
+		{&api.Error{Message: "Requested operation not supported on this system", Job: "111",
+			Detail: "Update of ArrayTaskThrottle is only allowed on ArrayJobId"},
+			"scontrol: error: Update of ArrayTaskThrottle is only allowed on ArrayJobId\n" +
+				"Requested operation not supported on this system for job 111\n"},
+		{&api.Error{Message: "Requested operation not supported on this system", Job: "110_5",
+			Detail: "Update of ArrayTaskThrottle is only allowed on ArrayJobId"},
+			"110_5: Requested operation not supported on this system (Update of ArrayTaskThrottle is only allowed on ArrayJobId)\n"},
+		{&api.Error{Message: "Invalid ArrayTaskThrottle value"}, "scontrol: error: Invalid ArrayTaskThrottle value\n"},
+	}
+	for _, c := range cases {
+		env, _, errb := testEnv()
+		if code := updateJobError(env, c.err); code != 1 || errb.String() != c.want {
+			t.Errorf("%+v: %d %q, want %q", c.err, code, errb.String(), c.want)
+		}
+	}
+}

@@ -58,6 +58,7 @@ func queueFixture() api.JobsResponse {
 	held.Reason, held.Hold, held.TimeLimitSec = "JobHeldUser", "user", api.TimeInfinite
 	arr := base(104, "sweep", "carol", "debug", "PENDING", "PD")
 	arr.JobIDStr, arr.ArrayJobID, arr.ArrayTasks, arr.Reason, arr.Priority = "104_[3-5%2]", 104, "3-5%2", "JobArrayTaskLimit", 700
+	arr.ArrayThrottle = 2
 	task := base(108, "sweep", "carol", "debug", "RUNNING", "R")
 	task.JobIDStr, task.ArrayJobID, task.ArrayTaskID, task.NodeList = "104_1", 104, 1, "n4"
 	task.StartTime, task.TimeLimitSec, task.Priority = fixtureAgo(5*time.Minute), 1800, 700

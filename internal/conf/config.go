@@ -55,6 +55,9 @@ type Config struct {
 	SchedulerType string
 	// SchedulerParameters holds the typed SchedulerParameters options.
 	SchedulerParameters SchedulerParameters
+	// DependencyParameters are its options as written
+	// (kill_invalid_depend is the one Sluice acts on).
+	DependencyParameters []string
 	// SchedulerTimeSlice is the gang scheduling time slice (default 30 s).
 	SchedulerTimeSlice time.Duration
 

@@ -190,6 +190,10 @@ func buildClusterKeys() map[string]clusterKey {
 		}
 		return err
 	})
+	add("DependencyParameters", func(p *parser, pr pair) error {
+		p.cfg.DependencyParameters = splitList(pr.Value)
+		return nil
+	})
 	add("SchedulerTimeSlice", secKey(5, 65533, func(c *Config) *time.Duration { return &c.SchedulerTimeSlice }))
 	addAccountingKeys(add)
 	add("KillWait", secKey(0, 65533, func(c *Config) *time.Duration { return &c.KillWait }))

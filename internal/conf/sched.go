@@ -92,6 +92,7 @@ type SchedulerParameters struct {
 	MaxSwitchWait time.Duration
 	// PackSerialAtEnd places serial jobs at the end of the node list.
 	PackSerialAtEnd bool
+
 	// RequeueDelay is the minimum time before a requeued job may restart.
 	RequeueDelay time.Duration
 

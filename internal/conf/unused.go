@@ -13,7 +13,7 @@ var knownUnusedKeys = []string{
 	"ClusterCheckIntervalSecs", "CommunicationParameters", "CompleteWait", "CoreSpecPlugin",
 	"CpuFreqDef", "CpuFreqGovernors", "CredType", "CryptoType", "DataParserParameters",
 	"DebugFlags", "DefaultStorageHost", "DefaultStorageLoc", "DefaultStoragePass",
-	"DefaultStoragePort", "DefaultStorageType", "DefaultStorageUser", "DependencyParameters",
+	"DefaultStoragePort", "DefaultStorageType", "DefaultStorageUser",
 	"EioTimeout", "EpilogMsgTime", "EpilogTimeout", "ExtSensorsFreq", "ExtSensorsParams",
 	"ExtSensorsType", "FastSchedule", "FederationParameters", "GetEnvTimeout", "GpuFreqDef",
 	"GroupUpdateForce", "GroupUpdateTime", "HashPlugin", "HealthCheckInterval",

@@ -113,6 +113,7 @@ func peerCredRefusals(t *testing.T, c *acceptCluster, jobs rootJobs) {
 	}
 	run, held, later := idStr(jobs.running), idStr(jobs.held), idStr(jobs.later)
 	denied := "Access/permission denied"
+	notOwner := "Invalid user id for job" // Slurm 24.11's answer to scontrol update of another user's job
 	refused := []struct {
 		what string
 		args []string
@@ -122,14 +123,15 @@ func peerCredRefusals(t *testing.T, c *acceptCluster, jobs rootJobs) {
 		{"cancel a held job", []string{"scancel", held}, denied},
 		{"cancel every job of root", []string{"scancel", "-u", "root"}, denied},
 		{"signal a job", []string{"scancel", "--signal=KILL", run}, denied},
-		{"hold a pending job", []string{"scontrol", "hold", later}, denied},
-		{"uhold a pending job", []string{"scontrol", "uhold", later}, denied},
-		{"release a held job", []string{"scontrol", "release", held}, denied},
+		// A hold or release of another user's job: "Invalid user id" (oracle).
+		{"hold a pending job", []string{"scontrol", "hold", later}, notOwner},
+		{"uhold a pending job", []string{"scontrol", "uhold", later}, notOwner},
+		{"release a held job", []string{"scontrol", "release", held}, notOwner},
 		{"requeue a running job", []string{"scontrol", "requeue", run}, denied},
 		{"suspend a running job", []string{"scontrol", "suspend", run}, denied},
-		{"lower a time limit", []string{"scontrol", "update", "JobId=" + later, "TimeLimit=5"}, denied},
-		{"set nice", []string{"scontrol", "update", "JobId=" + later, "Nice=100"}, denied},
-		{"modify a running job", []string{"scontrol", "update", "JobId=" + run, "TimeLimit=5"}, denied},
+		{"lower a time limit", []string{"scontrol", "update", "JobId=" + later, "TimeLimit=5"}, notOwner},
+		{"set nice", []string{"scontrol", "update", "JobId=" + later, "Nice=100"}, notOwner},
+		{"modify a running job", []string{"scontrol", "update", "JobId=" + run, "TimeLimit=5"}, notOwner},
 		// sbatch itself refuses --uid for non-root (Slurm's message); the
 		// controller's own refusal is checked below with a raw request.
 		{"submit as uid 0", []string{"sbatch", "--uid=0", "--wrap", "true"}, "--uid only permitted by root user"},

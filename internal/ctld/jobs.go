@@ -21,6 +21,9 @@ type apiErr struct {
 	status int
 	msg    string
 	reason string
+	// job and detail: see api.Error.
+	job    string
+	detail string
 }
 
 func (e *apiErr) Error() string { return e.msg }
@@ -327,7 +330,7 @@ func (ls *loopState) control(w Who, req api.JobControlRequest) (api.JobControlRe
 func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j *sched.Job, tasks []int32) error {
 	if !ls.mayModify(w, j) {
 		if req.Op == api.OpHold || req.Op == api.OpUHold || req.Op == api.OpRelease {
-			return &apiErr{status: http.StatusForbidden, msg: sched.ErrInvalidUserID.Error()}
+			return notOwner()
 		}
 		return denied()
 	}
@@ -469,24 +472,49 @@ func errMsg(err error) error {
 // updateJob applies scontrol update JobId=... KEY=VALUE through the
 // core's Update (Slurm's update_job rules: running jobs only change their
 // time limit, raising it needs an operator, the result is validated as at
-// submission). SiteFactor is the controller's (priority input).
+// submission). SiteFactor is the controller's (priority input). A bad
+// KEY=VALUE is refused as scontrol itself does; a refusal by the job
+// names it (api.Error.Job), as slurmctld's answer does.
 func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 	js, _, err := ls.jobsByID(req.Job)
 	if err != nil {
-		return err
+		return &apiErr{status: http.StatusNotFound, msg: sched.ErrInvalidJobID.Error(), job: req.Job}
 	}
 	admin := ls.isAdmin(w)
 	var u sched.JobUpdate
 	site := (*int32)(nil)
+	var throttle *int32
 	for k, v := range req.Set {
+		if strings.EqualFold(k, "ArrayTaskThrottle") {
+			if throttle, err = parseThrottle(v); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := parseUpdate(&u, &site, k, v, admin); err != nil {
 			return err
 		}
 	}
+	if throttle != nil {
+		err = ls.updateThrottle(w, req.Job, js, *throttle)
+	}
+	if err == nil && (throttle == nil || len(req.Set) > 1) {
+		err = ls.applyUpdate(w, js, u, site, fmt.Sprint(req.Set))
+	}
+	var ae *apiErr
+	if errors.As(err, &ae) && ae.job == "" {
+		ae.job = updateLabel(req.Job, js)
+	}
+	return err
+}
+
+// applyUpdate changes every job of js, as w may.
+func (ls *loopState) applyUpdate(w Who, js []*sched.Job, u sched.JobUpdate, site *int32, detail string) error {
+	admin := ls.isAdmin(w)
 	now := ls.c.now()
 	for _, j := range js {
 		if !ls.mayModify(w, j) {
-			return &apiErr{status: http.StatusForbidden, msg: sched.ErrInvalidUserID.Error()}
+			return notOwner()
 		}
 		// Only operators raise the limit of a running job; a user may
 		// raise a pending job's (Slurm 24.11; the partition's MaxTime
@@ -506,8 +534,60 @@ func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 			ls.specs[j.ID] = &s
 		}
 		ls.setPriority(j, now)
-		ls.touch(j, "update", fmt.Sprint(req.Set))
+		ls.touch(j, "update", detail)
 	}
+	ls.wantSched = true
+	return nil
+}
+
+// notOwner is slurmctld's answer to an update of another user's job.
+func notOwner() error {
+	return &apiErr{status: http.StatusForbidden, msg: "Invalid user id"}
+}
+
+// updateLabel names the job a refusal of scontrol update is about, as
+// Slurm's answer does: the job id, or for an array the array id and the
+// tasks asked for (every task of the array for its plain id).
+func updateLabel(spec string, js []*sched.Job) string {
+	if js[0].Array == nil {
+		return strconv.FormatUint(uint64(js[0].ID), 10)
+	}
+	if base, task, ok := strings.Cut(spec, "_"); ok {
+		return base + "_" + strings.Trim(task, "[]")
+	}
+	tasks := sched.ArrayTaskSet(js)
+	return strconv.FormatUint(uint64(js[0].Array.JobID), 10) + "_" + sched.FormatArrayTasks(tasks, 0)
+}
+
+// parseThrottle reads ArrayTaskThrottle's value as scontrol does: a
+// negative number is refused, anything else that is not a number reads
+// as 0 (no limit).
+func parseThrottle(v string) (*int32, error) {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err == nil && n < 0 {
+		return nil, &apiErr{status: http.StatusBadRequest, msg: "Invalid ArrayTaskThrottle value"}
+	}
+	n32 := int32(max(n, 0))
+	return &n32, nil
+}
+
+// updateThrottle sets the task throttle of the array spec names: only
+// its array job id (not one task, not a plain job), by its owner or an
+// operator; the scheduler then starts at most n tasks at once.
+func (ls *loopState) updateThrottle(w Who, spec string, js []*sched.Job, n int32) error {
+	if strings.Contains(spec, "_") || js[0].Array == nil {
+		return &apiErr{status: http.StatusBadRequest, msg: sched.ErrNotSupported.Error(),
+			detail: "Update of ArrayTaskThrottle is only allowed on ArrayJobId"}
+	}
+	for _, j := range js {
+		if !ls.mayModify(w, j) {
+			return notOwner()
+		}
+	}
+	if err := ls.st.SetArrayThrottle(js[0].Array.JobID, n); err != nil {
+		return updateErr(err)
+	}
+	ls.touchArray(js[0].Array.JobID, "update", fmt.Sprintf("ArrayTaskThrottle=%d", n))
 	ls.wantSched = true
 	return nil
 }
@@ -547,8 +627,8 @@ func parseUpdate(u *sched.JobUpdate, site **int32, origKey, v string, admin bool
 		u.Partitions = strings.Split(v, ",")
 	case "timelimit":
 		d, err := duration.Parse(v)
-		if err != nil {
-			return badValue("TimeLimit", v)
+		if err != nil { // scontrol names no value here, unlike Priority's
+			return &apiErr{status: http.StatusBadRequest, msg: "Invalid TimeLimit value"}
 		}
 		u.TimeLimit = &d
 	case "qos":

@@ -78,7 +78,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		ExpectedStart: j.ExpectedStart, BeginTime: r.BeginTime, TimeLimitSec: limitSeconds(j.TimeLimit),
 		NodeList: compressNodes(cl, j.Alloc.Nodes), SchedNodes: compressNodes(cl, j.PlannedNodes),
 		NumNodes: int(max(r.MinNodes, 1)), NumTasks: int(max(r.NTasks, 1)), CPUsPerTask: int(max(r.CPUsPerTask, 1)),
-		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: r.Dependency, Requeue: r.Requeue,
+		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: sched.DependencyString(j), Requeue: r.Requeue,
 		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
 		Reservation: r.Reservation}
 	if j.State.Base() == sched.JobPending {
@@ -104,9 +104,13 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 	if j.Array != nil {
 		info.ArrayJobID = uint32(j.Array.JobID)
 		info.ArrayTaskID = j.Array.TaskID
+		info.ArrayThrottle = j.Array.Throttle
 		if j.Array.TaskID < 0 {
 			info.ArrayTasks = sched.FormatArrayTasks(j.Array.Tasks, j.Array.Throttle)
 		}
+	}
+	if k := r.KillOnInvalidDep; k != nil {
+		info.KillOnInvalidDep = map[bool]string{true: "Yes", false: "No"}[*k]
 	}
 	if len(j.Alloc.Nodes) > 0 {
 		info.NumNodes = len(j.Alloc.Nodes)

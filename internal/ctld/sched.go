@@ -100,6 +100,11 @@ func (ls *loopState) applyPlan(plan *sched.Plan) {
 		ls.chargePreempted(p, now)
 	}
 	started := st.Apply(plan)
+	for _, id := range plan.DepCancels {
+		if j := st.Job(id); j != nil && j.State.Base() == sched.JobCancelled {
+			ls.touch(j, "cancel", "invalid dependency (kill_invalid_depend)")
+		}
+	}
 	for _, id := range sources {
 		if j := st.Job(id); j != nil {
 			ls.touch(j, "", "")
@@ -130,7 +135,8 @@ func (ls *loopState) applyPlan(plan *sched.Plan) {
 	for _, p := range plan.Pending {
 		// Reasons change often; store them only when they do, so that a
 		// long queue is not rewritten every cycle.
-		if j := st.Job(p.Job); j != nil && reasons[p.Job] != j.Reason {
+		// Dependency states too: a failed one must outlive a restart.
+		if j := st.Job(p.Job); j != nil && (reasons[p.Job] != j.Reason || p.DepStates != nil) {
 			ls.touch(j, "", "")
 		}
 	}

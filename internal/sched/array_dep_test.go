@@ -141,11 +141,15 @@ func TestParseDependency(t *testing.T) {
 		{in: "afterany:5?afternotok:6", out: "afterany:5?afternotok:6", any: true},
 		{in: "after:7+10", out: "after:7+10"},
 		{in: "afterok:3_4", out: "afterok:3_4"},
-		{in: "afterok:1,afterany:2?after:3", fail: true},
+		{in: "afterok:1,afterany:2?after:3", out: "afterok:1?afterany:2?after:3", any: true},
+		{in: "afterok:1+5", out: "afterok:1+5"},
+		{in: "afterok:3_*+2", out: "afterok:3_*+2"},
+		{in: "afterok:3:3,singleton,singleton", out: "afterok:3,singleton"},
+		{in: "after:3+0", fail: true},
+		{in: "afterok:3:", fail: true},
 		{in: "afterok:", fail: true},
 		{in: "before:1", fail: true},
 		{in: "afterok:x", fail: true},
-		{in: "afterok:1+5", fail: true},
 	}
 	for _, c := range cases {
 		deps, any, err := ParseDependency(c.in)
@@ -167,5 +171,42 @@ func TestArraySetIsSmall(t *testing.T) {
 	tasks, n, _, err := ParseArray("0-9", 4000001)
 	if err != nil || n != 10 || len(tasks) != 1 {
 		t.Fatalf("words %d n %d err %v", len(tasks), n, err)
+	}
+}
+
+// TestSetArrayThrottle: scontrol update ArrayTaskThrottle changes the
+// throttle of every task of the array (0 lifts it); a plain job refuses.
+func TestSetArrayThrottle(t *testing.T) {
+	h := newHarness(t, cpuConf(4, 4, ""))
+	arr := h.mustSubmit("u", "--array=1-8%2 -n 1 --time=10")
+	plain := h.mustSubmit("u", "-n 1 --time=10")
+	if got := h.countState(JobRunning, nil); got != 3 {
+		t.Fatalf("%d running", got)
+	}
+	if err := h.st.SetArrayThrottle(arr.ID, 4); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	if got := h.countState(JobRunning, func(j *Job) bool { return j.Array != nil }); got != 4 {
+		t.Fatalf("throttle 4: %d tasks running", got)
+	}
+	if got := arr.JobIDString(); got != itoa(arr.ID)+"_[5-8%4]" {
+		t.Fatalf("pending record %q", got)
+	}
+	for _, j := range h.st.Jobs() {
+		if j.Array != nil && j.Array.Throttle != 4 {
+			t.Errorf("task %s keeps throttle %d", j.JobIDString(), j.Array.Throttle)
+		}
+	}
+	_ = h.st.SetArrayThrottle(arr.ID, 0)
+	h.schedule()
+	if got := h.countState(JobRunning, func(j *Job) bool { return j.Array != nil }); got != 8 {
+		t.Fatalf("no throttle: %d tasks running", got)
+	}
+	if err := h.st.SetArrayThrottle(plain.ID, 2); !errors.Is(err, ErrNotSupported) {
+		t.Errorf("plain job: %v", err)
+	}
+	if err := h.st.SetArrayThrottle(9999, 2); !errors.Is(err, ErrInvalidJobID) {
+		t.Errorf("unknown job: %v", err)
 	}
 }

@@ -380,7 +380,7 @@ func (b *backfill) plan(rec *QueueRec) {
 		return // a job of the same shape and duration found no place
 	}
 	if *cur == 0 && b.mayStart() {
-		for b.startNow(rec, sh, d, limit) {
+		for c.corrReady(j) && b.startNow(rec, sh, d, limit) {
 			if c.done[rec.slot] {
 				return
 			}

@@ -156,6 +156,10 @@ type Config struct {
 	// AssocLimitStop is assoc_limit_stop: a job blocked by an accounting
 	// limit also blocks its partition.
 	AssocLimitStop bool
+	// KillInvalidDepend is DependencyParameters=kill_invalid_depend: a
+	// job whose dependency can never be satisfied is cancelled instead
+	// of pending forever.
+	KillInvalidDepend bool
 	// Backfill are the sched/backfill parameters.
 	Backfill BackfillParams
 	// ClusterName is ClusterName= (associations are per cluster).

@@ -52,5 +52,6 @@ var (
 	ErrInvalidUserID = errors.New("Invalid user id")
 	// ErrJobHeld refuses a priority for a held job: it must be released
 	// first (scontrol release), as in Slurm.
-	ErrJobHeld = errors.New("Job is in held state, pending scheduler release")
+	ErrJobHeld      = errors.New("Job is in held state, pending scheduler release")
+	ErrNotSupported = errors.New("Requested operation not supported on this system")
 )

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sluice-hpc/sluice/internal/conf"
@@ -196,6 +197,10 @@ func ConfigFromConf(c *conf.Config) Config {
 	}
 	cfg.MaxJobStart = s.SchedMaxJobStart
 	cfg.AssocLimitStop = s.AssocLimitStop
+	// Slurm 24.11 reads kill_invalid_depend from DependencyParameters
+	// only (in SchedulerParameters it is ignored).
+	cfg.KillInvalidDepend = slices.ContainsFunc(c.DependencyParameters,
+		func(o string) bool { return strings.EqualFold(o, "kill_invalid_depend") })
 	cfg.Backfill = BackfillParams{
 		Enabled:  strings.EqualFold(c.SchedulerType, "sched/backfill") && !s.BackfillDisabled,
 		Interval: s.BfInterval, Window: s.BfWindow, Resolution: s.BfResolution, MaxJobTest: s.BfMaxJobTest,

@@ -26,7 +26,7 @@ func (c *Cycle) gate() {
 		slot := int32(len(c.pend))
 		c.pend = append(c.pend, PendingInfo{Job: j.ID, Partition: -1})
 		c.pendJob = append(c.pendJob, j)
-		if r := c.jobGate(j); r != "" {
+		if r := c.jobGate(j, &c.pend[slot]); r != "" {
 			c.pend[slot].Reason = r
 			c.unqueued++ // main_stuck.go
 			continue
@@ -143,10 +143,22 @@ func (c *Cycle) hasRecord(slot int32) bool {
 	return n > 0 && c.Queue[n-1].slot == slot
 }
 
-// jobGate returns the reason j cannot be considered at all this cycle.
-func (c *Cycle) jobGate(j *Job) Reason {
+// jobGate returns the reason j cannot be considered at all this cycle. It
+// tests j's dependencies first, held or not, as slurmctld does, and puts
+// their changed states in p.
+func (c *Cycle) jobGate(j *Job, p *PendingInfo) Reason {
+	deps := depOK
+	if len(j.Req.Deps) > 0 {
+		deps, p.DepStates = c.jobDeps(j)
+	}
+	if deps == depNever && killInvalidDep(j, c.Config) {
+		c.Plan.DepCancels = append(c.Plan.DepCancels, j.ID) // held or not, as Slurm
+	}
 	if r := c.resvJobGate(j); r != "" {
 		return r // reservation deleted, invalid or not accessible (resv_cycle.go)
+	}
+	if deps == depNever {
+		return ReasonDependencyNeverSatisfied // shown for a held job too, as Slurm 24.11
 	}
 	switch j.Hold {
 	case HoldUser:
@@ -154,13 +166,8 @@ func (c *Cycle) jobGate(j *Job) Reason {
 	case HoldAdmin:
 		return ReasonJobHeldAdmin
 	}
-	if len(j.Req.Deps) > 0 {
-		switch c.depStatus(j) {
-		case depWait:
-			return ReasonDependency
-		case depNever:
-			return ReasonDependencyNeverSatisfied
-		}
+	if deps == depWait {
+		return ReasonDependency
 	}
 	if j.Req.BeginTime.After(c.Now) {
 		return ReasonBeginTime

@@ -304,6 +304,8 @@ func (h *harness) parseOpts(opts string) (api.JobSpec, time.Duration) {
 			s.Begin = v
 		case "-d", "--dependency":
 			s.Dependency = v
+		case "--kill-on-invalid-dep":
+			s.KillOnInvalidDep = v
 		case "--nice":
 			n := 100
 			if v != "" {

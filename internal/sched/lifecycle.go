@@ -31,6 +31,9 @@ func (st *State) Apply(plan *Plan) []JobID {
 		}
 		st.applyPending(&plan.Pending[i], j, now, plan.BackfillPass)
 	}
+	for _, id := range plan.DepCancels {
+		st.cancelInvalidDep(id, now)
+	}
 	return started
 }
 
@@ -150,6 +153,19 @@ func (st *State) splitTask(j *Job, task int32) *Job {
 	return &t
 }
 
+// cancelInvalidDep ends a pending job whose dependency failed for good,
+// as slurmctld does under kill_invalid_depend: CANCELLED, its last reason
+// kept (squeue shows DependencyNeverSatisfied).
+func (st *State) cancelInvalidDep(id JobID, now time.Time) {
+	j := st.jobs[id]
+	if j == nil || j.State.Base() != JobPending {
+		return
+	}
+	if st.End(id, JobCancelled, 0, now) == nil {
+		j.Reason = ReasonDependencyNeverSatisfied
+	}
+}
+
 // applyPending records p on its job: j when the plan carries it (the job
 // the cycle read; while it is pending it is the State's record of that
 // id), else looked up by id. The expected start and planned nodes are
@@ -165,6 +181,7 @@ func (st *State) applyPending(p *PendingInfo, j *Job, now time.Time, planned boo
 	if planned {
 		j.ExpectedStart, j.PlannedNodes = p.ExpectedStart, p.PlannedNodes
 	}
+	recordDepStates(j, p.DepStates)
 	if p.StateDesc != "" || j.StateDesc != StateDescRequeuedHeld {
 		j.StateDesc = p.StateDesc
 	}

@@ -56,8 +56,11 @@ type Cycle struct {
 	limPerNode []int64
 	arrays     map[JobID][]*Job // array members by array job id
 	singletons map[string]bool  // user/name of singleton jobs started this cycle
-	// activeNames counts running jobs by user/name (singleton), built lazily.
-	activeNames map[string]int
+	// activeNames counts running jobs by user/name and keeps the first
+	// pending one (singleton), built lazily.
+	activeNames map[string]singletonUse
+	// corrIdx are the arrays aftercorr names, indexed by task (lazily).
+	corrIdx map[JobID]*corrIndex
 	// partUsable caches whether a partition has a usable node (1 yes, -1 no).
 	partUsable []int8
 	passNodes  NodeSet // nodes the main pass still offers
@@ -179,7 +182,7 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 		c.setReason(rec, r)
 		return false
 	}
-	if hasSingleton(j) && c.singletons[singletonKey(j)] {
+	if hasSingleton(j) && c.singletons[singletonKey(j)] || !c.corrReady(j) {
 		c.setReason(rec, ReasonDependency)
 		return false
 	}
@@ -293,15 +296,35 @@ func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill 
 // started in this cycle, and marks the record done when none remain.
 func (c *Cycle) nextTask(rec *QueueRec) int32 {
 	j := rec.Job
+	task, started := c.peekTask(j)
+	if j.Array.Tasks.Count() == started+1 {
+		c.done[rec.slot] = true
+	}
+	return task
+}
+
+// peekTask returns the lowest pending task of array record j not yet
+// started in this cycle (-1 if none), and how many were. With aftercorr,
+// a task whose dependency can never be satisfied is passed over, as Slurm
+// tests each task on its own.
+func (c *Cycle) peekTask(j *Job) (int32, int) {
 	started := 0
 	for _, s := range c.Plan.Starts {
 		if s.Job == j.ID {
 			started++
 		}
 	}
+	corr := hasAfterCorr(j)
 	n := 0
 	task := int32(-1)
 	j.Array.Tasks.ForEach(func(t int) bool {
+		if corr {
+			if c.startedTask(j, int32(t)) || c.taskDeps(j, int32(t)) == depNever {
+				return true
+			}
+			task = int32(t)
+			return false
+		}
 		if n == started {
 			task = int32(t)
 			return false
@@ -309,10 +332,35 @@ func (c *Cycle) nextTask(rec *QueueRec) int32 {
 		n++
 		return true
 	})
-	if j.Array.Tasks.Count() == started+1 {
-		c.done[rec.slot] = true
+	return task, started
+}
+
+// startedTask reports whether task of record j starts in this cycle.
+func (c *Cycle) startedTask(j *Job, task int32) bool {
+	for _, s := range c.Plan.Starts {
+		if s.Job == j.ID && s.ArrayTask == task {
+			return true
+		}
 	}
-	return task
+	return false
+}
+
+// taskDeps evaluates the dependencies of one task of record j.
+func (c *Cycle) taskDeps(j *Job, task int32) depResult {
+	res, _ := c.depStatus(j, task)
+	return res
+}
+
+// corrReady reports whether the next task of j may start under its
+// aftercorr dependencies: a record passes the gate when one of its tasks
+// may, and each task of the cycle is judged on its own, as Slurm tests
+// aftercorr task by task.
+func (c *Cycle) corrReady(j *Job) bool {
+	if j.Array == nil || j.Array.TaskID >= 0 || !hasAfterCorr(j) {
+		return true
+	}
+	task, _ := c.peekTask(j)
+	return task >= 0 && c.taskDeps(j, task) == depOK
 }
 
 // Preempt records the decision to preempt victim (mode PreemptCancel,

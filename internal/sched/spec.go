@@ -26,6 +26,12 @@ func RequestFromSpec(s *api.JobSpec, now time.Time, loc *time.Location, cfg *Con
 	if s.Requeue != nil {
 		r.Requeue = *s.Requeue
 	}
+	switch strings.ToLower(s.KillOnInvalidDep) {
+	case "yes":
+		r.KillOnInvalidDep = &[]bool{true}[0]
+	case "no":
+		r.KillOnInvalidDep = &[]bool{false}[0]
+	}
 	if s.Nice != nil {
 		r.Nice = int32(*s.Nice)
 	}

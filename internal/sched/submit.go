@@ -157,8 +157,11 @@ func (st *State) checkArray(j *Job, _ Submitter) error {
 	return nil
 }
 
-// checkDependency parses --dependency (unless already parsed) and checks
-// that every job it names exists.
+// checkDependency parses --dependency (unless already parsed), checks
+// that every job it names exists (a job purged after MinJobAge is
+// unknown: "Job dependency problem"), marks the dependencies on a whole
+// array, and tests the list once, as slurmctld does at submission, so
+// that a held job shows the states found then.
 func (st *State) checkDependency(j *Job, _ Submitter) error {
 	r := &j.Req
 	if r.Dependency != "" && len(r.Deps) == 0 {
@@ -168,24 +171,121 @@ func (st *State) checkDependency(j *Job, _ Submitter) error {
 		}
 		r.Deps, r.DepsAny = deps, any
 	}
-	for _, d := range r.Deps {
+	if len(r.Deps) == 0 {
+		return nil
+	}
+	r.Deps = slices.Clone(r.Deps) // a replayed or copied request shares it
+	for i := range r.Deps {
+		d := &r.Deps[i]
 		if d.Kind == DepSingleton {
 			continue
 		}
-		if st.jobs[d.JobID] == nil && !st.isArrayID(d.JobID) {
+		targets := st.depTargets(d.JobID)
+		if len(targets) == 0 || d.TaskID >= 0 && !slices.ContainsFunc(targets, func(t *Job) bool { return hasTask(t, d.TaskID) }) {
 			return reject(ErrDependency)
+		}
+		// The array's id names every task (id_*); a task's own job id
+		// names that task only (printed as is).
+		d.AllTasks = d.TaskID < 0 && targets[0].Array != nil && targets[0].Array.JobID == d.JobID
+		if d.Kind == DepAfterCorr && d.AllTasks {
+			d.CorrTasks = ArrayTaskSet(targets)
+		}
+	}
+	if err := st.checkCircular(j); err != nil {
+		return err
+	}
+	_, states := evalDeps(j, &depEval{now: j.SubmitTime, targets: st.depTargets, corrTarget: st.corrTarget,
+		singletonBusy: st.singletonBusy, task: corrOwn})
+	recordDepStates(j, states)
+	return nil
+}
+
+// maxDependDepth is how far Slurm follows dependencies looking for a
+// cycle (DependencyParameters max_depend_depth, default 10).
+const maxDependDepth = 10
+
+// checkCircular refuses, on scontrol update of a job already known, a
+// dependency on the job itself ("Job dependency problem") or on a job
+// that depends on it, directly or through others ("Circular job
+// dependency"), as slurmctld does.
+func (st *State) checkCircular(j *Job) error {
+	if j.ID == 0 {
+		return nil // a new job: nothing can depend on it yet
+	}
+	self := func(id JobID) bool { return id == j.ID || j.Array != nil && id == j.Array.JobID }
+	if slices.ContainsFunc(j.Req.Deps, func(d Dependency) bool { return d.Kind != DepSingleton && self(d.JobID) }) {
+		return reject(ErrDependency)
+	}
+	seen := map[JobID]bool{}
+	level := j.Req.Deps
+	for depth := 0; depth < maxDependDepth && len(level) > 0; depth++ {
+		var next []Dependency
+		for _, d := range level {
+			if d.Kind == DepSingleton || seen[d.JobID] {
+				continue
+			}
+			if self(d.JobID) {
+				return reject(ErrCircularDependency)
+			}
+			seen[d.JobID] = true
+			for _, t := range st.depTargets(d.JobID) {
+				next = append(next, t.Req.Deps...)
+			}
+		}
+		level = next
+	}
+	return nil
+}
+
+// corrTarget returns the member of array id that holds task, or nil.
+func (st *State) corrTarget(id JobID, task int32) *Job {
+	for _, m := range st.depTargets(id) {
+		if hasTask(m, task) {
+			return m
 		}
 	}
 	return nil
 }
 
-func (st *State) isArrayID(id JobID) bool {
-	for _, j := range st.jobList {
-		if j.Array != nil && j.Array.JobID == id {
-			return true
+// ArrayTaskSet is the set of task ids of an array's members (pending
+// records and tasks).
+func ArrayTaskSet(members []*Job) NodeSet {
+	var set NodeSet
+	add := func(i int) bool {
+		for len(set) <= i>>6 {
+			set = append(set, 0)
+		}
+		set.Set(i)
+		return true
+	}
+	for _, m := range members {
+		if m.Array.TaskID >= 0 {
+			add(int(m.Array.TaskID))
+		} else {
+			m.Array.Tasks.ForEach(add)
 		}
 	}
-	return false
+	return set
+}
+
+// depTargets returns the jobs a dependency on id names: every member of
+// the array id, or the job id.
+func (st *State) depTargets(id JobID) []*Job {
+	var members []*Job
+	if st.arrayJobs > 0 {
+		for _, o := range st.jobList {
+			if o.Array != nil && o.Array.JobID == id {
+				members = append(members, o)
+			}
+		}
+	}
+	if len(members) > 0 {
+		return members
+	}
+	if t := st.jobs[id]; t != nil {
+		return []*Job{t}
+	}
+	return nil
 }
 
 // checkPartitionLimits applies EnforcePartLimits: NO accepts a job that

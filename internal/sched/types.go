@@ -344,6 +344,19 @@ const (
 	DepAfterBurstBuffer
 )
 
+// DepState is where one dependency stands, as slurmctld records it each
+// time it tests a pending job's dependencies: a dependency once fulfilled
+// or failed keeps that state, whatever happens to the job it names (it
+// may be requeued, or purged after MinJobAge).
+type DepState uint8
+
+// Dependency states (Slurm's unfulfilled, fulfilled, failed).
+const (
+	DepUnfulfilled DepState = iota
+	DepFulfilled
+	DepFailed
+)
+
 // Dependency is one element of a dependency list.
 type Dependency struct {
 	Kind DepKind
@@ -351,8 +364,18 @@ type Dependency struct {
 	JobID JobID
 	// TaskID is an array task id (`afterok:123_4`), or -1 for the whole job.
 	TaskID int32
-	// Delay is the optional `+time` of after: (minutes after start).
+	// Delay is the optional `+time` (minutes): for after:, the time after
+	// the other job's start; Slurm accepts and prints it for every type.
 	Delay time.Duration
+	// AllTasks marks a dependency on every task of an array (printed
+	// `id_*`), known once the job is submitted.
+	AllTasks bool `json:",omitempty"`
+	// State is the dependency's recorded state (see DepState).
+	State DepState `json:",omitempty"`
+	// CorrTasks are, for aftercorr on an array, the other array's task
+	// ids when the job was submitted: a task of this job without one of
+	// them can never run.
+	CorrTasks NodeSet `json:",omitempty"`
 }
 
 // Request is everything a user asked for at submission, resolved to numbers
@@ -402,6 +425,9 @@ type Request struct {
 	Dependency string
 	Deps       []Dependency
 	DepsAny    bool
+	// KillOnInvalidDep is --kill-on-invalid-dep (nil: not given, the
+	// cluster's kill_invalid_depend decides).
+	KillOnInvalidDep *bool `json:",omitempty"`
 	// Nice is --nice.
 	Nice int32
 	// Priority is --priority (operator-set priority), 0 = not given.
@@ -624,6 +650,10 @@ type PendingInfo struct {
 	PlannedNodes  []int32
 	// Partition is the partition the plan is for, -1 if none.
 	Partition int32
+	// DepStates, when not nil, are the job's dependency states the cycle
+	// found, index for index with Req.Deps, because one of them changed
+	// (Apply records them).
+	DepStates []DepState
 }
 
 // Plan is the result of one scheduling cycle: what to start, what to
@@ -645,6 +675,10 @@ type Plan struct {
 	// backfill pass set them, as Slurm's main scheduler does (squeue
 	// --start keeps showing them; a job submitted since shows N/A).
 	BackfillPass bool
+	// DepCancels are the pending jobs whose dependency can never be
+	// satisfied and that kill_invalid_depend (or --kill-on-invalid-dep)
+	// cancels: Apply ends them CANCELLED.
+	DepCancels []JobID
 	// Stats describes the cycle (sdiag).
 	Stats CycleStats
 	// Stuck, when not nil, certifies the main pass (main_stuck.go): it

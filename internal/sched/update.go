@@ -20,13 +20,12 @@ type JobUpdate struct {
 	MaxNodes *int32
 	NTasks   *int32
 	// BeginTime is StartTime= / EligibleTime=.
-	BeginTime     *time.Time
-	Dependency    *string
-	Constraint    *string
-	NodeList      []string
-	Exclude       []string
-	ArrayThrottle *int32
-	Requeue       *bool
+	BeginTime  *time.Time
+	Dependency *string
+	Constraint *string
+	NodeList   []string
+	Exclude    []string
+	Requeue    *bool
 }
 
 // Update applies u to job id as slurmctld's update_job does: a running
@@ -62,9 +61,6 @@ func (st *State) Update(id JobID, u JobUpdate, admin bool, now time.Time) error 
 	}
 	st.countSubmit(j, -int64(j.Tasks()))
 	j.Req, j.Partitions, j.Account, j.QOS, j.assoc, j.qos = trial.Req, trial.Partitions, trial.Account, trial.QOS, trial.assoc, trial.qos
-	if u.ArrayThrottle != nil && j.Array != nil {
-		j.Array.Throttle = *u.ArrayThrottle
-	}
 	st.countSubmit(j, int64(j.Tasks()))
 	if u.Priority != nil {
 		if *u.Priority == 0 {
@@ -161,4 +157,25 @@ func (st *State) revalidate(j *Job) error {
 		}
 	}
 	return nil
+}
+
+// SetArrayThrottle is scontrol update JobId=A ArrayTaskThrottle=n: the
+// most tasks of array A that may run at once (0 = no limit), on every
+// task of the array (each shows it), whatever their state; the tasks
+// already running go on. Slurm refuses it on a job that is not an array
+// (ErrNotSupported: "only allowed on ArrayJobId").
+func (st *State) SetArrayThrottle(arrayID JobID, n int32) error {
+	found := false
+	for _, j := range st.jobList {
+		if j.Array != nil && j.Array.JobID == arrayID {
+			j.Array.Throttle, found = n, true
+		}
+	}
+	if found {
+		return nil
+	}
+	if st.jobs[arrayID] != nil {
+		return fmt.Errorf("job %d: %w", arrayID, ErrNotSupported)
+	}
+	return fmt.Errorf("job %d: %w", arrayID, ErrInvalidJobID)
 }

@@ -300,7 +300,11 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 		c.release(p.Job, t)
 	}
 	started := c.st.Apply(&plan)
-	defer c.st.Recycle(&plan) // nothing below reads plan.Pending
+	defer c.st.Recycle(&plan)            // nothing below reads plan.Pending
+	for _, id := range plan.DepCancels { // kill_invalid_depend: they never run
+		delete(c.pending, id)
+		c.dequeue(id)
+	}
 	for _, p := range plan.Preemptions {
 		if j := c.st.Job(p.Job); j != nil && j.State.Base() == sched.JobRunning {
 			// A grace time would keep it running; the simulator ends it
