@@ -138,7 +138,7 @@ func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
 	if o.nodes == 0 {
 		o.nodes = 2
 	}
-	dir := t.TempDir()
+	dir := sharedDir(t, 0o755) // the agents' spool: jobs of real users exec their scripts from it
 	cfg := testConf(t, dir, o.nodes, o.extra)
 	if o.conf != "" {
 		var err error
@@ -147,7 +147,7 @@ func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
 		}
 		o.nodes = len(cfg.Nodes)
 	}
-	c := &cluster{t: t, dir: dir, cfg: cfg, store: store, agents: map[string]*noded.Agent{}, work: t.TempDir(), acct: o.acct, now: o.now}
+	c := &cluster{t: t, dir: dir, cfg: cfg, store: store, agents: map[string]*noded.Agent{}, work: sharedDir(t, 0o1777), acct: o.acct, now: o.now}
 	c.startController()
 	c.gpus = o.gpus
 	for _, n := range c.cfg.Nodes {
@@ -327,6 +327,11 @@ func (c *cluster) jobByID(id uint32) (api.JobInfo, bool) {
 func (c *cluster) waitState(id uint32, state string, d time.Duration) api.JobInfo {
 	c.t.Helper()
 	var last api.JobInfo
+	defer func() {
+		if c.t.Failed() {
+			c.t.Logf("job %d last seen %s (%s) %s", id, last.State, last.Reason, last.StateDesc)
+		}
+	}()
 	c.eventually(d, fmt.Sprintf("job %d in %s", id, state), func() bool {
 		j, ok := c.jobByID(id)
 		last = j
@@ -430,4 +435,21 @@ func splitWords(s string) ([]string, error) {
 		out = append(out, cur.String())
 	}
 	return out, nil
+}
+
+// sharedDir is a temporary directory with the given mode. A job that runs
+// as a real user of this machine (the tests' alice is uid 1001, which may
+// exist) must reach its script and write its output: t.TempDir's
+// directories are root's and closed to others. The jobs' working directory
+// is world-writable and sticky like /tmp.
+func sharedDir(t *testing.T, mode os.FileMode) string {
+	dir, err := os.MkdirTemp("", "sluice-ctld-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, mode); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
