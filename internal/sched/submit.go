@@ -19,12 +19,16 @@ type Submitter struct {
 }
 
 // Submit validates a request the way slurmctld does at submission and
-// queues the job: partitions, association and QOS, partition limits under
-// EnforcePartLimits, a request no node could ever satisfy, the array spec,
-// the dependency list, the submit-count limits (every array task counts)
-// and, under strict checking (QOS DenyOnLimit, or no QOS), every limit the
-// job breaches on its own. A rejection is a *SubmitError carrying Slurm's
-// message and, for limits, the reason name.
+// queues the job: partitions, association and QOS, the array spec, GRES
+// names, licenses, partition limits under EnforcePartLimits, the
+// submit-count limits (every array task counts) and, under strict checking
+// (QOS DenyOnLimit, or no QOS), every limit the job breaches on its own.
+// A rejection is a *SubmitError carrying Slurm's message and, for limits,
+// the reason name. As in slurmctld, the job id is taken once those checks
+// pass: a bad reservation or dependency found later still uses it up, and
+// a request no node could ever satisfy ("Requested node configuration is
+// not available") is checked last and leaves the job behind FAILED with
+// Reason=BadConstraints; Submit then returns that job with the error.
 func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error) {
 	if st.Config.MaxJobCount > 0 && len(st.jobList) >= st.Config.MaxJobCount {
 		return nil, &SubmitError{Err: ErrMaxJobCount}
@@ -41,6 +45,11 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	if j.Array != nil {
 		j.Array.JobID = j.ID
 	}
+	for _, step := range recordSteps {
+		if err := step(st, j, who); err != nil {
+			return nil, err
+		}
+	}
 	if req.Hold {
 		j.Hold, j.Reason = HoldUser, ReasonJobHeldUser
 	}
@@ -48,18 +57,37 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 		j.Priority, j.DirectPriority = req.Priority, true
 	}
 	j.TimeLimit = effectiveTimeLimit(st.Policy, st.Cluster, j, j.Partitions[0])
+	if err := st.checkFits(j, who); err != nil {
+		st.failAtSubmit(j, now)
+		return j, err
+	}
 	st.addJob(j)
 	st.countSubmit(j, int64(j.Tasks()))
 	return j, nil
 }
 
-// submitSteps are Submit's checks in order, as method expressions: a
-// list of method values bound to the State would allocate a closure per
-// step on every submission.
+// submitSteps are Submit's checks before the job gets its id, in
+// slurmctld's order (a DenyOnLimit limit is reported before a bad
+// dependency or node configuration), as method expressions: a list of
+// method values bound to the State would allocate a closure per step on
+// every submission.
 var submitSteps = [...]func(*State, *Job, Submitter) error{(*State).checkRequest, (*State).checkPrivileges,
 	(*State).resolvePartitions, (*State).resolveAccount, (*State).resolveQOS, (*State).checkMemoryLimits,
-	(*State).checkArray, (*State).checkDependency, (*State).checkPartitionLimits, (*State).checkFits,
-	(*State).checkSubmitLimits, (*State).checkLicenses, (*State).checkReservation} // license.go, resv_state.go
+	(*State).checkArray, (*State).checkGresNames, (*State).checkLicenses, (*State).checkPartitionLimits,
+	(*State).checkSubmitLimits} // license.go
+
+// recordSteps are the checks slurmctld makes once the job record exists:
+// a rejection there still uses up the job id.
+var recordSteps = [...]func(*State, *Job, Submitter) error{(*State).checkReservation, (*State).checkDependency} // resv_state.go
+
+// failAtSubmit keeps a job no node configuration could ever run as
+// slurmctld does: FAILED at once with Reason=BadConstraints and exit code
+// 1, listed by `squeue -t all` and recorded in accounting.
+func (st *State) failAtSubmit(j *Job, now time.Time) {
+	j.State, j.Reason, j.ExitCode = JobFailed, ReasonBadConstraints, 1
+	j.EligibleTime, j.StartTime, j.EndTime = now, now, now
+	st.addJob(j)
+}
 
 func reject(err error) error { return &SubmitError{Err: err} }
 
@@ -236,9 +264,6 @@ func partitionLimitError(r Reason) error {
 // could ever satisfy, even with the whole cluster idle: Slurm's
 // "Requested node configuration is not available".
 func (st *State) checkFits(j *Job, _ Submitter) error {
-	if err := st.checkGresNames(j); err != nil {
-		return err
-	}
 	sel := st.selector()
 	empty := st.emptyView()
 	for _, part := range j.Partitions {
@@ -320,7 +345,7 @@ func (st *State) emptyView() *Avail {
 
 // checkGresNames rejects a GRES name no node of the cluster has (Slurm's
 // "Invalid generic resource (gres) specification").
-func (st *State) checkGresNames(j *Job) error {
+func (st *State) checkGresNames(j *Job, _ Submitter) error {
 	known := func(name, typ string) bool {
 		for _, k := range st.Cluster.GresKinds {
 			if k.Name == name && (typ == "" || k.Type == typ) {

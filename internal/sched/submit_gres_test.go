@@ -1,0 +1,80 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+)
+
+// oracleGPUConf is the oracle's cluster: four nodes of 8 CPUs and 4 GPUs,
+// accounting limits enforced.
+const oracleGPUConf = `ClusterName=o
+SlurmctldHost=h
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=1000
+GresTypes=gpu
+AccountingStorageEnforce=associations,limits,qos
+AccountingStorageTRES=gres/gpu
+NodeName=n[1-4] CPUs=8 RealMemory=64000 Gres=gpu:4
+PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE
+`
+
+// TestDenyOnLimitGRES: with DenyOnLimit a GPU request over a QOS limit is
+// rejected with the limit's reason even when no node could hold it
+// either: slurmctld checks the limits before the node configuration
+// (checked on Slurm 24.11: `sbatch --gres=gpu:5` with GrpTRES=gres/gpu=4
+// prints "QOSGrpGRES", not "Requested node configuration is not
+// available"). Each family of GRES limit names its own reason.
+func TestDenyOnLimitGRES(t *testing.T) {
+	limits := []struct{ qos, limit, reason string }{
+		{"grp", "GrpTRES=gres/gpu=4", "QOSGrpGRES"},
+		{"mpj", "MaxTRESPerJob=gres/gpu=4", "QOSMaxGRESPerJob"},
+		{"mpu", "MaxTRESPerUser=gres/gpu=4", "QOSMaxGRESPerUser"},
+		{"mpa", "MaxTRESPerAccount=gres/gpu=4", "MaxGRESPerAccount"},
+	}
+	for _, l := range limits {
+		for _, opts := range []string{"--gpus=5", "--gres=gpu:5", "-N 2 --gres=gpu:3", "--gpus=9",
+			"--gres=gpu:5 -N 9", "--gres=gpu:5 --mem=999999", "--gres=gpu:5 -c 9", "--gres=gpu:5 -d afterok:999"} {
+			t.Run(l.qos+" "+opts, func(t *testing.T) {
+				h := gpuLimitHarness(t, l.qos, l.limit)
+				next := h.st.NextJobID
+				_, err := h.submit("alice", "-q "+l.qos+" "+opts)
+				var se *SubmitError
+				if !errors.As(err, &se) || string(se.Reason) != l.reason || !errors.Is(err, ErrAccountingPolicy) {
+					t.Fatalf("err %v, want %s", err, l.reason)
+				}
+				if h.st.NextJobID != next || len(h.st.Jobs()) != 0 {
+					t.Fatalf("a limit rejection used a job id or left a job")
+				}
+			})
+		}
+	}
+}
+
+// TestDenyOnLimitMaxGRESPerNode: MaxTRESPerNode counts the GPUs on each
+// node, so --gpus=4 over two nodes passes where --gpus=3 on one does not.
+func TestDenyOnLimitMaxGRESPerNode(t *testing.T) {
+	for _, c := range []struct {
+		opts   string
+		reject bool
+	}{
+		{"--gres=gpu:3", true}, {"--gpus=3", true}, {"--gres=gpu:5", true},
+		{"-N 2 --gpus=4", false}, {"--gres=gpu:2", false},
+	} {
+		h := gpuLimitHarness(t, "mpn", "MaxTRESPerNode=gres/gpu=2")
+		_, err := h.submit("alice", "-q mpn "+c.opts)
+		var se *SubmitError
+		if c.reject != (err != nil) || c.reject && (!errors.As(err, &se) || se.Reason != "QOSMaxGRESPerNode") {
+			t.Errorf("%s: err %v, want reject %v", c.opts, err, c.reject)
+		}
+	}
+}
+
+func gpuLimitHarness(t *testing.T, qos, limit string) *harness {
+	h := newHarness(t, oracleGPUConf)
+	h.sacctmgr(fmt.Sprintf(`sacctmgr -i add account research
+sacctmgr -i add user alice Account=research
+sacctmgr -i add qos %s Flags=DenyOnLimit %s
+sacctmgr -i modify user alice set QOS+=%s`, qos, limit, qos))
+	return h
+}
