@@ -78,12 +78,17 @@ type SubmitResponse struct {
 }
 
 // Error is the JSON body of every non-2xx answer of the client API.
-// Message is Slurm's error text; Reason, when set, is the pending-reason
-// name sbatch prints on a line of its own before the message.
+// Message is Slurm's error text; Reason, when set, is the line sbatch
+// prints on its own before the message: a limit's pending-reason name or
+// slurmctld's explanation ("Memory specification can not be satisfied").
 type Error struct {
 	Status  int    `json:"-"`
 	Message string `json:"error"`
 	Reason  string `json:"reason,omitempty"`
+	// JobID, when set, is the job a refused submission still created: a
+	// job that failed at once (BadConstraints), whose allocation salloc
+	// reports revoked.
+	JobID uint32 `json:"job_id,omitempty"`
 }
 
 // Error returns the message.

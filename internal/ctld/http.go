@@ -198,7 +198,7 @@ func writeErr(w http.ResponseWriter, err error) {
 	var pe *api.Error
 	switch {
 	case errors.As(err, &ae):
-		e.Status, e.Message, e.Reason = ae.status, ae.msg, ae.reason
+		e.Status, e.Message, e.Reason, e.JobID = ae.status, ae.msg, ae.reason, ae.jobID
 	case errors.As(err, &pe):
 		e = *pe
 	case errors.Is(err, errStoreClosed):

@@ -21,6 +21,7 @@ type apiErr struct {
 	status int
 	msg    string
 	reason string
+	jobID  uint32 // the job a refused submission left FAILED
 }
 
 func (e *apiErr) Error() string { return e.msg }
@@ -86,13 +87,23 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 	if req.TestOnly {
 		return ls.testOnly(r, sub, now)
 	}
+	next := ls.st.NextJobID
 	j, err := ls.st.Submit(r, sub, now)
-	if err != nil {
+	if j == nil {
+		ls.metaDirty = ls.metaDirty || ls.st.NextJobID != next // an id used up (bad dependency, reservation)
 		return api.SubmitResponse{}, submitErr(err)
 	}
 	ls.specs[j.ID] = &spec
 	ls.setPriority(j, now)
 	ls.touch(j, "submit", j.User)
+	if err != nil {
+		// Never runnable: slurmctld keeps the job FAILED (BadConstraints)
+		// in the queue and in accounting, and still refuses the submission.
+		ls.touch(j, "end", j.State.String())
+		ae := submitErr(err)
+		ae.jobID = uint32(j.ID)
+		return api.SubmitResponse{}, ae
+	}
 	ls.wantSched = true
 	return api.SubmitResponse{JobID: uint32(j.ID), Cluster: ls.st.Cluster.Name}, nil
 }
@@ -104,6 +115,10 @@ func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Tim
 	next := ls.st.NextJobID
 	j, err := ls.st.Submit(r, sub, now)
 	if err != nil {
+		if j != nil {
+			ls.st.Purge(func(o *sched.Job) bool { return o.ID == j.ID })
+		}
+		ls.st.NextJobID = next
 		return api.SubmitResponse{}, submitErr(err)
 	}
 	ls.setPriority(j, now)
@@ -129,11 +144,16 @@ func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Tim
 }
 
 // submitErr turns a core rejection into an API error with Slurm's
-// message and, for limits, the reason name.
-func submitErr(err error) error {
+// message and the line sbatch prints before it: the limit's reason name,
+// or slurmctld's explanation of the rejection.
+func submitErr(err error) *apiErr {
 	var se *sched.SubmitError
 	if errors.As(err, &se) {
-		return &apiErr{status: http.StatusBadRequest, msg: se.Err.Error(), reason: string(se.Reason)}
+		line := string(se.Reason)
+		if line == "" {
+			line = se.Detail
+		}
+		return &apiErr{status: http.StatusBadRequest, msg: se.Err.Error(), reason: line}
 	}
 	msg := err.Error()
 	for _, s := range []error{sched.ErrInvalidGres, sched.ErrInvalidTimeLimit, sched.ErrDependency,

@@ -81,8 +81,8 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: r.Dependency, Requeue: r.Requeue,
 		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
 		Reservation: r.Reservation}
-	if j.State.Base() == sched.JobPending {
-		info.Reason = string(j.Reason)
+	if j.State.Base() == sched.JobPending || j.State.Finished() {
+		info.Reason = string(j.Reason) // BadConstraints on a job failed at submission, else None
 	}
 	if j.Hold != sched.HoldNone {
 		info.Priority = 0 // a held job's priority is 0, as Slurm shows it

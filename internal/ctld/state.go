@@ -186,14 +186,12 @@ func (ls *loopState) replay(rec *jobRecord) error {
 	who := sched.Submitter{User: saved.User, UID: saved.UID, GID: saved.GID, Group: saved.Group, Admin: true}
 	req := saved.Req
 	req.Hold = false
-	st.NextJobID = saved.ID
-	j, err := st.Submit(req, who, saved.SubmitTime)
+	j, err := ls.resubmit(req, who, &saved)
 	if err != nil {
 		// A dependency on a purged job, a node list that changed...:
 		// rebuild from a bare request; the stored record wins below.
 		req.Deps, req.Dependency, req.NodeList, req.Exclude, req.Constraint = nil, "", nil, nil, ""
-		st.NextJobID = saved.ID
-		if j, err = st.Submit(req, who, saved.SubmitTime); err != nil {
+		if j, err = ls.resubmit(req, who, &saved); err != nil {
 			return err
 		}
 	}
@@ -222,6 +220,24 @@ func (ls *loopState) replay(rec *jobRecord) error {
 		ls.gpus[j.ID] = rec.GPUs
 	}
 	return nil
+}
+
+// resubmit submits a stored job again under its own id. A job that
+// failed at submission (never runnable, Reason=BadConstraints) comes back
+// as the FAILED job Submit leaves; any other job Submit fails is taken
+// out again.
+func (ls *loopState) resubmit(req sched.Request, who sched.Submitter, saved *sched.Job) (*sched.Job, error) {
+	st := ls.st
+	st.NextJobID = saved.ID
+	j, err := st.Submit(req, who, saved.SubmitTime)
+	if err == nil || j == nil {
+		return j, err
+	}
+	if saved.State.Base() == sched.JobFailed && saved.Reason == sched.ReasonBadConstraints {
+		return j, nil
+	}
+	st.Purge(func(o *sched.Job) bool { return o.ID == j.ID })
+	return nil, err
 }
 
 // ---- persistence ----
@@ -316,6 +332,11 @@ func (ls *loopState) runRows(j *sched.Job) []RunRow {
 	}
 	row.State = j.State.String()
 	row.ExitCode = exitString(j.ExitCode)
+	if j.Reason == sched.ReasonBadConstraints {
+		// Failed at submission: slurmctld's exit code 1 reads 0:1 in
+		// scontrol but 1:0 in sacct, and the record has no start.
+		row.ExitCode, row.Start = "1:0", time.Time{}
+	}
 	row.NodeList = compressNodes(ls.st.Cluster, j.Alloc.Nodes)
 	row.AllocTRES = ls.licenseTRES(ls.allocTRESVector(j).String(), j) // resv.go
 	return append(out, row)

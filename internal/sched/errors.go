@@ -9,6 +9,10 @@ import "errors"
 type SubmitError struct {
 	Reason Reason
 	Err    error
+	// Detail, when set, is slurmctld's explanation that sbatch prints on
+	// a line of its own before the message ("Memory specification can
+	// not be satisfied", "invalid partition specified: NAME").
+	Detail string
 }
 
 // Error returns Slurm's message.
@@ -37,6 +41,7 @@ var (
 	ErrCircularDependency = errors.New("Circular job dependency")
 	ErrInvalidGres        = errors.New("Invalid generic resource (gres) specification")
 	ErrInvalidLicense     = errors.New("Invalid license specification")
+	ErrInvalidFeature     = errors.New("Invalid feature specification")
 	ErrMaxJobCount        = errors.New("MaxJobCount limit reached")
 	ErrInvalidJobID       = errors.New("Invalid job id specified")
 	ErrAlreadyDone        = errors.New("Job/step already completing or completed")

@@ -382,6 +382,20 @@ func constraintMask(cl *Cluster, expr string) NodeSet {
 	return out
 }
 
+// checkFeatures rejects a --constraint naming a feature no node of the
+// cluster has, with Slurm's "Invalid feature specification" (before the
+// job gets an id, unlike a request no node can satisfy).
+func (st *State) checkFeatures(j *Job, _ Submitter) error {
+	expr := strings.NewReplacer("[", "", "]", "", "(", "", ")", "").Replace(j.Req.Constraint)
+	for _, f := range strings.FieldsFunc(expr, func(r rune) bool { return r == '&' || r == ',' || r == '|' }) {
+		f, _, _ = strings.Cut(strings.TrimSpace(f), "*")
+		if st.Cluster.featureNodes[f] == nil {
+			return reject(ErrInvalidFeature)
+		}
+	}
+	return nil
+}
+
 // unavailableDesc is Slurm's state description for ReqNodeNotAvail:
 // "ReqNodeNotAvail, UnavailableNodes:node[1-2]" naming the requested nodes
 // that cannot take work.

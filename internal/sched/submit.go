@@ -73,7 +73,7 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 // every submission.
 var submitSteps = [...]func(*State, *Job, Submitter) error{(*State).checkRequest, (*State).checkPrivileges,
 	(*State).resolvePartitions, (*State).resolveAccount, (*State).resolveQOS, (*State).checkMemoryLimits,
-	(*State).checkArray, (*State).checkGresNames, (*State).checkLicenses, (*State).checkPartitionLimits,
+	(*State).checkArray, (*State).checkGresNames, (*State).checkFeatures, (*State).checkLicenses, (*State).checkPartitionLimits,
 	(*State).checkSubmitLimits} // license.go
 
 // recordSteps are the checks slurmctld makes once the job record exists:
@@ -106,7 +106,7 @@ func (st *State) resolvePartitions(j *Job, _ Submitter) error {
 	for _, n := range names {
 		i := cl.PartitionIndex(n)
 		if i < 0 {
-			return reject(ErrInvalidPartition)
+			return &SubmitError{Err: ErrInvalidPartition, Detail: "invalid partition specified: " + n}
 		}
 		if !slices.Contains(j.Partitions, i) {
 			j.Partitions = append(j.Partitions, i)
@@ -280,7 +280,40 @@ func (st *State) checkFits(j *Job, _ Submitter) error {
 			return nil
 		}
 	}
-	return reject(ErrNodeConfig)
+	return &SubmitError{Err: ErrNodeConfig, Detail: st.unfitDetail(j)}
+}
+
+// unfitDetail explains a request no node could satisfy as slurmctld does
+// when no node of the job's partitions has enough CPUs or memory for one
+// node's share of it: "CPU count per node can not be satisfied", else
+// "Memory specification can not be satisfied"; "" when some node has both
+// (too many nodes, GPUs... get no explanation).
+func (st *State) unfitDetail(j *Job) string {
+	cpuOK, memOK := false, false
+	for _, part := range j.Partitions {
+		pt := &st.Cluster.Partitions[part]
+		s := jobShape(&st.Config, j, pt)
+		cpus := max(s.cpusPerTask, s.minCPUsPerNode, s.tasksPerNode*s.cpusPerTask)
+		mem := s.memPerNode
+		if mem == 0 {
+			mem = s.memPerCPU * int64(cpus)
+		}
+		for i := range st.Cluster.Nodes {
+			if !pt.Nodes.Has(i) {
+				continue
+			}
+			n := &st.Cluster.Nodes[i]
+			cpuOK = cpuOK || n.CPUs >= cpus
+			memOK = memOK || n.RealMemory >= mem
+		}
+	}
+	switch {
+	case !cpuOK:
+		return "CPU count per node can not be satisfied"
+	case !memOK:
+		return "Memory specification can not be satisfied"
+	}
+	return ""
 }
 
 // checkSubmitLimits applies the submit-count limits (always) and, when the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // oracleGPUConf is the oracle's cluster: four nodes of 8 CPUs and 4 GPUs,
@@ -77,4 +78,54 @@ sacctmgr -i add user alice Account=research
 sacctmgr -i add qos %s Flags=DenyOnLimit %s
 sacctmgr -i modify user alice set QOS+=%s`, qos, limit, qos))
 	return h
+}
+
+// TestSubmitJobIDUse follows slurmctld 24.11 (checked on the oracle):
+// rejections found before the job record exists use no job id (bad
+// partition, feature, GRES name, limits); a bad reservation or dependency
+// uses one up and leaves nothing; a request no node can satisfy uses one
+// and stays FAILED with Reason=BadConstraints and exit code 1, with
+// slurmctld's explanation for one node's CPUs or memory.
+func TestSubmitJobIDUse(t *testing.T) {
+	for _, c := range []struct {
+		opts   string
+		want   error
+		used   JobID
+		kept   bool
+		detail string
+	}{
+		{"-p nosuch", ErrInvalidPartition, 0, false, "invalid partition specified: nosuch"},
+		{"-C nofeat", ErrInvalidFeature, 0, false, ""},
+		{"--gres=foo:1", ErrInvalidGres, 0, false, ""},
+		{"-q grp --gres=gpu:5 -N 9", ErrAccountingPolicy, 0, false, ""},
+		{"-d afterok:999", ErrDependency, 1, false, ""},
+		{"-N 9", ErrNodeConfig, 1, true, ""},
+		{"--gres=gpu:9", ErrNodeConfig, 1, true, ""},
+		{"--gpus=17", ErrNodeConfig, 1, true, ""},
+		{"-c 9", ErrNodeConfig, 1, true, "CPU count per node can not be satisfied"},
+		{"--mem=999999", ErrNodeConfig, 1, true, "Memory specification can not be satisfied"},
+		{"--mem-per-cpu=70000", ErrNodeConfig, 1, true, "Memory specification can not be satisfied"},
+	} {
+		h := gpuLimitHarness(t, "grp", "GrpTRES=gres/gpu=4")
+		next := h.st.NextJobID
+		spec, _ := h.parseOpts(c.opts)
+		spec.User = "alice"
+		req, err := RequestFromSpec(&spec, h.now, time.UTC, &h.st.Config)
+		if err != nil {
+			t.Fatalf("%s: %v", c.opts, err)
+		}
+		j, err := h.st.Submit(req, Submitter{User: "alice"}, h.now)
+		var se *SubmitError
+		if !errors.Is(err, c.want) || !errors.As(err, &se) || se.Detail != c.detail {
+			t.Errorf("%s: err %v (%+v), want %v %q", c.opts, err, se, c.want, c.detail)
+			continue
+		}
+		if got := h.st.NextJobID - next; got != c.used {
+			t.Errorf("%s: used %d job ids, want %d", c.opts, got, c.used)
+		}
+		if kept := len(h.st.Jobs()) == 1; kept != c.kept || kept && (j != h.st.Jobs()[0] ||
+			j.State != JobFailed || j.Reason != ReasonBadConstraints || j.ExitCode != 1 || j.ID != next) {
+			t.Errorf("%s: jobs %v, returned %+v", c.opts, h.st.Jobs(), j)
+		}
+	}
 }
