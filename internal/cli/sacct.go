@@ -67,6 +67,9 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
 	}
+	for i, a := range o.accounts {
+		o.accounts[i] = strings.ToLower(a) // stored lowercase, as in Slurm
+	}
 	return o, nil
 }
 

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/priority"
@@ -120,14 +121,15 @@ func (st *State) resolvePartitions(j *Job, _ Submitter) error {
 
 // resolveAccount picks the account (--account or the user's default) and
 // the user's association; with AccountingStorageEnforce=associations a job
-// without one is rejected.
+// without one is rejected. Account names are case-insensitive as in
+// Slurm's accounting (stored lowercase): -A Proj is account proj.
 func (st *State) resolveAccount(j *Job, _ Submitter) error {
 	p := st.Policy
 	if p == nil {
 		j.Account = j.Req.Account
 		return nil
 	}
-	j.Account = j.Req.Account
+	j.Account = strings.ToLower(j.Req.Account)
 	if j.Account == "" {
 		j.Account = p.Users[j.User].DefaultAccount
 	}
@@ -140,7 +142,8 @@ func (st *State) resolveAccount(j *Job, _ Submitter) error {
 }
 
 // resolveQOS picks the QOS (--qos or the association's default) and checks
-// that the association may use it.
+// that the association may use it. QOS names are case-insensitive like
+// account names (-q NORMAL is normal).
 func (st *State) resolveQOS(j *Job, _ Submitter) error {
 	p := st.Policy
 	if p == nil {
@@ -150,7 +153,7 @@ func (st *State) resolveQOS(j *Job, _ Submitter) error {
 		}
 		return nil
 	}
-	j.QOS = j.Req.QOS
+	j.QOS = strings.ToLower(j.Req.QOS)
 	if j.QOS == "" {
 		if j.assoc >= 0 && p.Assocs[j.assoc].DefaultQOS >= 0 {
 			j.QOS = p.QOS[p.Assocs[j.assoc].DefaultQOS].Name

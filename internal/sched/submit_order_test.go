@@ -129,3 +129,17 @@ func TestSubmitJobIDUse(t *testing.T) {
 		}
 	}
 }
+
+// TestAccountNamesCaseInsensitive: as in Slurm, -A Proj, -A PROJ and -q
+// NORMAL name the account proj and the QOS normal (sacctmgr stores names
+// lowercase), and the job shows them lowercase.
+func TestAccountNamesCaseInsensitive(t *testing.T) {
+	h := newHarness(t, oracleGPUConf)
+	h.sacctmgr("sacctmgr -i add account Proj\nsacctmgr -i add user bob Account=Proj")
+	for _, opts := range []string{"-A Proj", "-A proj", "-A PROJ", "-A Proj -q NORMAL", ""} {
+		j, err := h.submit("bob", opts)
+		if err != nil || j.Account != "proj" || j.QOS != "normal" {
+			t.Fatalf("%q: err %v, job %+v", opts, err, j)
+		}
+	}
+}
