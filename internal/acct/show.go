@@ -178,10 +178,12 @@ var entityCols = sync.OnceValue(func() map[string]colDef {
 		"description":    {"Descr", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Description }) }},
 		"organization":   {"Org", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Organization }) }},
 		"controlhost":    {"ControlHost", 15, func(r row) string { return clusterStr(r, func(c *Cluster) string { return c.ControlHost }) }},
-		"controlport":    {"ControlPort", 12, func(r row) string { return clusterStr(r, func(c *Cluster) string { return strconv.Itoa(c.ControlPort) }) }},
-		"rpc":            {"RPC", 5, func(r row) string { return clusterStr(r, func(c *Cluster) string { return strconv.Itoa(c.RPC) }) }},
-		"type":           {"Type", 8, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Type }) }},
-		"name":           {"Name", 15, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Name }) }},
+		"controlport": {"ControlPort", 12, func(r row) string {
+			return clusterStr(r, func(c *Cluster) string { return strconv.Itoa(c.ControlPort) })
+		}},
+		"rpc":  {"RPC", 5, func(r row) string { return clusterStr(r, func(c *Cluster) string { return strconv.Itoa(c.RPC) }) }},
+		"type": {"Type", 8, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Type }) }},
+		"name": {"Name", 15, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Name }) }},
 	}
 })
 
