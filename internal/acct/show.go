@@ -177,13 +177,11 @@ var entityCols = sync.OnceValue(func() map[string]colDef {
 		"adminlevel":     {"Admin", 9, func(r row) string { return userStr(r, func(u *User) string { return u.AdminLevel.String() }) }},
 		"description":    {"Descr", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Description }) }},
 		"organization":   {"Org", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Organization }) }},
-		"controlhost":    {"ControlHost", 15, func(r row) string { return clusterStr(r, func(c *Cluster) string { return c.ControlHost }) }},
-		"controlport": {"ControlPort", 12, func(r row) string {
-			return clusterStr(r, func(c *Cluster) string { return strconv.Itoa(c.ControlPort) })
-		}},
-		"rpc":  {"RPC", 5, func(r row) string { return clusterStr(r, func(c *Cluster) string { return strconv.Itoa(c.RPC) }) }},
-		"type": {"Type", 8, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Type }) }},
-		"name": {"Name", 15, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Name }) }},
+		"controlhost":    {"ControlHost", 15, func(r row) string { return clusterOf(r).ControlHost }},
+		"controlport":    {"ControlPort", 12, func(r row) string { return strconv.Itoa(clusterOf(r).ControlPort) }},
+		"rpc":            {"RPC", 5, func(r row) string { return strconv.Itoa(clusterOf(r).RPC) }},
+		"type":           {"Type", 8, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Type }) }},
+		"name":           {"Name", 15, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Name }) }},
 	}
 })
 
@@ -194,12 +192,13 @@ var entityColAliases = sync.OnceValue(func() map[string]string {
 	}
 })
 
-// clusterStr reads the cluster of an association row.
-func clusterStr(r row, f func(*Cluster) string) string {
+// clusterOf returns the cluster of an association row (an empty one
+// when the row has none).
+func clusterOf(r row) *Cluster {
 	if r.a == nil || r.st == nil || r.st.Clusters[r.a.Cluster] == nil {
-		return f(&Cluster{})
+		return &Cluster{}
 	}
-	return f(r.st.Clusters[r.a.Cluster])
+	return r.st.Clusters[r.a.Cluster]
 }
 
 func userStr(r row, f func(*User) string) string {
