@@ -89,6 +89,9 @@ type Error struct {
 	// job that failed at once (BadConstraints), whose allocation salloc
 	// reports revoked.
 	JobID uint32 `json:"job_id,omitempty"`
+	// Plain marks an error Slurm's clients find before submitting (a GRES
+	// name outside GresTypes): sbatch prints the message alone.
+	Plain bool `json:"plain,omitempty"`
 }
 
 // Error returns the message.

@@ -144,7 +144,7 @@ var sacctFields = []sacctField{
 	{"NNodes", 8, func(r *sacctRow) string {
 		return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10)
 	}},
-	{"NodeList", -15, func(r *sacctRow) string { return r.nodeList() }},
+	{"NodeList", 15, func(r *sacctRow) string { return r.nodeList() }},
 	{"Partition", 10, func(r *sacctRow) string { return r.Partition }},
 	{"QOS", 10, func(r *sacctRow) string { return r.QOS }},
 	{"ReqCPUS", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "cpu"), 10) }},

@@ -90,6 +90,9 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {
+			if ae.Plain {
+				return Errorf(env, me, "%s", ae.Message)
+			}
 			if ae.Reason != "" {
 				Errorf(env, me, "%s", ae.Reason)
 			}

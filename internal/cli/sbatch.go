@@ -149,6 +149,9 @@ func scanStateSaveLocation(path string) (dir string, ok bool) {
 func submitFailed(env *Env, err error) int {
 	var ae *api.Error
 	if errors.As(err, &ae) {
+		if ae.Plain {
+			return Errorf(env, "sbatch", "%s", ae.Message)
+		}
 		if ae.Reason != "" {
 			Errorf(env, "sbatch", "%s", ae.Reason)
 		}

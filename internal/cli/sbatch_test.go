@@ -138,6 +138,8 @@ func TestSbatchMessages(t *testing.T) {
 			"sbatch: error: Memory specification can not be satisfied\nsbatch: error: Batch job submission failed: Requested node configuration is not available\n"},
 		{"bad-feature", []string{"-C", "nofeat", "--wrap", "true"}, 1, "",
 			"sbatch: error: Batch job submission failed: Invalid feature specification\n"},
+		{"gres-not-in-grestypes", []string{"--gres", "foo:1", "--wrap", "true"}, 1, "",
+			"sbatch: error: Invalid generic resource (gres) specification\n"},
 		{"gpus-below-nodes", []string{"--gpus", "1", "-N", "2", "--wrap", "true"}, 1, "",
 			"sbatch: error: Failed to validate job spec, --gpus < -N\nsbatch: error: Invalid generic resource (gres) specification\n"},
 		{"bad-array", []string{"--array", "5-1", "--wrap", "true"}, 1, "",

@@ -22,6 +22,7 @@ type apiErr struct {
 	msg    string
 	reason string
 	jobID  uint32 // the job a refused submission left FAILED
+	plain  bool   // Slurm's clients find this error themselves: message alone
 }
 
 func (e *apiErr) Error() string { return e.msg }
@@ -153,7 +154,7 @@ func submitErr(err error) *apiErr {
 		if line == "" {
 			line = se.Detail
 		}
-		return &apiErr{status: http.StatusBadRequest, msg: se.Err.Error(), reason: line}
+		return &apiErr{status: http.StatusBadRequest, msg: se.Err.Error(), reason: line, plain: se.ClientSide}
 	}
 	msg := err.Error()
 	for _, s := range []error{sched.ErrInvalidGres, sched.ErrInvalidTimeLimit, sched.ErrDependency,

@@ -13,6 +13,10 @@ type SubmitError struct {
 	// a line of its own before the message ("Memory specification can
 	// not be satisfied", "invalid partition specified: NAME").
 	Detail string
+	// ClientSide marks an error Slurm's clients find before submitting
+	// (a GRES name outside GresTypes): they print the message alone,
+	// without "Batch job submission failed: ".
+	ClientSide bool
 }
 
 // Error returns Slurm's message.

@@ -379,24 +379,30 @@ func (st *State) emptyView() *Avail {
 	return st.empty
 }
 
-// checkGresNames rejects a GRES name no node of the cluster has (Slurm's
-// "Invalid generic resource (gres) specification").
+// checkGresNames rejects a GRES name that slurm.conf's GresTypes does not
+// list (nor any node has), as Slurm's clients do before submitting:
+// "Invalid generic resource (gres) specification", no job id used. A
+// listed name, or a GPU type, that no node has is a request no node can
+// satisfy (checkFits), as in Slurm 24.11.
 func (st *State) checkGresNames(j *Job, _ Submitter) error {
-	known := func(name, typ string) bool {
+	known := func(name string) bool {
+		if slices.Contains(st.Config.GresTypes, strings.ToLower(name)) {
+			return true
+		}
 		for _, k := range st.Cluster.GresKinds {
-			if k.Name == name && (typ == "" || k.Type == typ) {
+			if k.Name == name {
 				return true
 			}
 		}
 		return false
 	}
 	for _, g := range j.Req.Gres {
-		if !known(g.Name, g.Type) {
-			return reject(ErrInvalidGres)
+		if !known(g.Name) {
+			return &SubmitError{Err: ErrInvalidGres, ClientSide: true}
 		}
 	}
-	if j.Req.GPUs > 0 && !known("gpu", j.Req.GPUsType) {
-		return reject(ErrInvalidGres)
+	if (j.Req.GPUs > 0 || j.Req.GPUsPerTask > 0) && !known("gpu") {
+		return &SubmitError{Err: ErrInvalidGres, ClientSide: true}
 	}
 	return nil
 }

@@ -97,8 +97,12 @@ func TestSubmitJobIDUse(t *testing.T) {
 		{"-p nosuch", ErrInvalidPartition, 0, false, "invalid partition specified: nosuch"},
 		{"-C nofeat", ErrInvalidFeature, 0, false, ""},
 		{"--gres=foo:1", ErrInvalidGres, 0, false, ""},
+		{"--gres=bar:1", ErrNodeConfig, 1, true, ""}, // in GresTypes, on no node
+		{"--gres=gpu:a100:1", ErrNodeConfig, 1, true, ""},
+		{"--gpus=a100:1", ErrNodeConfig, 1, true, ""},
 		{"-q grp --gres=gpu:5 -N 9", ErrAccountingPolicy, 0, false, ""},
 		{"-d afterok:999", ErrDependency, 1, false, ""},
+		{"-d afterok:abc", ErrDependency, 1, false, ""},
 		{"-N 9", ErrNodeConfig, 1, true, ""},
 		{"--gres=gpu:9", ErrNodeConfig, 1, true, ""},
 		{"--gpus=17", ErrNodeConfig, 1, true, ""},
@@ -107,6 +111,7 @@ func TestSubmitJobIDUse(t *testing.T) {
 		{"--mem-per-cpu=70000", ErrNodeConfig, 1, true, "Memory specification can not be satisfied"},
 	} {
 		h := gpuLimitHarness(t, "grp", "GrpTRES=gres/gpu=4")
+		h.st.Config.GresTypes = []string{"gpu", "bar"}
 		next := h.st.NextJobID
 		spec, _ := h.parseOpts(c.opts)
 		spec.User = "alice"
@@ -116,7 +121,7 @@ func TestSubmitJobIDUse(t *testing.T) {
 		}
 		j, err := h.st.Submit(req, Submitter{User: "alice"}, h.now)
 		var se *SubmitError
-		if !errors.Is(err, c.want) || !errors.As(err, &se) || se.Detail != c.detail {
+		if !errors.Is(err, c.want) || !errors.As(err, &se) || se.Detail != c.detail || se.ClientSide != (c.want == ErrInvalidGres) {
 			t.Errorf("%s: err %v (%+v), want %v %q", c.opts, err, se, c.want, c.detail)
 			continue
 		}
