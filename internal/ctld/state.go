@@ -337,6 +337,9 @@ func (ls *loopState) runRows(j *sched.Job) []RunRow {
 		// scontrol but 1:0 in sacct, and the record has no start.
 		row.ExitCode, row.Start = "1:0", time.Time{}
 	}
+	if row.Start.IsZero() {
+		unstarted(&row, j)
+	}
 	row.NodeList = compressNodes(ls.st.Cluster, j.Alloc.Nodes)
 	row.AllocTRES = ls.licenseTRES(ls.allocTRESVector(j).String(), j) // resv.go
 	return append(out, row)
@@ -354,6 +357,15 @@ func (ls *loopState) runRow(j *sched.Job, restart int) RunRow {
 		r.WorkDir = s.WorkDir
 	}
 	return r
+}
+
+// unstarted marks the row of a run that has not started (pending, or
+// ended without running): without --time its limit is not resolved yet,
+// sacct's Partition_Limit.
+func unstarted(r *RunRow, j *sched.Job) {
+	if j.Req.TimeLimit == 0 {
+		r.TimeLimit = api.TimePartitionLimit
+	}
 }
 
 // exitString prints an exit code as Slurm's "code:signal" (the code is

@@ -12,7 +12,7 @@ import (
 // cluster) is refused with "Requested node configuration is not
 // available" but uses up a job id and stays as a FAILED job with
 // Reason=BadConstraints (scontrol ExitCode 0:1; sacct FAILED 1:0, no
-// start, no batch step), kept across a restart; a bad dependency uses up
+// start, no batch step, Timelimit Partition_Limit), kept across a restart; a bad dependency uses up
 // an id and leaves nothing; an unknown partition uses up nothing.
 func TestRejectedSubmissionJobIDs(t *testing.T) {
 	forEachStore(t, func(t *testing.T, b backend) {
@@ -39,7 +39,8 @@ func TestRejectedSubmissionJobIDs(t *testing.T) {
 				t.Fatalf("job %d: %+v", failed, j)
 			}
 			runs := c.runs(failed)
-			if len(runs) != 1 || runs[0].State != "FAILED" || runs[0].ExitCode != "1:0" || !runs[0].Start.IsZero() {
+			if len(runs) != 1 || runs[0].State != "FAILED" || runs[0].ExitCode != "1:0" || !runs[0].Start.IsZero() ||
+				runs[0].TimeLimit != api.TimePartitionLimit {
 				t.Fatalf("accounting of job %d: %+v", failed, runs)
 			}
 			if _, ok := c.jobByID(failed + 1); ok {
