@@ -185,7 +185,7 @@ func (ls *loopState) replay(rec *jobRecord) error {
 	st := ls.st
 	who := sched.Submitter{User: saved.User, UID: saved.UID, GID: saved.GID, Group: saved.Group, Admin: true}
 	req := saved.Req
-	req.Hold = false
+	req.Hold = true // not refused for the nodes again: the stored record (hold included) wins below
 	j, err := ls.resubmit(req, who, &saved)
 	if err != nil {
 		// A dependency on a purged job, a node list that changed...:
@@ -222,22 +222,10 @@ func (ls *loopState) replay(rec *jobRecord) error {
 	return nil
 }
 
-// resubmit submits a stored job again under its own id. A job that
-// failed at submission (never runnable, Reason=BadConstraints) comes back
-// as the FAILED job Submit leaves; any other job Submit fails is taken
-// out again.
+// resubmit submits a stored job again under its own id.
 func (ls *loopState) resubmit(req sched.Request, who sched.Submitter, saved *sched.Job) (*sched.Job, error) {
-	st := ls.st
-	st.NextJobID = saved.ID
-	j, err := st.Submit(req, who, saved.SubmitTime)
-	if err == nil || j == nil {
-		return j, err
-	}
-	if saved.State.Base() == sched.JobFailed && saved.Reason == sched.ReasonBadConstraints {
-		return j, nil
-	}
-	st.Purge(func(o *sched.Job) bool { return o.ID == j.ID })
-	return nil, err
+	ls.st.NextJobID = saved.ID
+	return ls.st.Submit(req, who, saved.SubmitTime)
 }
 
 // ---- persistence ----

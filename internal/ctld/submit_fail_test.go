@@ -3,6 +3,7 @@ package ctld
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
 )
@@ -54,5 +55,15 @@ func TestRejectedSubmissionJobIDs(t *testing.T) {
 		if next := c.submit(c.wrap("true")); next != first+4 {
 			t.Fatalf("job id after restart %d, want %d", next, first+4)
 		}
+		// Held, the same request is accepted; released (after a restart
+		// too) it pends with PartitionNodeLimit.
+		held := c.submit(c.wrap("true", func(s *api.JobSpec) { s.MinNodes, s.Hold = 9, true }))
+		c.ctl.Close()
+		c.startController()
+		c.control(api.OpRelease, idStr(held))
+		c.eventually(5*time.Second, "PartitionNodeLimit", func() bool {
+			j, ok := c.jobByID(held)
+			return ok && j.State == "PENDING" && j.Reason == "PartitionNodeLimit"
+		})
 	})
 }

@@ -165,6 +165,9 @@ func (c *Cycle) jobGate(j *Job) Reason {
 	if j.Req.BeginTime.After(c.Now) {
 		return ReasonBeginTime
 	}
+	if j.Unfit != "" {
+		return j.Unfit // held at submission, never runnable (submit.go)
+	}
 	if p := c.State.Policy; p != nil && c.Config.Enforce&(EnforceAssociations|EnforceLimits) != 0 && j.assoc < 0 {
 		return ReasonInvalidAccount
 	}

@@ -28,8 +28,9 @@ type Submitter struct {
 // the reason name. As in slurmctld, the job id is taken once those checks
 // pass: a bad reservation or dependency found later still uses it up, and
 // a request no node could ever satisfy ("Requested node configuration is
-// not available") is checked last and leaves the job behind FAILED with
-// Reason=BadConstraints; Submit then returns that job with the error.
+// not available") is checked last, unless the job is held, and leaves the
+// job behind FAILED with Reason=BadConstraints; Submit then returns that
+// job with the error.
 func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error) {
 	if st.Config.MaxJobCount > 0 && len(st.jobList) >= st.Config.MaxJobCount {
 		return nil, &SubmitError{Err: ErrMaxJobCount}
@@ -58,9 +59,14 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 		j.Priority, j.DirectPriority = req.Priority, true
 	}
 	j.TimeLimit = effectiveTimeLimit(st.Policy, st.Cluster, j, j.Partitions[0])
+	// A held job is not refused: once released it pends with the reason,
+	// as in slurmctld.
 	if err := st.checkFits(j, who); err != nil {
-		st.failAtSubmit(j, now)
-		return j, err
+		if !req.Hold {
+			st.failAtSubmit(j, now)
+			return j, err
+		}
+		j.Unfit = st.unfitReason(j)
 	}
 	st.addJob(j)
 	st.countSubmit(j, int64(j.Tasks()))
@@ -284,6 +290,28 @@ func (st *State) checkFits(j *Job, _ Submitter) error {
 		}
 	}
 	return &SubmitError{Err: ErrNodeConfig, Detail: st.unfitDetail(j)}
+}
+
+// unfitReason is the pending reason of a job no node can ever run, as
+// slurmctld gives it to such a job submitted held and then released:
+// PartitionNodeLimit for more nodes than its partition has,
+// PartitionConfig for more CPUs, else BadConstraints.
+func (st *State) unfitReason(j *Job) Reason {
+	pt := &st.Cluster.Partitions[j.Partitions[0]]
+	s := jobShape(&st.Config, j, pt)
+	if int(s.minNodes) > pt.Nodes.Count() {
+		return ReasonPartitionNodeLimit
+	}
+	var cpus int64
+	for i := range st.Cluster.Nodes {
+		if pt.Nodes.Has(i) {
+			cpus += int64(st.Cluster.Nodes[i].CPUs)
+		}
+	}
+	if cpuFloor(&j.Req, pt) > cpus {
+		return ReasonPartitionConfig
+	}
+	return ReasonBadConstraints
 }
 
 // unfitDetail explains a request no node could satisfy as slurmctld does

@@ -148,3 +148,30 @@ func TestAccountNamesCaseInsensitive(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldNeverRunnable: slurmctld does not test a held job against the
+// nodes at submission; released, a job no node can run pends with
+// PartitionNodeLimit (more nodes than the partition has), PartitionConfig
+// (more CPUs) or BadConstraints (checked on Slurm 24.11).
+func TestHeldNeverRunnable(t *testing.T) {
+	for _, c := range []struct {
+		opts string
+		want Reason
+	}{
+		{"-N 9", ReasonPartitionNodeLimit}, {"-n 20 -c 2", ReasonPartitionConfig},
+		{"--mem=999999", ReasonBadConstraints}, {"-c 9", ReasonBadConstraints},
+		{"--gres=gpu:5", ReasonBadConstraints}, {"--gpus=17", ReasonBadConstraints},
+	} {
+		h := gpuLimitHarness(t, "grp", "GrpTRES=gres/gpu=100")
+		j, err := h.submit("alice", "-H "+c.opts)
+		if err != nil {
+			t.Fatalf("-H %s: %v", c.opts, err)
+		}
+		h.expectState(j.ID, JobPending, ReasonJobHeldUser)
+		if err := h.st.Release(j.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		h.schedule()
+		h.expectState(j.ID, JobPending, c.want)
+	}
+}
