@@ -61,6 +61,11 @@ func runSbatch(ctx context.Context, env *Env, args []string) int {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: req.Spec, TestOnly: req.TestOnly})
+	var ae *api.Error
+	if err != nil && req.TestOnly && errors.As(err, &ae) && !ae.Plain {
+		fmt.Fprintf(env.Stderr, "allocation failure: %s\n", ae.Message) // sbatch --test-only's own wording
+		return 1
+	}
 	if err != nil {
 		return submitFailed(env, err)
 	}

@@ -185,8 +185,17 @@ func TestSbatchScriptAndTestOnly(t *testing.T) {
 		!strings.Contains(errs, "using 1 processors on nodes c") || !strings.HasSuffix(errs, "in partition debug\n") {
 		t.Errorf("--test-only: %d %q %q", code, out, errs)
 	}
-	if code, out, _ := h.run(runSbatch, "--wrap", "true"); code != 0 || out != "Submitted batch job 2\n" {
-		t.Errorf("after --test-only the next id is %q, want 2", out)
+	// Slurm 24.11: --test-only uses up a job id, accepted or not, and a
+	// request no node can run is "allocation failure: ...".
+	if code, out, _ := h.run(runSbatch, "--wrap", "true"); code != 0 || out != "Submitted batch job 3\n" {
+		t.Errorf("after --test-only the next id is %q, want 3", out)
+	}
+	if code, out, errs := h.run(runSbatch, "--test-only", "-n", "64", "--wrap", "true"); code != 1 || out != "" ||
+		errs != "allocation failure: Requested node configuration is not available\n" {
+		t.Errorf("--test-only -n 64: %d %q %q", code, out, errs)
+	}
+	if code, out, _ := h.run(runSbatch, "--wrap", "true"); code != 0 || out != "Submitted batch job 5\n" {
+		t.Errorf("after a refused --test-only the next id is %q, want 5", out)
 	}
 	env, _, errb := testEnv()
 	env.UID = 1000

@@ -111,15 +111,16 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 
 // testOnly answers sbatch --test-only: the job is queued in the state,
 // one scheduling cycle is computed (not applied) to find when and where it
-// would start, and the job is taken out again; nothing is stored.
+// would start, and the job is taken out again; no job is stored, but the
+// job id stays used, as in slurmctld 24.11.
 func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Time) (api.SubmitResponse, error) {
 	next := ls.st.NextJobID
 	j, err := ls.st.Submit(r, sub, now)
+	ls.metaDirty = ls.metaDirty || ls.st.NextJobID != next
 	if err != nil {
 		if j != nil {
 			ls.st.Purge(func(o *sched.Job) bool { return o.ID == j.ID })
 		}
-		ls.st.NextJobID = next
 		return api.SubmitResponse{}, submitErr(err)
 	}
 	ls.setPriority(j, now)
@@ -140,7 +141,6 @@ func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Tim
 	}
 	_ = ls.st.Cancel(j.ID, now)
 	ls.st.Purge(func(o *sched.Job) bool { return o.ID == j.ID })
-	ls.st.NextJobID = next
 	return res, nil
 }
 
