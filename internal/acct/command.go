@@ -225,7 +225,13 @@ func Parse(args []string) (*Command, error) {
 	if verb == VerbDump {
 		return c, c.parseDump(rest)
 	}
-	return c, c.parseSpecs(rest)
+	if err := c.parseSpecs(rest); err != nil {
+		return c, err
+	}
+	if c.Entity == EntUser {
+		c.Names = lowerNames(c.Names) // slurmdbd stores user names lowercase (no PreserveCaseUser)
+	}
+	return c, nil
 }
 
 // parseEntity reads the entity word. `dump` takes a cluster name (or
@@ -339,6 +345,8 @@ func (c *Command) addWord(a string, inSet bool) error {
 			c.Names = append(c.Names, splitList(v)...)
 			return nil
 		}
+	case "Description", "Organization", "User":
+		v = strings.ToLower(v) // sacctmgr stores (and matches) them lowercase
 	}
 	s := resolveLegacy(Spec{Key: key, Op: op, Value: v})
 	if inSet {

@@ -23,6 +23,9 @@ type ExecEnv struct {
 	DefaultCluster string
 	// ReadFile reads the file of `load` (nil: load is refused).
 	ReadFile func(name string) ([]byte, error)
+	// Control, when its Name is set, is the running controller of that
+	// cluster: `show cluster` prints its ControlHost, ControlPort and RPC.
+	Control Cluster
 
 	// bulk defers the consistency check to the end of a script
 	// (ApplyScript), which keeps loading a 10,000-user script linear.

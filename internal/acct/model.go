@@ -52,6 +52,13 @@ const NormalQOS = "normal"
 // limits given on `add cluster`) live on its root association.
 type Cluster struct {
 	Name string
+	// ControlHost, ControlPort and RPC are the address and protocol
+	// version of the cluster's running controller, as `show cluster`
+	// prints them; a controller fills them in when sacctmgr runs through
+	// it (ExecEnv.Control), they are not stored.
+	ControlHost string
+	ControlPort int
+	RPC         int
 }
 
 // Account is a bank account. Parent is the parent account's name ("" only

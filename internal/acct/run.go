@@ -53,6 +53,9 @@ func Run(ctx context.Context, s Store, args []string, env RunEnv) (out string, w
 		if err != nil {
 			return "", nil, err
 		}
+		if c := st.Clusters[env.Control.Name]; c != nil {
+			*c = env.Control // st is Load's private copy
+		}
 		out, err := Show(NewPolicy(st), cmd, opts)
 		return out, nil, err
 	case VerbDump:

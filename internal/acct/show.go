@@ -177,9 +177,9 @@ var entityCols = sync.OnceValue(func() map[string]colDef {
 		"adminlevel":     {"Admin", 9, func(r row) string { return userStr(r, func(u *User) string { return u.AdminLevel.String() }) }},
 		"description":    {"Descr", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Description }) }},
 		"organization":   {"Org", 20, func(r row) string { return acctStr(r, func(a *Account) string { return a.Organization }) }},
-		"controlhost":    {"ControlHost", 15, func(row) string { return "" }},
-		"controlport":    {"ControlPort", 12, func(row) string { return "0" }},
-		"rpc":            {"RPC", 5, func(row) string { return "0" }},
+		"controlhost":    {"ControlHost", 15, func(r row) string { return clusterOf(r).ControlHost }},
+		"controlport":    {"ControlPort", 12, func(r row) string { return strconv.Itoa(clusterOf(r).ControlPort) }},
+		"rpc":            {"RPC", 5, func(r row) string { return strconv.Itoa(clusterOf(r).RPC) }},
 		"type":           {"Type", 8, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Type }) }},
 		"name":           {"Name", 15, func(r row) string { return tresStr(r, func(t *TRESRecord) string { return t.Name }) }},
 	}
@@ -191,6 +191,15 @@ var entityColAliases = sync.OnceValue(func() map[string]string {
 		"descr": "description", "org": "organization",
 	}
 })
+
+// clusterOf returns the cluster of an association row (an empty one
+// when the row has none).
+func clusterOf(r row) *Cluster {
+	if r.a == nil || r.st == nil || r.st.Clusters[r.a.Cluster] == nil {
+		return &Cluster{}
+	}
+	return r.st.Clusters[r.a.Cluster]
+}
 
 func userStr(r row, f func(*User) string) string {
 	if r.u == nil {

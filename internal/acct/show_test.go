@@ -32,7 +32,7 @@ func TestShowLayouts(t *testing.T) {
 			"Name            Max \n--------------- --- \nbatch-lowprio    10 \n"},
 		{"show qos format=Name,Priority -p", "Name|Priority|\nnormal|0|\nbatch-lowprio|100|\n"},
 		{"show qos format=Name,Priority -P -n", "normal|0\nbatch-lowprio|100\n"},
-		{"show account research", "   Account                Descr                  Org \n---------- -------------------- -------------------- \n  research        Research team                 acme \n"},
+		{"show account research", "   Account                Descr                  Org \n---------- -------------------- -------------------- \n  research        research team                 acme \n"},
 		{"show user alice -P", "User|Def Acct|Admin\nalice|research|None\n"},
 		{"show user alice -s format=User,Account,Cluster,Share -P", "User|Account|Cluster|Share\nalice|research|c1|1\n"},
 		{"show account research withassoc format=Account,User,ParentName -P", "Account|User|Par Name\nresearch||root\nresearch|alice|\n"},
@@ -48,5 +48,29 @@ func TestShowLayouts(t *testing.T) {
 	}
 	if _, err := s.try("show qos format=Bogus"); err == nil || !strings.Contains(err.Error(), "Unknown field 'Bogus'") {
 		t.Errorf("unknown field: %v", err)
+	}
+}
+
+// TestNamesCaseInsensitive: sacctmgr stores account, user and QOS names,
+// descriptions and organizations lowercase and matches them in any case
+// (checked on Slurm 24.11: `add account Proj Description=MixedCase
+// Organization=OrgX` shows proj, mixedcase, orgx).
+func TestNamesCaseInsensitive(t *testing.T) {
+	s := newSession(t, NewMemStore(), "c1")
+	s.run("add account Proj Description=MixedCase Organization=OrgX")
+	s.run("add account Sub Parent=PROJ")
+	s.run("add user Bob Account=Proj")
+	s.run("add qos MyQos Description=FooBar")
+	s.run("modify account PROJ set Description=Changed")
+	for _, c := range []struct{ line, want string }{
+		{"show account format=account,descr,org -P", "Account|Descr|Org\nproj|changed|orgx\nroot|default root account|root\nsub|sub|proj\n"},
+		{"show assoc where account=PROJ format=account,user -P", "Account|User\nproj|\nproj|bob\n"},
+		{"show account where description=CHANGED format=account -P", "Account\nproj\n"},
+		{"show qos MYQOS format=name,descr -P", "Name|Descr\nmyqos|foobar\n"},
+		{"show user BOB format=user,defaultaccount -P", "User|Def Acct\nbob|proj\n"},
+	} {
+		if got := s.run(c.line); got != c.want {
+			t.Errorf("%s:\n%q\nwant\n%q", c.line, got, c.want)
+		}
 	}
 }

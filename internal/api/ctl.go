@@ -78,8 +78,9 @@ type SubmitResponse struct {
 }
 
 // Error is the JSON body of every non-2xx answer of the client API.
-// Message is Slurm's error text; Reason, when set, is the pending-reason
-// name sbatch prints on a line of its own before the message.
+// Message is Slurm's error text; Reason, when set, is the line sbatch
+// prints on its own before the message: a limit's pending-reason name or
+// slurmctld's explanation ("Memory specification can not be satisfied").
 type Error struct {
 	Status  int    `json:"-"`
 	Message string `json:"error"`
@@ -89,6 +90,13 @@ type Error struct {
 	// slurmctld's extra message, when it has one.
 	Job    string `json:"job,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// JobID, when set, is the job a refused submission still created: a
+	// job that failed at once (BadConstraints), whose allocation salloc
+	// reports revoked.
+	JobID uint32 `json:"job_id,omitempty"`
+	// Plain marks an error Slurm's clients find before submitting (a GRES
+	// name outside GresTypes): sbatch prints the message alone.
+	Plain bool `json:"plain,omitempty"`
 }
 
 // Error returns the message.

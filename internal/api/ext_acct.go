@@ -59,7 +59,8 @@ type AcctRecord struct {
 	NodeList  string    `json:"nodelist,omitempty"`
 	AllocTRES string    `json:"alloc_tres,omitempty"`
 	ReqTRES   string    `json:"req_tres,omitempty"`
-	// TimeLimitSec is the limit in seconds, TimeInfinite for UNLIMITED.
+	// TimeLimitSec is the limit in seconds, TimeInfinite for UNLIMITED,
+	// TimePartitionLimit for a run not started without --time.
 	TimeLimitSec int64  `json:"time_limit_s"`
 	WorkDir      string `json:"work_dir,omitempty"`
 	Reservation  string `json:"reservation,omitempty"`

@@ -144,6 +144,11 @@ type JobSpec struct {
 // --time=UNLIMITED / INFINITE.
 const TimeInfinite int64 = -1
 
+// TimePartitionLimit is an accounting record's TimeLimitSec for a job
+// that gave no --time and has not started (pending, or ended without
+// running): its limit is not resolved yet, sacct prints Partition_Limit.
+const TimePartitionLimit int64 = -2
+
 // CPUCount returns the number of CPUs the request asks for, the way Slurm
 // counts it before node selection: ntasks (default 1, or ntasks-per-node x
 // min nodes) times cpus-per-task (default 1), and at least one per node.

@@ -70,6 +70,9 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
 	}
+	for i, a := range o.accounts {
+		o.accounts[i] = strings.ToLower(a) // stored lowercase, as in Slurm
+	}
 	return o, nil
 }
 
@@ -153,7 +156,7 @@ var sacctFields = []sacctField{
 	{"ReqTRES", 10, func(r *sacctRow) string { return tresByName(r.ReqTRES) }},
 	{"Reservation", 10, func(r *sacctRow) string { return r.Reservation }},
 	{"Reserved", 10, func(r *sacctRow) string { return duration.Format(r.reserved()) }},
-	{"Start", 19, func(r *sacctRow) string { return r.timeStr(r.Start) }},
+	{"Start", 19, func(r *sacctRow) string { return r.startStr() }},
 	{"State", 10, func(r *sacctRow) string { return r.State }},
 	{"Submit", 19, func(r *sacctRow) string { return r.timeStr(r.Submit) }},
 	{"Suspended", 10, func(r *sacctRow) string { return duration.Format(time.Duration(r.SuspendedSec) * time.Second) }},
@@ -280,6 +283,16 @@ func (r *sacctRow) timeStr(t time.Time) string {
 	return t.In(r.loc).Format("2006-01-02T15:04:05")
 }
 
+// startStr is the Start column: None for a job that ended without
+// starting (cancelled while pending, failed at submission), as sacct
+// prints it; Unknown while it has not started yet.
+func (r *sacctRow) startStr() string {
+	if r.Start.IsZero() && !r.End.IsZero() && r.Step == "" {
+		return "None"
+	}
+	return r.timeStr(r.Start)
+}
+
 func (r *sacctRow) nodeList() string {
 	if r.NodeList == "" {
 		return "None assigned"
@@ -291,6 +304,9 @@ func (r *sacctRow) timelimit() string {
 	if r.Step != "" {
 		return ""
 	}
+	if r.TimeLimitSec == api.TimePartitionLimit {
+		return "Partition_Limit"
+	}
 	if r.TimeLimitSec == api.TimeInfinite || r.TimeLimitSec < 0 {
 		return "UNLIMITED"
 	}
@@ -300,6 +316,9 @@ func (r *sacctRow) timelimit() string {
 func (r *sacctRow) timelimitRaw() string {
 	if r.Step != "" {
 		return ""
+	}
+	if r.TimeLimitSec == api.TimePartitionLimit {
+		return "Partition_Limit"
 	}
 	if r.TimeLimitSec == api.TimeInfinite || r.TimeLimitSec < 0 {
 		return "UNLIMITED"
@@ -388,7 +407,7 @@ func RenderSacct(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 	sacctSortBySubmit(rows)
 	var b strings.Builder
 	if !o.noHeader {
-		sacctLine(&b, fields, o, func(f sacctField) string { return f.name })
+		sacctLine(&b, fields, o, func(f sacctField) string { return sacctHeader(f, o) })
 		if !o.parsable && !o.parsable2 {
 			sacctLine(&b, fields, o, func(f sacctField) string { return strings.Repeat("-", sacctAbs(f.width)) })
 		}
@@ -462,6 +481,15 @@ func sacctColumns(o *sacctOpts) ([]sacctField, error) {
 		out = append(out, f)
 	}
 	return out, nil
+}
+
+// sacctHeader is a column's header: cut to the column's width without the
+// '+' that marks a cut value ("TimelimitR"), as sacct prints it.
+func sacctHeader(f sacctField, o *sacctOpts) string {
+	if w := sacctAbs(f.width); !o.parsable && !o.parsable2 && len(f.name) > w {
+		return f.name[:w]
+	}
+	return f.name
 }
 
 // sacctLine prints one line: fixed-width cells each followed by a space

@@ -35,6 +35,9 @@ func runSalloc(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprint(env.Stdout, sallocUsage)
 		return 0
 	}
+	if gpusBelowNodes(&req.Spec) {
+		return gpusBelowNodesError(env, "salloc")
+	}
 	cl, err := controllerClient(env)
 	if err != nil {
 		return clientError(env, "salloc", err)
@@ -87,13 +90,20 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {
+			if ae.Plain {
+				return Errorf(env, me, "%s", ae.Message)
+			}
 			if ae.Reason != "" {
 				Errorf(env, me, "%s", ae.Reason)
 			}
 			if me == "srun" {
 				return Errorf(env, me, "Unable to allocate resources: %s", ae.Message)
 			}
-			return Errorf(env, me, "Job submit/allocate failed: %s", ae.Message)
+			Errorf(env, me, "Job submit/allocate failed: %s", ae.Message)
+			if ae.JobID != 0 { // failed at once (BadConstraints), as salloc reports it
+				fmt.Fprintf(env.Stderr, "%s: Job allocation %d has been revoked.\n", me, ae.JobID)
+			}
+			return 1
 		}
 		return clientError(env, me, err)
 	}

@@ -43,6 +43,9 @@ func runSbatch(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stdout, VersionLine())
 		return 0
 	}
+	if gpusBelowNodes(&req.Spec) {
+		return gpusBelowNodesError(env, "sbatch")
+	}
 	if env.UID != 0 && (req.Spec.UID != nil || req.Spec.User != "") {
 		return Errorf(env, "sbatch", "--uid only permitted by root user")
 	}
@@ -58,6 +61,11 @@ func runSbatch(ctx context.Context, env *Env, args []string) int {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: req.Spec, TestOnly: req.TestOnly})
+	var ae *api.Error
+	if err != nil && req.TestOnly && errors.As(err, &ae) && !ae.Plain {
+		fmt.Fprintf(env.Stderr, "allocation failure: %s\n", ae.Message) // sbatch --test-only's own wording
+		return 1
+	}
 	if err != nil {
 		return submitFailed(env, err)
 	}
@@ -146,6 +154,9 @@ func scanStateSaveLocation(path string) (dir string, ok bool) {
 func submitFailed(env *Env, err error) int {
 	var ae *api.Error
 	if errors.As(err, &ae) {
+		if ae.Plain {
+			return Errorf(env, "sbatch", "%s", ae.Message)
+		}
 		if ae.Reason != "" {
 			Errorf(env, "sbatch", "%s", ae.Reason)
 		}
@@ -155,6 +166,26 @@ func submitFailed(env *Env, err error) int {
 		return Errorf(env, "sbatch", "Batch job submission failed: %v", errNoController)
 	}
 	return Errorf(env, "sbatch", "Batch job submission failed: %v", err)
+}
+
+// gpusBelowNodes is the job spec check sbatch, salloc and srun make before
+// submitting: a --gpus total smaller than the -N minimum node count.
+func gpusBelowNodes(s *api.JobSpec) bool {
+	if s.GPUs == "" || s.MinNodes == 0 {
+		return false
+	}
+	v := s.GPUs
+	if i := strings.LastIndexByte(v, ':'); i >= 0 {
+		v = v[i+1:]
+	}
+	n, err := strconv.Atoi(v)
+	return err == nil && n > 0 && n < s.MinNodes
+}
+
+// gpusBelowNodesError prints the client's two lines for gpusBelowNodes.
+func gpusBelowNodesError(env *Env, me string) int {
+	Errorf(env, me, "Failed to validate job spec, --gpus < -N")
+	return Errorf(env, me, "Invalid generic resource (gres) specification")
 }
 
 // loadScript reads the batch script ("" = standard input).

@@ -124,16 +124,29 @@ func TestSbatchMessages(t *testing.T) {
 		{"parsable", []string{"--parsable", "-J", "p", "--wrap", "true"}, 0, "2\n", ""},
 		{"held", []string{"-H", "--wrap", "true"}, 0, "Submitted batch job 3\n", ""},
 		{"bad-partition", []string{"-p", "nope", "--wrap", "true"}, 1, "",
-			"sbatch: error: Batch job submission failed: Invalid partition name specified\n"},
+			"sbatch: error: invalid partition specified: nope\nsbatch: error: Batch job submission failed: Invalid partition name specified\n"},
 		{"bad-qos", []string{"-q", "nope", "--wrap", "true"}, 1, "",
 			"sbatch: error: Batch job submission failed: Invalid qos specification\n"},
+		// Slurm 24.11: a request no node can satisfy uses up a job id
+		// (4, 5, 6 here: the job is kept FAILED), and so does a bad
+		// dependency (7); the other rejections use none.
 		{"too-big", []string{"-n", "64", "--wrap", "true"}, 1, "",
 			"sbatch: error: Batch job submission failed: Requested node configuration is not available\n"},
+		{"too-many-cpus-per-node", []string{"-c", "5", "--wrap", "true"}, 1, "",
+			"sbatch: error: CPU count per node can not be satisfied\nsbatch: error: Batch job submission failed: Requested node configuration is not available\n"},
+		{"too-much-memory", []string{"--mem", "5000", "--wrap", "true"}, 1, "",
+			"sbatch: error: Memory specification can not be satisfied\nsbatch: error: Batch job submission failed: Requested node configuration is not available\n"},
+		{"bad-feature", []string{"-C", "nofeat", "--wrap", "true"}, 1, "",
+			"sbatch: error: Batch job submission failed: Invalid feature specification\n"},
+		{"gres-not-in-grestypes", []string{"--gres", "foo:1", "--wrap", "true"}, 1, "",
+			"sbatch: error: Invalid generic resource (gres) specification\n"},
+		{"gpus-below-nodes", []string{"--gpus", "1", "-N", "2", "--wrap", "true"}, 1, "",
+			"sbatch: error: Failed to validate job spec, --gpus < -N\nsbatch: error: Invalid generic resource (gres) specification\n"},
 		{"bad-array", []string{"--array", "5-1", "--wrap", "true"}, 1, "",
 			"sbatch: error: Batch job submission failed: Invalid job array specification\n"},
 		{"bad-dependency", []string{"-d", "afterok:999", "--wrap", "true"}, 1, "",
 			"sbatch: error: Batch job submission failed: Job dependency problem\n"},
-		{"limit-first-ok", []string{"-q", "limited", "--wrap", "true"}, 0, "Submitted batch job 4\n", ""},
+		{"limit-first-ok", []string{"-q", "limited", "--wrap", "true"}, 0, "Submitted batch job 8\n", ""},
 		{"limit-reason-line", []string{"-q", "limited", "--wrap", "true"}, 1, "",
 			"sbatch: error: QOSMaxSubmitJobPerUserLimit\nsbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)\n"},
 		{"no-script", []string{"-J", "x"}, 1, "", "sbatch: error: script is not specified and stdin is a terminal\n"},
@@ -172,8 +185,17 @@ func TestSbatchScriptAndTestOnly(t *testing.T) {
 		!strings.Contains(errs, "using 1 processors on nodes c") || !strings.HasSuffix(errs, "in partition debug\n") {
 		t.Errorf("--test-only: %d %q %q", code, out, errs)
 	}
-	if code, out, _ := h.run(runSbatch, "--wrap", "true"); code != 0 || out != "Submitted batch job 2\n" {
-		t.Errorf("after --test-only the next id is %q, want 2", out)
+	// Slurm 24.11: --test-only uses up a job id, accepted or not, and a
+	// request no node can run is "allocation failure: ...".
+	if code, out, _ := h.run(runSbatch, "--wrap", "true"); code != 0 || out != "Submitted batch job 3\n" {
+		t.Errorf("after --test-only the next id is %q, want 3", out)
+	}
+	if code, out, errs := h.run(runSbatch, "--test-only", "-n", "64", "--wrap", "true"); code != 1 || out != "" ||
+		errs != "allocation failure: Requested node configuration is not available\n" {
+		t.Errorf("--test-only -n 64: %d %q %q", code, out, errs)
+	}
+	if code, out, _ := h.run(runSbatch, "--wrap", "true"); code != 0 || out != "Submitted batch job 5\n" {
+		t.Errorf("after a refused --test-only the next id is %q, want 5", out)
 	}
 	env, _, errb := testEnv()
 	env.UID = 1000

@@ -64,6 +64,8 @@ func parseSqueue(args []string) (*squeueOpts, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	// Account and QOS names are case-insensitive (stored lowercase), as in Slurm.
+	o.accounts, o.qos = strings.ToLower(o.accounts), strings.ToLower(o.qos)
 	if fs.NArg() > 0 {
 		if o.jobs == "" && !strings.HasPrefix(fs.Arg(0), "-") {
 			o.jobs = fs.Arg(0) // squeue JOBID, as `squeue -j`

@@ -113,7 +113,7 @@ func (o *sreportOpts) parseWords(words []string) error {
 		case "format":
 			o.format = strings.Split(v, ",")
 		case "accounts", "account", "acct", "accts":
-			o.accounts = strings.Split(v, ",")
+			o.accounts = strings.Split(strings.ToLower(v), ",") // stored lowercase, as in Slurm
 		case "users", "user":
 			o.users = strings.Split(v, ",")
 		case "topcount":

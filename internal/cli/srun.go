@@ -132,6 +132,9 @@ func runSrun(ctx context.Context, env *Env, args []string) int {
 	if len(o.command) == 0 {
 		return Errorf(env, "srun", "No command given to execute.")
 	}
+	if gpusBelowNodes(&o.req.Spec) {
+		return gpusBelowNodesError(env, "srun")
+	}
 	cl, err := controllerClient(env)
 	if err != nil {
 		return clientError(env, "srun", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -39,6 +40,9 @@ func parseSshare(args []string) (api.SshareRequest, bool, error) {
 	noHeader2 := fs.BoolP("no-header", "h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return req, false, err
+	}
+	for i, a := range req.Accounts {
+		req.Accounts[i] = strings.ToLower(a) // stored lowercase, as in Slurm
 	}
 	if fs.NArg() > 0 {
 		return req, false, fmt.Errorf("unrecognized argument %q", fs.Arg(0))

@@ -132,6 +132,10 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	if err := c.openStore(ctx); err != nil {
 		return nil, err
 	}
+	if err := c.registerCluster(ctx); err != nil {
+		c.closeStore()
+		return nil, err
+	}
 	ls, err := newLoopState(ctx, c)
 	if err != nil {
 		c.closeStore()

@@ -97,6 +97,7 @@ func (ls *loopState) liveRuns(j *sched.Job) []RunRow {
 		r := ls.runRow(j, int(j.RestartCount))
 		r.State = j.State.String()
 		r.ExitCode = "0:0"
+		unstarted(&r, j)
 		rows = append(rows, r)
 	}
 	if n := len(rows); n > 0 && j.State.Base() == sched.JobSuspended {

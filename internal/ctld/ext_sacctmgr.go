@@ -1,10 +1,13 @@
 package ctld
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
+	"strings"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -35,7 +38,7 @@ func (c *Controller) sacctmgr(ctx context.Context, w Who, req api.SacctmgrReques
 	}
 	files := map[string][]byte{}
 	env := acct.RunEnv{ExecEnv: acct.ExecEnv{Actor: acct.Actor{Name: w.User, UID: int(w.UID)},
-		DefaultCluster: c.cfg.ClusterName,
+		DefaultCluster: c.cfg.ClusterName, Control: c.controlInfo(),
 		ReadFile: func(name string) ([]byte, error) {
 			if data, ok := req.Files[name]; ok {
 				return data, nil
@@ -53,6 +56,62 @@ func (c *Controller) sacctmgr(ctx context.Context, w Who, req api.SacctmgrReques
 		}
 	}
 	return api.SacctmgrResponse{Out: out, Warnings: warns, Files: files}, nil
+}
+
+// slurmRPC is the protocol version `sacctmgr show cluster` prints in its
+// RPC column for a Slurm 24.11 controller, the version Sluice speaks.
+const slurmRPC = 42 << 8
+
+// controlInfo is this controller as `show cluster` prints it: the address
+// agents reach it at (SlurmctldHost's when it listens on every address),
+// its port and protocol version.
+func (c *Controller) controlInfo() acct.Cluster {
+	info := acct.Cluster{Name: strings.ToLower(c.cfg.ClusterName), ControlPort: c.cfg.SlurmctldPort, RPC: slurmRPC}
+	if c.ln != nil {
+		if a, ok := c.ln.Addr().(*net.TCPAddr); ok {
+			info.ControlPort = a.Port
+			if !a.IP.IsUnspecified() {
+				info.ControlHost = a.IP.String()
+			}
+		}
+	}
+	if info.ControlHost == "" && len(c.cfg.SlurmctldHosts) > 0 {
+		h := c.cfg.SlurmctldHosts[0]
+		info.ControlHost = cmp.Or(h.Addr, h.Name)
+		if info.ControlHost == "localhost" {
+			info.ControlHost = "127.0.0.1"
+		}
+	}
+	return info
+}
+
+// registerCluster adds ClusterName to the accounting database when it is
+// not there yet, with its root association and root's user association
+// under it, as slurmctld registers its cluster with slurmdbd at its first
+// start: on a fresh cluster root can submit at once (account root, QOS
+// normal) before any sacctmgr command.
+func (c *Controller) registerCluster(ctx context.Context) error {
+	name := strings.ToLower(c.cfg.ClusterName)
+	if c.opts.Accounting == nil || name == "" {
+		return nil
+	}
+	st, err := c.opts.Accounting.Load(ctx)
+	if err != nil {
+		return fmt.Errorf("ctld: load accounting: %w", err)
+	}
+	if st.Clusters[name] != nil {
+		return nil
+	}
+	err = c.opts.Accounting.Update(ctx, func(s *acct.State) error {
+		if s.Clusters[name] == nil {
+			s.AddCluster(name)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ctld: register cluster %s in accounting: %w", name, err)
+	}
+	return nil
 }
 
 // reloadPolicy recompiles the accounting policy after a sacctmgr change

@@ -198,7 +198,7 @@ func writeErr(w http.ResponseWriter, err error) {
 	var pe *api.Error
 	switch {
 	case errors.As(err, &ae):
-		e.Status, e.Message, e.Reason, e.Job, e.Detail = ae.status, ae.msg, ae.reason, ae.job, ae.detail
+		e.Status, e.Message, e.Reason, e.Job, e.Detail, e.JobID, e.Plain = ae.status, ae.msg, ae.reason, ae.job, ae.detail, ae.jobID, ae.plain
 	case errors.As(err, &pe):
 		e = *pe
 	case errors.Is(err, errStoreClosed):

@@ -24,6 +24,8 @@ type apiErr struct {
 	// job and detail: see api.Error.
 	job    string
 	detail string
+	jobID  uint32 // the job a refused submission left FAILED
+	plain  bool   // Slurm's clients find this error themselves: message alone
 }
 
 func (e *apiErr) Error() string { return e.msg }
@@ -89,24 +91,39 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 	if req.TestOnly {
 		return ls.testOnly(r, sub, now)
 	}
+	next := ls.st.NextJobID
 	j, err := ls.st.Submit(r, sub, now)
-	if err != nil {
+	if j == nil {
+		ls.metaDirty = ls.metaDirty || ls.st.NextJobID != next // an id used up (bad dependency, reservation)
 		return api.SubmitResponse{}, submitErr(err)
 	}
 	ls.specs[j.ID] = &spec
 	ls.setPriority(j, now)
 	ls.touch(j, "submit", j.User)
+	if err != nil {
+		// Never runnable: slurmctld keeps the job FAILED (BadConstraints)
+		// in the queue and in accounting, and still refuses the submission.
+		ls.touch(j, "end", j.State.String())
+		ae := submitErr(err)
+		ae.jobID = uint32(j.ID)
+		return api.SubmitResponse{}, ae
+	}
 	ls.wantSched = true
 	return api.SubmitResponse{JobID: uint32(j.ID), Cluster: ls.st.Cluster.Name}, nil
 }
 
 // testOnly answers sbatch --test-only: the job is queued in the state,
 // one scheduling cycle is computed (not applied) to find when and where it
-// would start, and the job is taken out again; nothing is stored.
+// would start, and the job is taken out again; no job is stored, but the
+// job id stays used, as in slurmctld 24.11.
 func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Time) (api.SubmitResponse, error) {
 	next := ls.st.NextJobID
 	j, err := ls.st.Submit(r, sub, now)
+	ls.metaDirty = ls.metaDirty || ls.st.NextJobID != next
 	if err != nil {
+		if j != nil {
+			ls.st.Purge(func(o *sched.Job) bool { return o.ID == j.ID })
+		}
 		return api.SubmitResponse{}, submitErr(err)
 	}
 	ls.setPriority(j, now)
@@ -127,16 +144,20 @@ func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Tim
 	}
 	_ = ls.st.Cancel(j.ID, now)
 	ls.st.Purge(func(o *sched.Job) bool { return o.ID == j.ID })
-	ls.st.NextJobID = next
 	return res, nil
 }
 
 // submitErr turns a core rejection into an API error with Slurm's
-// message and, for limits, the reason name.
-func submitErr(err error) error {
+// message and the line sbatch prints before it: the limit's reason name,
+// or slurmctld's explanation of the rejection.
+func submitErr(err error) *apiErr {
 	var se *sched.SubmitError
 	if errors.As(err, &se) {
-		return &apiErr{status: http.StatusBadRequest, msg: se.Err.Error(), reason: string(se.Reason)}
+		line := string(se.Reason)
+		if line == "" {
+			line = se.Detail
+		}
+		return &apiErr{status: http.StatusBadRequest, msg: se.Err.Error(), reason: line, plain: se.ClientSide}
 	}
 	msg := err.Error()
 	for _, s := range []error{sched.ErrInvalidGres, sched.ErrInvalidTimeLimit, sched.ErrDependency,

@@ -81,8 +81,10 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: sched.DependencyString(j), Requeue: r.Requeue,
 		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
 		Reservation: r.Reservation}
+	if j.State.Base() == sched.JobPending || j.State.Finished() {
+		info.Reason = string(j.Reason) // BadConstraints on a job failed at submission, else None
+	}
 	if j.State.Base() == sched.JobPending {
-		info.Reason = string(j.Reason)
 		if info.ExpectedStart.IsZero() && r.BeginTime.After(now) {
 			// Slurm's expected start of a job waiting for its begin time
 			// (--begin, a requeue delay) is that time: scontrol StartTime,

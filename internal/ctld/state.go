@@ -190,15 +190,13 @@ func (ls *loopState) replay(rec *jobRecord) error {
 	st := ls.st
 	who := sched.Submitter{User: saved.User, UID: saved.UID, GID: saved.GID, Group: saved.Group, Admin: true}
 	req := saved.Req
-	req.Hold = false
-	st.NextJobID = saved.ID
-	j, err := st.Submit(req, who, saved.SubmitTime)
+	req.Hold = true // not refused for the nodes again: the stored record (hold included) wins below
+	j, err := ls.resubmit(req, who, &saved)
 	if err != nil {
 		// A dependency on a purged job, a node list that changed...:
 		// rebuild from a bare request; the stored record wins below.
 		req.Deps, req.Dependency, req.NodeList, req.Exclude, req.Constraint = nil, "", nil, nil, ""
-		st.NextJobID = saved.ID
-		if j, err = st.Submit(req, who, saved.SubmitTime); err != nil {
+		if j, err = ls.resubmit(req, who, &saved); err != nil {
 			return err
 		}
 	}
@@ -227,6 +225,12 @@ func (ls *loopState) replay(rec *jobRecord) error {
 		ls.gpus[j.ID] = rec.GPUs
 	}
 	return nil
+}
+
+// resubmit submits a stored job again under its own id.
+func (ls *loopState) resubmit(req sched.Request, who sched.Submitter, saved *sched.Job) (*sched.Job, error) {
+	ls.st.NextJobID = saved.ID
+	return ls.st.Submit(req, who, saved.SubmitTime)
 }
 
 // ---- persistence ----
@@ -317,6 +321,14 @@ func (ls *loopState) runRows(j *sched.Job) []RunRow {
 	}
 	row.State = j.State.String()
 	row.ExitCode = exitString(j.ExitCode)
+	if j.Reason == sched.ReasonBadConstraints {
+		// Failed at submission: slurmctld's exit code 1 reads 0:1 in
+		// scontrol but 1:0 in sacct, and the record has no start.
+		row.ExitCode, row.Start = "1:0", time.Time{}
+	}
+	if row.Start.IsZero() {
+		unstarted(&row, j)
+	}
 	row.NodeList = compressNodes(ls.st.Cluster, j.Alloc.Nodes)
 	row.AllocTRES = ls.licenseTRES(ls.allocTRESVector(j).String(), j) // resv.go
 	row.Suspended = int64(j.Suspended / time.Second)
@@ -360,6 +372,15 @@ func (ls *loopState) runRow(j *sched.Job, restart int) RunRow {
 		r.WorkDir = s.WorkDir
 	}
 	return r
+}
+
+// unstarted marks the row of a run that has not started (pending, or
+// ended without running): without --time its limit is not resolved yet,
+// sacct's Partition_Limit.
+func unstarted(r *RunRow, j *sched.Job) {
+	if j.Req.TimeLimit == 0 {
+		r.TimeLimit = api.TimePartitionLimit
+	}
 }
 
 // exitString prints an exit code as Slurm's "code:signal" (the code is

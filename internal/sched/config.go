@@ -137,6 +137,9 @@ type Config struct {
 	Enforce Enforce
 	// MaxArraySize is MaxArraySize= (task ids must be < it).
 	MaxArraySize int32
+	// GresTypes is slurm.conf's GresTypes (lowercase): a GRES name outside
+	// it is refused at submission, one no node has never fits.
+	GresTypes []string
 	// MaxJobCount is MaxJobCount= (0 = no limit).
 	MaxJobCount int
 	// FirstJobID is FirstJobId=.

@@ -9,6 +9,14 @@ import "errors"
 type SubmitError struct {
 	Reason Reason
 	Err    error
+	// Detail, when set, is slurmctld's explanation that sbatch prints on
+	// a line of its own before the message ("Memory specification can
+	// not be satisfied", "invalid partition specified: NAME").
+	Detail string
+	// ClientSide marks an error Slurm's clients find before submitting
+	// (a GRES name outside GresTypes): they print the message alone,
+	// without "Batch job submission failed: ".
+	ClientSide bool
 }
 
 // Error returns Slurm's message.
@@ -37,6 +45,7 @@ var (
 	ErrCircularDependency = errors.New("Circular job dependency")
 	ErrInvalidGres        = errors.New("Invalid generic resource (gres) specification")
 	ErrInvalidLicense     = errors.New("Invalid license specification")
+	ErrInvalidFeature     = errors.New("Invalid feature specification")
 	ErrMaxJobCount        = errors.New("MaxJobCount limit reached")
 	ErrInvalidJobID       = errors.New("Invalid job id specified")
 	ErrAlreadyDone        = errors.New("Job/step already completing or completed")

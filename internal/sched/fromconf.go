@@ -161,6 +161,7 @@ func ConfigFromConf(c *conf.Config) Config {
 		cfg.Unit = ConsumeCore
 	}
 	cfg.ConsumeMemory = sp.Memory
+	cfg.GresTypes = c.GresTypes
 	cfg.DefMemPerCPU, cfg.DefMemPerNode = c.DefMemPerCPU, c.DefMemPerNode
 	cfg.MaxMemPerCPU, cfg.MaxMemPerNode = c.MaxMemPerCPU, c.MaxMemPerNode
 	switch strings.ToLower(c.Preempt.Type) {

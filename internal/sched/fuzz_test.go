@@ -62,7 +62,8 @@ func FuzzParseGres(f *testing.F) {
 
 // FuzzSubmit: any request is either rejected with one of Slurm's errors or
 // accepted as a pending job that a scheduling cycle can handle; nothing
-// panics and a rejection leaves no job behind.
+// panics and a rejection leaves no job behind, except a request no node
+// can run, which leaves the one FAILED (BadConstraints) job returned.
 func FuzzSubmit(f *testing.F) {
 	f.Add(int32(1), int32(0), int32(1), int32(1), int32(0), int64(0), int64(0), int64(0), int64(60), "gpu:1", "0-3%2", "")
 	f.Add(int32(-1), int32(-3), int32(0), int32(-2), int32(5), int64(-1), int64(7), int64(-4), int64(-1), "gpu:a:b:c", "9-1", "afterok:1")
@@ -79,7 +80,14 @@ func FuzzSubmit(f *testing.F) {
 		j, err := h.st.Submit(r, Submitter{User: "u"}, h.now)
 		if err != nil {
 			var se *SubmitError
-			if !errors.As(err, &se) || len(h.st.Jobs()) != before {
+			left := 0
+			if errors.Is(err, ErrNodeConfig) {
+				left = 1
+				if j == nil || j.State != JobFailed || j.Reason != ReasonBadConstraints {
+					t.Fatalf("never-runnable job %+v", j)
+				}
+			}
+			if !errors.As(err, &se) || len(h.st.Jobs()) != before+left {
 				t.Fatalf("rejection %v (%T) left %d jobs", err, err, len(h.st.Jobs()))
 			}
 			return

@@ -172,6 +172,9 @@ func (c *Cycle) jobGate(j *Job, p *PendingInfo) Reason {
 	if j.Req.BeginTime.After(c.Now) {
 		return ReasonBeginTime
 	}
+	if j.Unfit != "" {
+		return j.Unfit // held at submission, never runnable (submit.go)
+	}
 	if p := c.State.Policy; p != nil && c.Config.Enforce&(EnforceAssociations|EnforceLimits) != 0 && j.assoc < 0 {
 		return ReasonInvalidAccount
 	}
@@ -387,6 +390,20 @@ func constraintMask(cl *Cluster, expr string) NodeSet {
 		out.Or(t)
 	}
 	return out
+}
+
+// checkFeatures rejects a --constraint naming a feature no node of the
+// cluster has, with Slurm's "Invalid feature specification" (before the
+// job gets an id, unlike a request no node can satisfy).
+func (st *State) checkFeatures(j *Job, _ Submitter) error {
+	expr := strings.NewReplacer("[", "", "]", "", "(", "", ")", "").Replace(j.Req.Constraint)
+	for _, f := range strings.FieldsFunc(expr, func(r rune) bool { return r == '&' || r == ',' || r == '|' }) {
+		f, _, _ = strings.Cut(strings.TrimSpace(f), "*")
+		if st.Cluster.featureNodes[f] == nil {
+			return reject(ErrInvalidFeature)
+		}
+	}
+	return nil
 }
 
 // unavailableDesc is Slurm's state description for ReqNodeNotAvail:

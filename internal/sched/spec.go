@@ -75,8 +75,10 @@ func RequestFromSpec(s *api.JobSpec, now time.Time, loc *time.Location, cfg *Con
 		}
 	}
 	if r.Dependency != "" {
+		// A list that does not parse is refused by Submit's dependency
+		// check, once the job has its id, as slurmctld does.
 		if r.Deps, r.DepsAny, err = ParseDependency(r.Dependency); err != nil {
-			return r, ErrDependency
+			r.Deps, r.DepsAny = nil, false
 		}
 	}
 	if r.Licenses, err = ParseLicenseReq(s.Licenses); err != nil {

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/priority"
@@ -19,12 +20,17 @@ type Submitter struct {
 }
 
 // Submit validates a request the way slurmctld does at submission and
-// queues the job: partitions, association and QOS, partition limits under
-// EnforcePartLimits, a request no node could ever satisfy, the array spec,
-// the dependency list, the submit-count limits (every array task counts)
-// and, under strict checking (QOS DenyOnLimit, or no QOS), every limit the
-// job breaches on its own. A rejection is a *SubmitError carrying Slurm's
-// message and, for limits, the reason name.
+// queues the job: partitions, association and QOS, the array spec, GRES
+// names, licenses, partition limits under EnforcePartLimits, the
+// submit-count limits (every array task counts) and, under strict checking
+// (QOS DenyOnLimit, or no QOS), every limit the job breaches on its own.
+// A rejection is a *SubmitError carrying Slurm's message and, for limits,
+// the reason name. As in slurmctld, the job id is taken once those checks
+// pass: a bad reservation or dependency found later still uses it up, and
+// a request no node could ever satisfy ("Requested node configuration is
+// not available") is checked last, unless the job is held, and leaves the
+// job behind FAILED with Reason=BadConstraints; Submit then returns that
+// job with the error.
 func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error) {
 	if st.Config.MaxJobCount > 0 && len(st.jobList) >= st.Config.MaxJobCount {
 		return nil, &SubmitError{Err: ErrMaxJobCount}
@@ -41,6 +47,11 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	if j.Array != nil {
 		j.Array.JobID = j.ID
 	}
+	for _, step := range recordSteps {
+		if err := step(st, j, who); err != nil {
+			return nil, err
+		}
+	}
 	if req.Hold {
 		j.Hold, j.Reason = HoldUser, ReasonJobHeldUser
 	}
@@ -48,18 +59,42 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 		j.Priority, j.DirectPriority = req.Priority, true
 	}
 	j.TimeLimit = effectiveTimeLimit(st.Policy, st.Cluster, j, j.Partitions[0])
+	// A held job is not refused: once released it pends with the reason,
+	// as in slurmctld.
+	if err := st.checkFits(j, who); err != nil {
+		if !req.Hold {
+			st.failAtSubmit(j, now)
+			return j, err
+		}
+		j.Unfit = st.unfitReason(j)
+	}
 	st.addJob(j)
 	st.countSubmit(j, int64(j.Tasks()))
 	return j, nil
 }
 
-// submitSteps are Submit's checks in order, as method expressions: a
-// list of method values bound to the State would allocate a closure per
-// step on every submission.
+// submitSteps are Submit's checks before the job gets its id, in
+// slurmctld's order (a DenyOnLimit limit is reported before a bad
+// dependency or node configuration), as method expressions: a list of
+// method values bound to the State would allocate a closure per step on
+// every submission.
 var submitSteps = [...]func(*State, *Job, Submitter) error{(*State).checkRequest, (*State).checkPrivileges,
 	(*State).resolvePartitions, (*State).resolveAccount, (*State).resolveQOS, (*State).checkMemoryLimits,
-	(*State).checkArray, (*State).checkDependency, (*State).checkPartitionLimits, (*State).checkFits,
-	(*State).checkSubmitLimits, (*State).checkLicenses, (*State).checkReservation} // license.go, resv_state.go
+	(*State).checkArray, (*State).checkGresNames, (*State).checkFeatures, (*State).checkLicenses, (*State).checkPartitionLimits,
+	(*State).checkSubmitLimits} // license.go
+
+// recordSteps are the checks slurmctld makes once the job record exists:
+// a rejection there still uses up the job id.
+var recordSteps = [...]func(*State, *Job, Submitter) error{(*State).checkReservation, (*State).checkDependency} // resv_state.go
+
+// failAtSubmit keeps a job no node configuration could ever run as
+// slurmctld does: FAILED at once with Reason=BadConstraints and exit code
+// 1, listed by `squeue -t all` and recorded in accounting.
+func (st *State) failAtSubmit(j *Job, now time.Time) {
+	j.State, j.Reason, j.ExitCode = JobFailed, ReasonBadConstraints, 1
+	j.EligibleTime, j.StartTime, j.EndTime = now, now, now
+	st.addJob(j)
+}
 
 func reject(err error) error { return &SubmitError{Err: err} }
 
@@ -78,7 +113,7 @@ func (st *State) resolvePartitions(j *Job, _ Submitter) error {
 	for _, n := range names {
 		i := cl.PartitionIndex(n)
 		if i < 0 {
-			return reject(ErrInvalidPartition)
+			return &SubmitError{Err: ErrInvalidPartition, Detail: "invalid partition specified: " + n}
 		}
 		if !slices.Contains(j.Partitions, i) {
 			j.Partitions = append(j.Partitions, i)
@@ -92,14 +127,15 @@ func (st *State) resolvePartitions(j *Job, _ Submitter) error {
 
 // resolveAccount picks the account (--account or the user's default) and
 // the user's association; with AccountingStorageEnforce=associations a job
-// without one is rejected.
+// without one is rejected. Account names are case-insensitive as in
+// Slurm's accounting (stored lowercase): -A Proj is account proj.
 func (st *State) resolveAccount(j *Job, _ Submitter) error {
 	p := st.Policy
 	if p == nil {
 		j.Account = j.Req.Account
 		return nil
 	}
-	j.Account = j.Req.Account
+	j.Account = strings.ToLower(j.Req.Account)
 	if j.Account == "" {
 		j.Account = p.Users[j.User].DefaultAccount
 	}
@@ -112,7 +148,8 @@ func (st *State) resolveAccount(j *Job, _ Submitter) error {
 }
 
 // resolveQOS picks the QOS (--qos or the association's default) and checks
-// that the association may use it.
+// that the association may use it. QOS names are case-insensitive like
+// account names (-q NORMAL is normal).
 func (st *State) resolveQOS(j *Job, _ Submitter) error {
 	p := st.Policy
 	if p == nil {
@@ -122,7 +159,7 @@ func (st *State) resolveQOS(j *Job, _ Submitter) error {
 		}
 		return nil
 	}
-	j.QOS = j.Req.QOS
+	j.QOS = strings.ToLower(j.Req.QOS)
 	if j.QOS == "" {
 		if j.assoc >= 0 && p.Assocs[j.assoc].DefaultQOS >= 0 {
 			j.QOS = p.QOS[p.Assocs[j.assoc].DefaultQOS].Name
@@ -336,9 +373,6 @@ func partitionLimitError(r Reason) error {
 // could ever satisfy, even with the whole cluster idle: Slurm's
 // "Requested node configuration is not available".
 func (st *State) checkFits(j *Job, _ Submitter) error {
-	if err := st.checkGresNames(j); err != nil {
-		return err
-	}
 	sel := st.selector()
 	empty := st.emptyView()
 	for _, part := range j.Partitions {
@@ -355,7 +389,62 @@ func (st *State) checkFits(j *Job, _ Submitter) error {
 			return nil
 		}
 	}
-	return reject(ErrNodeConfig)
+	return &SubmitError{Err: ErrNodeConfig, Detail: st.unfitDetail(j)}
+}
+
+// unfitReason is the pending reason of a job no node can ever run, as
+// slurmctld gives it to such a job submitted held and then released:
+// PartitionNodeLimit for more nodes than its partition has,
+// PartitionConfig for more CPUs, else BadConstraints.
+func (st *State) unfitReason(j *Job) Reason {
+	pt := &st.Cluster.Partitions[j.Partitions[0]]
+	s := jobShape(&st.Config, j, pt)
+	if int(s.minNodes) > pt.Nodes.Count() {
+		return ReasonPartitionNodeLimit
+	}
+	var cpus int64
+	for i := range st.Cluster.Nodes {
+		if pt.Nodes.Has(i) {
+			cpus += int64(st.Cluster.Nodes[i].CPUs)
+		}
+	}
+	if cpuFloor(&j.Req, pt) > cpus {
+		return ReasonPartitionConfig
+	}
+	return ReasonBadConstraints
+}
+
+// unfitDetail explains a request no node could satisfy as slurmctld does
+// when no node of the job's partitions has enough CPUs or memory for one
+// node's share of it: "CPU count per node can not be satisfied", else
+// "Memory specification can not be satisfied"; "" when some node has both
+// (too many nodes, GPUs... get no explanation).
+func (st *State) unfitDetail(j *Job) string {
+	cpuOK, memOK := false, false
+	for _, part := range j.Partitions {
+		pt := &st.Cluster.Partitions[part]
+		s := jobShape(&st.Config, j, pt)
+		cpus := max(s.cpusPerTask, s.minCPUsPerNode, s.tasksPerNode*s.cpusPerTask)
+		mem := s.memPerNode
+		if mem == 0 {
+			mem = s.memPerCPU * int64(cpus)
+		}
+		for i := range st.Cluster.Nodes {
+			if !pt.Nodes.Has(i) {
+				continue
+			}
+			n := &st.Cluster.Nodes[i]
+			cpuOK = cpuOK || n.CPUs >= cpus
+			memOK = memOK || n.RealMemory >= mem
+		}
+	}
+	switch {
+	case !cpuOK:
+		return "CPU count per node can not be satisfied"
+	case !memOK:
+		return "Memory specification can not be satisfied"
+	}
+	return ""
 }
 
 // checkSubmitLimits applies the submit-count limits (always) and, when the
@@ -418,24 +507,30 @@ func (st *State) emptyView() *Avail {
 	return st.empty
 }
 
-// checkGresNames rejects a GRES name no node of the cluster has (Slurm's
-// "Invalid generic resource (gres) specification").
-func (st *State) checkGresNames(j *Job) error {
-	known := func(name, typ string) bool {
+// checkGresNames rejects a GRES name that slurm.conf's GresTypes does not
+// list (nor any node has), as Slurm's clients do before submitting:
+// "Invalid generic resource (gres) specification", no job id used. A
+// listed name, or a GPU type, that no node has is a request no node can
+// satisfy (checkFits), as in Slurm 24.11.
+func (st *State) checkGresNames(j *Job, _ Submitter) error {
+	known := func(name string) bool {
+		if slices.Contains(st.Config.GresTypes, strings.ToLower(name)) {
+			return true
+		}
 		for _, k := range st.Cluster.GresKinds {
-			if k.Name == name && (typ == "" || k.Type == typ) {
+			if k.Name == name {
 				return true
 			}
 		}
 		return false
 	}
 	for _, g := range j.Req.Gres {
-		if !known(g.Name, g.Type) {
-			return reject(ErrInvalidGres)
+		if !known(g.Name) {
+			return &SubmitError{Err: ErrInvalidGres, ClientSide: true}
 		}
 	}
-	if j.Req.GPUs > 0 && !known("gpu", j.Req.GPUsType) {
-		return reject(ErrInvalidGres)
+	if (j.Req.GPUs > 0 || j.Req.GPUsPerTask > 0) && !known("gpu") {
+		return &SubmitError{Err: ErrInvalidGres, ClientSide: true}
 	}
 	return nil
 }

@@ -589,6 +589,9 @@ type Job struct {
 	PlannedNodes  []int32
 	// Runs are the earlier runs of a requeued job.
 	Runs []RunRecord
+	// Unfit is the reason a job held at submission that no node could
+	// ever run pends with once released (Submit does not refuse it).
+	Unfit Reason `json:",omitempty"`
 
 	// resolved policy handles (indices into Policy); -1 when none.
 	assoc int32

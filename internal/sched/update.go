@@ -150,7 +150,7 @@ func applyUpdate(r *Request, u JobUpdate) {
 func (st *State) revalidate(j *Job) error {
 	j.Partitions = nil
 	steps := []func(*Job, Submitter) error{st.resolvePartitions, st.resolveAccount, st.resolveQOS,
-		st.checkDependency, st.checkPartitionLimits, st.checkFits}
+		st.checkDependency, st.checkPartitionLimits, st.checkGresNames, st.checkFits}
 	for _, step := range steps {
 		if err := step(j, Submitter{}); err != nil {
 			return err

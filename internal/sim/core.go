@@ -199,6 +199,9 @@ func (c *Core) Submit(now int64, j *Job) error {
 	}
 	sj, err := c.st.Submit(req, who, t)
 	if err != nil {
+		if sj != nil { // never runnable: the core keeps it FAILED, the replay drops it
+			c.st.Purge(func(o *sched.Job) bool { return o.ID == sj.ID })
+		}
 		return err
 	}
 	c.toSched[j.ID], c.toTrace[sj.ID] = sj.ID, j.ID

@@ -107,7 +107,7 @@ func TestReopenKeepsState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newSession(t, s, "c1").run("add account physics Description=Physics")
+	newSession(t, s, "c1").run("add account physics Description=PhysicsDept")
 	s.Close()
 	s2, err := OpenSQLite(context.Background(), path)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestReopenKeepsState(t *testing.T) {
 	}
 	defer s2.Close()
 	st, _ := s2.Load(context.Background())
-	if a := st.Accounts["physics"]; a == nil || a.Description != "Physics" {
+	if a := st.Accounts["physics"]; a == nil || a.Description != "physicsdept" { // sacctmgr lowercases descriptions
 		t.Fatalf("physics after reopen = %+v", a)
 	}
 	var mode string
