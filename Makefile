@@ -24,20 +24,23 @@ clean:
 # oracle-record plays the scenarios on real Slurm (../shared/oracle) and
 # rewrites the golden files; oracle-diff plays them on real Slurm and on
 # Sluice at once; oracle-check compares Sluice with the golden files (what
-# make test does). All three need root.
+# make test does). All three need root. ORACLES=a.sh,b.sh plays on several
+# oracles at once (wrappers of oracle.sh with their own ORACLE_ROOT,
+# ORACLE_STATE and ports), one scenario each.
 ORACLE_SH ?= ../shared/oracle/oracle.sh
+ORACLES ?= $(ORACLE_SH)
 ORACLE_ONLY = $(if $(ONLY),-only $(ONLY))
 
 oracle-record: build
 	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
 	$(ORACLE_SH) install
-	ORACLE_SH=$(ORACLE_SH) bin/oracle-diff record $(ORACLE_ONLY)
+	ORACLE_SH=$(ORACLES) bin/oracle-diff record $(ORACLE_ONLY)
 	$(ORACLE_SH) down
 
 oracle-diff: build
 	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
 	$(ORACLE_SH) install
-	ORACLE_SH=$(ORACLE_SH) bin/oracle-diff live $(ORACLE_ONLY)
+	ORACLE_SH=$(ORACLES) bin/oracle-diff live $(ORACLE_ONLY)
 	$(ORACLE_SH) down
 
 oracle-check: build

@@ -42,27 +42,38 @@ func (s *Suite) GoldenPath(name string) string {
 	return filepath.Join(s.Dir, "golden", name+".golden")
 }
 
-// Record plays every scenario on the oracle and writes its golden file;
-// a scenario that cannot be played is reported and the others recorded.
-func (s *Suite) Record(ctx context.Context, o Target, log io.Writer) error {
+// Record plays every scenario on the oracles (several play in parallel,
+// one scenario each) and writes the golden files; a scenario that cannot
+// be played is reported and the others recorded.
+func (s *Suite) Record(ctx context.Context, oracles []Target, log io.Writer) error {
+	pool := make(chan Target, len(oracles))
+	for _, o := range oracles {
+		pool <- o
+	}
+	var mu sync.Mutex
 	var failed []string
-	for i, sc := range s.Scenarios {
-		fmt.Fprintf(log, "[%d/%d] recording %s on the oracle\n", i+1, len(s.Scenarios), sc.Name)
-		rec, err := Play(ctx, o, sc, func(l string) { fmt.Fprintf(log, "    %s\n", l) })
+	s.each(len(oracles), func(sc *Scenario) Outcome {
+		o := <-pool
+		defer func() { pool <- o }()
+		fmt.Fprintf(log, "recording %s on the oracle\n", sc.Name)
+		rec, err := Play(ctx, o, sc, nil)
+		if err == nil {
+			canonicalState(rec, o.Normalizer().State)
+			err = os.WriteFile(s.GoldenPath(sc.Name), []byte(rec.Format()), 0o644)
+		}
 		if err != nil {
-			if ctx.Err() != nil {
-				return err
-			}
 			fmt.Fprintf(log, "!!! %v\n", err)
+			mu.Lock()
 			failed = append(failed, sc.Name)
-			continue
+			mu.Unlock()
 		}
-		canonicalState(rec, o.Normalizer().State)
-		if err := os.WriteFile(s.GoldenPath(sc.Name), []byte(rec.Format()), 0o644); err != nil {
-			return err
-		}
+		return Outcome{Scenario: sc, Err: err}
+	})
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if len(failed) > 0 {
+		sort.Strings(failed)
 		return fmt.Errorf("not recorded: %s", strings.Join(failed, ", "))
 	}
 	return nil
@@ -110,10 +121,18 @@ func (s *Suite) CheckGolden(ctx context.Context, newSluice func() Target, parall
 	})
 }
 
-// Live plays each scenario on the oracle and on Sluice at the same time
-// and compares them (the golden files are not read or written).
-func (s *Suite) Live(ctx context.Context, o Target, newSluice func() Target, log io.Writer) []Outcome {
-	return s.each(1, func(sc *Scenario) Outcome {
+// Live plays each scenario on an oracle and on Sluice at the same time
+// and compares them (the golden files are not read or written). Several
+// oracles (each its own chroot, state and ports) play scenarios in
+// parallel, one each.
+func (s *Suite) Live(ctx context.Context, oracles []Target, newSluice func() Target, log io.Writer) []Outcome {
+	pool := make(chan Target, len(oracles))
+	for _, o := range oracles {
+		pool <- o
+	}
+	return s.each(len(oracles), func(sc *Scenario) Outcome {
+		o := <-pool
+		defer func() { pool <- o }()
 		fmt.Fprintf(log, "playing %s on both\n", sc.Name)
 		var want *Recording
 		var werr error

@@ -192,6 +192,11 @@ func (o *OracleTarget) Up(ctx context.Context, sc *Scenario) error {
 	if r.Exit != 0 {
 		return fmt.Errorf("oracle.sh up: exit %d: %s", r.Exit, lastLines(r.Stderr+r.Stdout, 15))
 	}
+	if o.State == "" {
+		// The state directory is where its slurm.conf lives: STATE/etc.
+		conf := strings.TrimSpace(o.Exec(ctx, "root", "echo $SLURM_CONF").Stdout)
+		o.State = filepath.Dir(filepath.Dir(conf))
+	}
 	return nil
 }
 

@@ -50,11 +50,17 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	script := os.Getenv("ORACLE_SH")
-	if script == "" {
-		script = "../shared/oracle/oracle.sh"
+	scripts := os.Getenv("ORACLE_SH")
+	if scripts == "" {
+		scripts = "../shared/oracle/oracle.sh"
 	}
-	orc := &oracle.OracleTarget{Script: script, State: os.Getenv("ORACLE_STATE")}
+	// ORACLE_SH may name several oracles (scripts setting their own
+	// ORACLE_ROOT, ORACLE_STATE and ports), comma-separated: they play
+	// scenarios in parallel.
+	var orcs []oracle.Target
+	for _, sc := range strings.Split(scripts, ",") {
+		orcs = append(orcs, &oracle.OracleTarget{Script: sc})
+	}
 	newSluice := func() oracle.Target { return &oracle.SluiceTarget{Binary: *bin, BaseConf: suite.BaseConf} }
 	if mode != "record" {
 		if err := oracle.EnsureUsers(); err != nil {
@@ -67,13 +73,13 @@ func main() {
 		if *stale {
 			suite.Scenarios = suite.Stale()
 		}
-		if err := suite.Record(ctx, orc, os.Stdout); err != nil {
+		if err := suite.Record(ctx, orcs, os.Stdout); err != nil {
 			fail(err)
 		}
 		fmt.Printf("recorded %d scenarios into %s/golden\n", len(suite.Scenarios), *dir)
 		return
 	case "live":
-		outs = suite.Live(ctx, orc, newSluice, os.Stdout)
+		outs = suite.Live(ctx, orcs, newSluice, os.Stdout)
 	case "check":
 		outs = suite.CheckGolden(ctx, newSluice, *parallel, os.Stdout)
 	}
