@@ -33,13 +33,13 @@ ORACLE_ONLY = $(if $(ONLY),-only $(ONLY))
 
 oracle-record: build
 	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
-	$(ORACLE_SH) install
+	ORACLE_SH=$(ORACLE_SH) scripts/oracle-prepare.sh
 	ORACLE_SH=$(ORACLES) bin/oracle-diff record $(ORACLE_ONLY)
 	$(ORACLE_SH) down
 
 oracle-diff: build
 	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
-	$(ORACLE_SH) install
+	ORACLE_SH=$(ORACLE_SH) scripts/oracle-prepare.sh
 	ORACLE_SH=$(ORACLES) bin/oracle-diff live $(ORACLE_ONLY)
 	$(ORACLE_SH) down
 
