@@ -34,14 +34,12 @@ ORACLE_ONLY = $(if $(ONLY),-only $(ONLY))
 oracle-record: build
 	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
 	ORACLE_SH=$(ORACLE_SH) scripts/oracle-prepare.sh
-	ORACLE_SH=$(ORACLES) bin/oracle-diff record $(ORACLE_ONLY)
-	$(ORACLE_SH) down
+	ORACLE_SH=$(ORACLES) bin/oracle-diff record $(ORACLE_ONLY); rc=$$?; $(ORACLE_SH) down >/dev/null; exit $$rc
 
 oracle-diff: build
 	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
 	ORACLE_SH=$(ORACLE_SH) scripts/oracle-prepare.sh
-	ORACLE_SH=$(ORACLES) bin/oracle-diff live $(ORACLE_ONLY)
-	$(ORACLE_SH) down
+	ORACLE_SH=$(ORACLES) bin/oracle-diff live $(ORACLE_ONLY); rc=$$?; $(ORACLE_SH) down >/dev/null; exit $$rc
 
 oracle-check: build
 	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
