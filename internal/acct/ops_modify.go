@@ -1,6 +1,7 @@
 package acct
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,20 @@ func filterFrom(where []Spec) (assocFilter, error) {
 	return f, nil
 }
 
+// errNoChange is slurmdbd's answer to a modify of associations, accounts
+// or users that matched nothing.
+var errNoChange = errorf("Request didn't affect anything\n Error with request: Data has not changed since time specified")
+
+// clusterOfUser is the cluster of the user's first association.
+func clusterOfUser(st *State, user string) string {
+	for _, id := range st.SortedAssocIDs() {
+		if a := st.Assocs[id]; a.User == user {
+			return a.Cluster
+		}
+	}
+	return ""
+}
+
 func execModify(st *State, cmd *Command, env ExecEnv, r *Result) error {
 	switch cmd.Entity {
 	case EntQOS:
@@ -95,7 +110,7 @@ func modifyAssocs(st *State, f assocFilter, set []Spec, what string, r *Result) 
 	}
 	as := selectAssocs(st, f)
 	if len(as) == 0 {
-		return errorf("Nothing modified")
+		return errNoChange
 	}
 	r.printf(" Modified %s associations...\n", what)
 	for _, a := range as {
@@ -132,7 +147,7 @@ func modifyQOS(st *State, cmd *Command, r *Result) error {
 		}
 	}
 	if len(qs) == 0 {
-		return errorf("Nothing modified")
+		return outErr(" Nothing modified")
 	}
 	sort.Slice(qs, func(i, j int) bool { return qs[i].ID < qs[j].ID })
 	r.printf(" Modified qos...\n")
@@ -176,7 +191,7 @@ func modifyAccounts(st *State, cmd *Command, r *Result) error {
 	}
 	accts := matchAccounts(st, cmd.Names, cmd.Where)
 	if len(accts) == 0 {
-		return errorf("Nothing modified")
+		return errNoChange
 	}
 	clusters := specValues(cmd.Where, "Cluster", true)
 	var assocSet []Spec
@@ -260,7 +275,7 @@ func modifyUsers(st *State, cmd *Command, r *Result) error {
 		return err
 	}
 	if len(users) == 0 {
-		return errorf("Nothing modified")
+		return errNoChange
 	}
 	f, _ := filterFrom(cmd.Where)
 	f.onlyUsers = true
@@ -324,7 +339,7 @@ func setUserFields(st *State, u *User, set []Spec) error {
 		case "DefaultAccount":
 			acct := strings.ToLower(s.Value)
 			if len(selectAssocs(st, assocFilter{accounts: []string{acct}, users: []string{u.Name}})) == 0 {
-				return errorf("User %s has no association with account %s; add it first", u.Name, acct)
+				return outErr(fmt.Sprintf(" Can't modify because these users aren't associated with new default account '%s'...\n  U = %s C = %s", acct, u.Name, clusterOfUser(st, u.Name)))
 			}
 			u.DefaultAccount = acct
 		case "AdminLevel":
