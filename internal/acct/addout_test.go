@@ -140,3 +140,38 @@ func TestRefusalsAsSlurm(t *testing.T) {
 		}
 	}
 }
+
+// TestModifySummariesAsSlurm: the blocks modify prints, record fields and
+// associations apart, as Slurm 24.11 prints them.
+func TestModifySummariesAsSlurm(t *testing.T) {
+	s := newSession(t, NewMemStore(), "oracle")
+	for _, l := range []string{"add account a1,a2", "add user charlie Account=a1 MaxJobs=2",
+		"add user dave Account=a2 Partition=main", "add account b1 Parent=a1",
+		"add user alice Account=b1", "add user charlie Account=b1"} {
+		s.run(l)
+	}
+	alice := "  C = oracle     A = b1                   U = alice    \n"
+	steps := []struct{ line, want string }{
+		{"modify account a1 set fairshare=3", " Modified account associations...\n  C = oracle     A = a1 of root\n"},
+		{"modify account a1,a2 set maxjobs=3 GrpTRES=cpu=4", " Modified account associations...\n" +
+			"  C = oracle     A = a1 of root\n  C = oracle     A = a2 of root\n  C = oracle     A = a2                   U = dave      P = main\n"},
+		{"modify account a1 set description=NewD", " Modified accounts...\n  a1\n"},
+		{"modify account where name=a1 set description=x fairshare=4",
+			" Modified accounts...\n  a1\n Modified account associations...\n  C = oracle     A = a1 of root\n"},
+		{"modify user alice set maxjobs=2", " Modified user associations...\n" + alice},
+		{"modify user charlie where account=a1 set maxjobs=2",
+			" Modified user associations...\n  C = oracle     A = a1                   U = charlie  \n"},
+		{"modify user alice set adminlevel=none", " Modified users...\n  alice\n"},
+		{"modify account b1 set parent=a2", " Modified account associations...\n  C = oracle     A = b1 of a1\n" +
+			alice + "  C = oracle     A = b1                   U = charlie  \n"},
+		{"modify qos nosuch set priority=2", " Nothing modified\n"},
+		{"modify qos normal set Bogus=1", " Unknown option: Bogus=1\n Use keyword 'where' to modify condition\n"},
+		{"modify user alice set Bogus=1", " Unknown option: Bogus=1\n Use keyword 'where' to modify condition\n"},
+	}
+	for _, st := range steps {
+		out, err := s.try(st.line)
+		if got := out + printed(err); got != st.want {
+			t.Errorf("%s:\n%q\nwant\n%q", st.line, got, st.want)
+		}
+	}
+}
