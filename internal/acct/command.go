@@ -259,10 +259,10 @@ func Parse(args []string) (*Command, error) {
 		return c, c.parseLoad(args[1:])
 	}
 	if len(args) < 2 {
-		if verb == VerbShow {
-			return nil, noValidEntity(verb)
+		if verb == VerbDump {
+			return nil, errorf("No entity given to %s", strings.ToLower(args[0]))
 		}
-		return nil, errorf("No entity given to %s", strings.ToLower(args[0]))
+		return nil, noValidEntity(verb)
 	}
 	ent, rest, err := parseEntity(verb, args[1:])
 	if err != nil {
