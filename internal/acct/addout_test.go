@@ -53,6 +53,8 @@ func TestSummariesAsSlurm(t *testing.T) {
 			"Make sure the accounts requested here have been added to the system/cluster. (sacctmgr add account...)\n"},
 		{"add user dave Account=a2 Partition=main",
 			" Adding User(s)\n  dave\n Settings\n Associations =\n  C = oracle     A = a2                   U = dave      P = main\n"},
+		{"add user kim Account=a1,nosuch", " Adding User(s)\n  kim\n Settings\n Associations =\n" +
+			"  C = oracle     A = a1                   U = kim      \nNo account nosuch on cluster oracle, skipping.\n"},
 		{"add user zed", " Need name of account or wckey to add.\n"},
 		{"add user zed Account=a1 Bogus=2", " Unknown option: Bogus=2\n"},
 		{"add qos q2,q3", " Adding QOS(s)\n  q2\n  q3\n Settings\n  Description    = q3\n"},
@@ -70,6 +72,13 @@ func TestSummariesAsSlurm(t *testing.T) {
 		{"add user erin Account=a1 QOS=q6,normal,q7,q2 DefaultQOS=q7",
 			" Adding User(s)\n  erin\n Settings\n Associations =\n  C = oracle     A = a1                   U = erin     \n" +
 				" Non Default Settings\n  QOS           = normal,q2,q6,q7\n  DefQOS        = q7\n"},
+		{"add qos q10 Flags=DenyOnLimit,NoReserve GraceTime=60 MaxJobsAccruePerUser=8 MaxTRESRunMinsPerUser=cpu=6 " +
+			"MinTRESPerJob=cpu=1 PreemptMode=requeue PreemptExemptTime=30 UsageThreshold=0.1 LimitFactor=2.0 MinPrioThres=3",
+			" Adding QOS(s)\n  q10\n Settings\n  Description    = q10\n  Flags                    = DenyOnLimit,NoReserve\n" +
+				"  GraceTime                = 60\n  MaxJobsAccruePerUser     = 8\n  MinTRESPerJob            = cpu=1\n" +
+				"  MaxTRESRUNMinsPerUser    = cpu=6\n  PreemptMode              = REQUEUE\n  PreemptExemptTime        = 00:30:00\n" +
+				"  UsageThreshold           = 0.1000\n  LimitFactor              = 2.0000\n  MinPrioThresh            = 3\n"},
+		{"show qos q10 format=name,preemptexempttime -P -n", "q10|00:30:00\n"},
 		{"add qos q9 Bogus=1", " Unknown option: Bogus=1\n Use keyword 'where' to modify condition\n"},
 		{"show banana", "No valid entity in list command\n" +
 			"Input line must include \"Account\", \"Association\", \"Cluster\", \"Configuration\",\n" +

@@ -340,8 +340,11 @@ func setPreemptMode(q *QOS, v string) error {
 	return nil
 }
 
+// setQOSSeconds reads GraceTime (a bare number is seconds) and
+// PreemptExemptTime (a time string, where a bare number is minutes, as
+// Slurm 24.11 reads it: PreemptExemptTime=30 shows 00:30:00).
 func setQOSSeconds(q *QOS, s Spec) error {
-	secs, err := parseTimeSeconds(s.Value, false)
+	secs, err := parseTimeSeconds(s.Value, s.Key == "PreemptExemptTime")
 	if err != nil {
 		return errorf("Invalid value for %s: '%s'", s.Key, s.Value)
 	}

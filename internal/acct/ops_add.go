@@ -276,9 +276,9 @@ func addUsers(st *State, cmd *Command, env ExecEnv, r *Result) error {
 		}
 		return outErr(skipped.String() + nothingAddedHint)
 	}
-	r.Out.WriteString(skipped.String())
 	printNewUsers(r, newUsers, cmd.Set, level)
 	r.Out.WriteString(assocs.String())
+	r.Out.WriteString(skipped.String())
 	if hasAssocSettings(cmd.Set) && len(added) > 0 {
 		r.printf(" Non Default Settings\n")
 		printSettings(r, assocSettingLines, cmd.Set, assocSettingValue(st, added[0], cmd.Set, ""))
