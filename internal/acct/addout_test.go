@@ -111,12 +111,19 @@ func TestDeletesAsSlurm(t *testing.T) {
 			"  C = oracle          A = p2         U = frank    \n" +
 			" Please either remove the accounts listed above from list and resubmit,\n" +
 			" or change these users' default accounts to remove the account(s).\n Changes Discarded\n"},
+		{"delete user frank account=p2", " Error with request: You can not remove the default account of a user\n" +
+			"  C = oracle          A = p2         U = frank    \n" +
+			" You must change the default account of these users or remove the users completely from the affected clusters to allow these changes.\n" +
+			" Changes Discarded\n"},
 		{"delete user frank account=a1", " Deleting user associations...\n  C = oracle     A = a1         U = frank    \n"},
 		{"delete account p1", " Deleting accounts...\n  p1\n"},
 		{"show assoc format=account,user -P -n", "root|\nroot|root\na1|\na3|\na4|\n"},
 		{"delete user frank account=p2", " Nothing deleted\n"},
 		{"delete qos q7,q8", " Deleting QOS(s)...\n  q7\n  q8\n"},
 		{"delete qos nosuch", " Nothing deleted\n"},
+		{"add user hank,ivy Account=a3", " Adding User(s)\n  hank\n  ivy\n Settings\n Associations =\n" +
+			"  C = oracle     A = a3                   U = hank     \n  C = oracle     A = a3                   U = ivy      \n"},
+		{"delete user ivy,hank", " Deleting users...\n  hank\n  ivy\n"},
 		{"delete account a3,a4", " Deleting accounts...\n  a3\n  a4\n"},
 		{"delete account nosuch", " Nothing deleted\n"},
 		{"delete account root", " You are not allowed to remove the root account.\n Use remove cluster instead.\n"},

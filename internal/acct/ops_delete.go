@@ -26,7 +26,7 @@ func execDelete(st *State, cmd *Command, r *Result) error {
 			return err
 		}
 		as := selectAssocs(st, f)
-		if err := deleteAssocs(st, as, r); err != nil {
+		if err := deleteAssocs(st, as, r, accountHint); err != nil {
 			return err
 		}
 		r.printf(" Deleting associations...\n")
@@ -114,7 +114,7 @@ func deleteAccounts(st *State, cmd *Command, r *Result) error {
 	// Slurm deletes an account with everything below it: its
 	// sub-accounts and the users' associations.
 	as = withDescendants(st, as)
-	if err := deleteAssocs(st, as, r); err != nil {
+	if err := deleteAssocs(st, as, r, accountHint); err != nil {
 		return err
 	}
 	r.printf(" Deleting accounts...\n")
@@ -168,7 +168,7 @@ func deleteUsers(st *State, cmd *Command, r *Result) error {
 			names = append(names, u.Name)
 		}
 	}
-	if err := deleteAssocs(st, as, r); err != nil {
+	if err := deleteAssocs(st, as, r, userHint); err != nil {
 		return err
 	}
 	// With conditions on the associations sacctmgr lists those it
@@ -218,7 +218,7 @@ func deleteClusters(st *State, cmd *Command, r *Result) error {
 // account with users or sub-accounts can not be deleted), then the users
 // and accounts that no longer have any association. Callers print what
 // they deleted.
-func deleteAssocs(st *State, as []*Association, r *Result) error {
+func deleteAssocs(st *State, as []*Association, r *Result, hint string) error {
 	if len(as) == 0 {
 		return nothingDeleted()
 	}
@@ -239,7 +239,7 @@ func deleteAssocs(st *State, as []*Association, r *Result) error {
 	for _, a := range as {
 		delete(st.Assocs, a.ID)
 	}
-	if err := fixDefaultAccounts(st, as); err != nil {
+	if err := fixDefaultAccounts(st, as, hint); err != nil {
 		return err
 	}
 	dropOrphans(st)
@@ -257,7 +257,7 @@ func childWord(c *Association) string {
 // fixDefaultAccounts refuses to leave a user who still has associations
 // without one in its default account, with Slurm's message listing the
 // deleted associations of those default accounts.
-func fixDefaultAccounts(st *State, deleted []*Association) error {
+func fixDefaultAccounts(st *State, deleted []*Association, hint string) error {
 	has := map[string]bool{}
 	any := map[string]bool{}
 	for _, a := range st.Assocs {
@@ -277,10 +277,17 @@ func fixDefaultAccounts(st *State, deleted []*Association) error {
 	if b.Len() == 0 {
 		return nil
 	}
-	return plainErr(" Error with request: You can not remove the default account of a user\n%s%s", b.String(),
-		" Please either remove the accounts listed above from list and resubmit,\n"+
-			" or change these users' default accounts to remove the account(s).\n Changes Discarded")
+	return plainErr(" Error with request: You can not remove the default account of a user\n%s%s\n Changes Discarded", b.String(), hint)
 }
+
+// The advice sacctmgr gives after refusing to delete default accounts,
+// for delete account and for delete user.
+const (
+	accountHint = " Please either remove the accounts listed above from list and resubmit,\n" +
+		" or change these users' default accounts to remove the account(s)."
+	userHint = " You must change the default account of these users or remove the users completely" +
+		" from the affected clusters to allow these changes."
+)
 
 // dropOrphans deletes users and accounts left without any association
 // (root and the root user always stay).
