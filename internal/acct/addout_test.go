@@ -37,6 +37,11 @@ func TestSummariesAsSlurm(t *testing.T) {
 		{"add account c1 Fairshare=parent MaxJobs=-1",
 			" Adding Account(s)\n  c1\n Settings\n  Description     = Account Name\n  Organization    = Parent/Account Name\n" +
 				" Associations =\n  C = oracle     A = c1                  \n Settings\n  Fairshare     = parent\n  MaxJobs       = NONE\n"},
+		{"add account b1 Parent=c1", " Already existing account b1 on cluster oracle\n"},
+		{"add account b1,f1 Parent=c1",
+			" Adding Account(s)\n  f1\n Settings\n  Description     = Account Name\n  Organization    = Parent/Account Name\n" +
+				"Already existing account b1 on cluster oracle\n  C = oracle     A = f1                  \n Settings\n  Parent        = c1\n"},
+		{"show assoc account=b1 format=account,parentname -P -n", "b1|a1\n"},
 		{"add account z1 Parent=nosuch", " error: No parent account 'nosuch' on cluster 'oracle'\n"},
 		{"add account z2 Bogus=2", " Unknown option: Bogus=2\n Use keyword 'where' to modify condition\n"},
 		{"add user alice Account=b1 AdminLevel=Operator",

@@ -176,9 +176,8 @@ func ensureAccount(st *State, name string, specs []Spec) (*Account, bool, error)
 		parent = RootAccount
 	}
 	if acct := st.Accounts[name]; acct != nil {
-		if parentGiven && acct.Parent != parent {
-			return nil, false, errorf("Account %s already exists under parent %s; use 'modify account %s set parent=%s' to move it", name, acct.Parent, name, parent)
-		}
+		// Slurm reports it as already existing, whatever Parent= says;
+		// moving it takes `modify account X set parent=Y`.
 		return acct, false, nil
 	}
 	if parent == name {
