@@ -56,6 +56,10 @@ func TestSummariesAsSlurm(t *testing.T) {
 			" Associations =\n  C = oracle     A = a2                   U = bob      \n  C = oracle     A = a3                   U = bob      \n"},
 		{"add user bob Account=a2,a3", "Request didn't affect anything\nNothing added.\n" +
 			"Make sure the accounts requested here have been added to the system/cluster. (sacctmgr add account...)\n"},
+		{"add user bob Account=a1 AdminLevel=Operator", "Request didn't affect anything\nNothing added.\n" +
+			"Make sure the accounts requested here have been added to the system/cluster. (sacctmgr add account...)\n"},
+		{"add user bob Account=sub DefaultAccount=sub", " Associations =\n  C = oracle     A = sub                  U = bob      \n"},
+		{"show user bob format=user,admin,defaultaccount -P -n", "bob|None|sub\n"},
 		{"add user dave Account=a2 Partition=main",
 			" Adding User(s)\n  dave\n Settings\n Associations =\n  C = oracle     A = a2                   U = dave      P = main\n"},
 		{"add user kim Account=a1,nosuch", " Adding User(s)\n  kim\n Settings\n Associations =\n" +

@@ -235,12 +235,11 @@ func addUsers(st *State, cmd *Command, env ExecEnv, r *Result) error {
 	if err != nil {
 		return err
 	}
-	level, hasLevel := AdminNone, false
+	level := AdminNone
 	if v, ok := specValue(cmd.Set, "AdminLevel"); ok {
 		if level, err = parseAdminLevel(v); err != nil {
 			return err
 		}
-		hasLevel = true
 	}
 	clusters, err := clustersFor(st, cmd.Set, env)
 	if err != nil {
@@ -264,9 +263,10 @@ func addUsers(st *State, cmd *Command, env ExecEnv, r *Result) error {
 		case u == nil && userHasAssoc(st, n):
 			st.Users[n] = &User{Name: n, DefaultAccount: def, AdminLevel: level}
 			newUsers = append(newUsers, n)
-		case u != nil && hasLevel && u.AdminLevel != level:
-			u.AdminLevel = level
-			changed = true
+		case u != nil && changed && hasDefault(cmd.Set) && len(selectAssocs(st, assocFilter{accounts: []string{def}, users: []string{n}})) > 0:
+			// Slurm sets an existing user's default account along with
+			// new associations, and ignores AdminLevel= (modify sets it).
+			u.DefaultAccount = def
 		}
 	}
 	if !changed && len(newUsers) == 0 {
@@ -288,6 +288,11 @@ func addUsers(st *State, cmd *Command, env ExecEnv, r *Result) error {
 
 // nothingAddedHint ends sacctmgr's answer to an add user that added nothing.
 const nothingAddedHint = "Nothing added.\nMake sure the accounts requested here have been added to the system/cluster. (sacctmgr add account...)"
+
+func hasDefault(set []Spec) bool {
+	_, ok := specValue(set, "DefaultAccount")
+	return ok
+}
 
 func userHasAssoc(st *State, user string) bool {
 	for _, a := range st.Assocs {
