@@ -190,6 +190,8 @@ func TestModifySummariesAsSlurm(t *testing.T) {
 		{"modify account b1 set parent=a2", " Modified account associations...\n  C = oracle     A = b1 of a1\n" +
 			alice + "  C = oracle     A = b1                   U = charlie  \n"},
 		{"modify qos nosuch set priority=2", " Nothing modified\n"},
+		{"modify user alice where account=zz set maxjobs=1", "sacctmgr: error: Request didn't affect anything\n" +
+			" Error with request: Data has not changed since time specified\n"},
 		{"modify qos normal set Bogus=1", " Unknown option: Bogus=1\n Use keyword 'where' to modify condition\n"},
 		{"modify user alice set Bogus=1", " Unknown option: Bogus=1\n Use keyword 'where' to modify condition\n"},
 	}

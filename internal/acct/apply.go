@@ -104,14 +104,19 @@ func setDefaultQOS(st *State, a *Association, v string) error {
 	return nil
 }
 
-// badQOS is sacctmgr's error for a QOS name that does not exist.
+// badQOS is sacctmgr's error for a QOS name that does not exist; it
+// lists the QOS in the order they were created (Slurm 24.11).
 func badQOS(st *State, name string) error {
-	names := make([]string, 0, len(st.QOS))
-	for n := range st.QOS {
-		names = append(names, n)
+	qs := make([]*QOS, 0, len(st.QOS))
+	for _, q := range st.QOS {
+		qs = append(qs, q)
 	}
-	sort.Strings(names)
-	return errorf("You gave a bad qos '%s'.  Valid QOS's are %s", name, strings.Join(names, ","))
+	sort.Slice(qs, func(i, j int) bool { return qs[i].ID < qs[j].ID })
+	names := make([]string, len(qs))
+	for i, q := range qs {
+		names[i] = q.Name
+	}
+	return errorf("You gave a bad qos '%s'. Valid QOS's are %s", name, strings.Join(names, ","))
 }
 
 // effectiveQOS returns the QOS list a inherits when it has none of its own.

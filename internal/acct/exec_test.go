@@ -53,7 +53,7 @@ func TestErrorsChangeNothing(t *testing.T) {
 	tests := []struct{ line, msg string }{
 		{"add user carol Account=nosuch", "No account nosuch on cluster c1, skipping.\nNothing added."},
 		{"add user carol DefaultAccount=nosuch", "No account nosuch on cluster c1, skipping."},
-		{"modify account physics set qos+=nosuch", "You gave a bad qos 'nosuch'.  Valid QOS's are high,low,normal"},
+		{"modify account physics set qos+=nosuch", "You gave a bad qos 'nosuch'. Valid QOS's are normal,high,low"},
 		{"modify qos high set Preempt=high", "QOS high can not preempt itself"},
 		{"add qos mid Preempt=mid", "QOS mid can not preempt itself"},
 		{"modify user alice set GrpTRES=cpu=lots", "Invalid TRES value for GrpTRES: 'cpu=lots'"},

@@ -366,15 +366,15 @@ func modifyUsers(st *State, cmd *Command, r *Result) error {
 		}
 		f.users = []string{u.Name}
 		as := selectAssocs(st, f)
-		if len(as) == 0 {
-			return errorf("User %s has no association matching the conditions; nothing modified", u.Name)
-		}
 		for _, a := range as {
 			if err := applyAssocSpecs(st, a, assocSet); err != nil {
 				return err
 			}
 			lines.WriteString(userAssocLine(a))
 		}
+	}
+	if names.Len() == 0 && lines.Len() == 0 {
+		return errNoChange
 	}
 	if names.Len() > 0 {
 		r.printf(" Modified users...\n%s", names.String())
