@@ -68,6 +68,9 @@ func TestSummariesAsSlurm(t *testing.T) {
 		{"add user zed Account=a1 Bogus=2", " Unknown option: Bogus=2\n"},
 		{"add qos q2,q3", " Adding QOS(s)\n  q2\n  q3\n Settings\n  Description    = q3\n"},
 		{"add qos q2", " Nothing new added.\n"},
+		{"modify qos q2 set preempt=q3", " Modified qos...\n  q2\n"},
+		{"modify qos q3 set preempt=q2", "sacctmgr: error: QOS Preemption loop detected\n Error with request: QOS Preemption loop detected\n"},
+		{"modify qos q2 set preempt=", " Modified qos...\n  q2\n"},
 		{"add qos q6 MaxTRESPA=cpu=3 MaxTRESPU=cpu=4 MaxJobsPU=1 MaxJobsPA=3 Preempt=q2,normal PreemptMode=suspend,gang Flags=OverPartQOS",
 			" Adding QOS(s)\n  q6\n Settings\n  Description    = q6\n  Flags                    = OverPartQOS\n" +
 				"  MaxJobsPerAccount        = 3\n  MaxJobsPerUser = 1\n  MaxTRESPerAccount        = cpu=3\n" +

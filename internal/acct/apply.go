@@ -306,16 +306,34 @@ func setPreempt(st *State, q *QOS, s Spec) error {
 	if err != nil {
 		return err
 	}
-	for _, n := range names {
-		if n == q.Name {
-			return errorf("QOS %s can not preempt itself", q.Name)
-		}
-	}
 	q.Preempt = editList(q.Preempt, names, s.Op)
 	if len(q.Preempt) == 0 {
 		q.Preempt = nil
 	}
+	if preemptsItself(st, q) {
+		return errorf("QOS Preemption loop detected\n Error with request: QOS Preemption loop detected")
+	}
 	return nil
+}
+
+// preemptsItself reports whether q can reach itself through the Preempt
+// lists (slurmdbd refuses such a loop, of any length).
+func preemptsItself(st *State, q *QOS) bool {
+	seen := map[string]bool{}
+	todo := append([]string{}, q.Preempt...)
+	for len(todo) > 0 {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if n == q.Name {
+			return true
+		}
+		if seen[n] || st.QOS[n] == nil {
+			continue
+		}
+		seen[n] = true
+		todo = append(todo, st.QOS[n].Preempt...)
+	}
+	return false
 }
 
 // errPreemptCluster signals the ignored `Preempt=cluster`.

@@ -417,7 +417,6 @@ func addQOS(st *State, cmd *Command, r *Result) error {
 		case q == nil:
 			q = NewQOS(n)
 			q.Description = n
-			st.AddQOS(q)
 			newQOS = append(newQOS, q)
 		case len(cmd.Set) == 0:
 			continue
@@ -425,12 +424,17 @@ func addQOS(st *State, cmd *Command, r *Result) error {
 			r.printf(" QOS %s already exists, updating its settings\n", n)
 			updated = true
 		}
+		// A new QOS is not known yet to its own settings (Preempt=itself
+		// is a bad qos, as in Slurm).
 		if err := applyQOSSpecs(st, q, cmd.Set, r); err != nil {
 			var ae *Error
 			if errors.As(err, &ae) && strings.HasPrefix(ae.Msg, "Unknown option") {
 				return unknownOption(err, true)
 			}
 			return err
+		}
+		if st.QOS[n] == nil {
+			st.AddQOS(q)
 		}
 	}
 	if len(newQOS) == 0 && !updated {
