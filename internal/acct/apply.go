@@ -104,14 +104,19 @@ func setDefaultQOS(st *State, a *Association, v string) error {
 	return nil
 }
 
-// badQOS is sacctmgr's error for a QOS name that does not exist.
+// badQOS is sacctmgr's error for a QOS name that does not exist; it
+// lists the QOS in the order they were created (Slurm 24.11).
 func badQOS(st *State, name string) error {
-	names := make([]string, 0, len(st.QOS))
-	for n := range st.QOS {
-		names = append(names, n)
+	qs := make([]*QOS, 0, len(st.QOS))
+	for _, q := range st.QOS {
+		qs = append(qs, q)
 	}
-	sort.Strings(names)
-	return errorf("You gave a bad qos '%s'.  Valid QOS's are %s", name, strings.Join(names, ","))
+	sort.Slice(qs, func(i, j int) bool { return qs[i].ID < qs[j].ID })
+	names := make([]string, len(qs))
+	for i, q := range qs {
+		names[i] = q.Name
+	}
+	return errorf("You gave a bad qos '%s'. Valid QOS's are %s", name, strings.Join(names, ","))
 }
 
 // effectiveQOS returns the QOS list a inherits when it has none of its own.
@@ -301,16 +306,34 @@ func setPreempt(st *State, q *QOS, s Spec) error {
 	if err != nil {
 		return err
 	}
-	for _, n := range names {
-		if n == q.Name {
-			return errorf("QOS %s can not preempt itself", q.Name)
-		}
-	}
 	q.Preempt = editList(q.Preempt, names, s.Op)
 	if len(q.Preempt) == 0 {
 		q.Preempt = nil
 	}
+	if preemptsItself(st, q) {
+		return errorf("QOS Preemption loop detected\n Error with request: QOS Preemption loop detected")
+	}
 	return nil
+}
+
+// preemptsItself reports whether q can reach itself through the Preempt
+// lists (slurmdbd refuses such a loop, of any length).
+func preemptsItself(st *State, q *QOS) bool {
+	seen := map[string]bool{}
+	todo := append([]string{}, q.Preempt...)
+	for len(todo) > 0 {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if n == q.Name {
+			return true
+		}
+		if seen[n] || st.QOS[n] == nil {
+			continue
+		}
+		seen[n] = true
+		todo = append(todo, st.QOS[n].Preempt...)
+	}
+	return false
 }
 
 // errPreemptCluster signals the ignored `Preempt=cluster`.
@@ -340,8 +363,11 @@ func setPreemptMode(q *QOS, v string) error {
 	return nil
 }
 
+// setQOSSeconds reads GraceTime (a bare number is seconds) and
+// PreemptExemptTime (a time string, where a bare number is minutes, as
+// Slurm 24.11 reads it: PreemptExemptTime=30 shows 00:30:00).
 func setQOSSeconds(q *QOS, s Spec) error {
-	secs, err := parseTimeSeconds(s.Value, false)
+	secs, err := parseTimeSeconds(s.Value, s.Key == "PreemptExemptTime")
 	if err != nil {
 		return errorf("Invalid value for %s: '%s'", s.Key, s.Value)
 	}

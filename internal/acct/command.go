@@ -86,13 +86,57 @@ type Command struct {
 }
 
 // Error is a sacctmgr error: the CLI prints it as `sacctmgr: error: MSG`
-// and exits 1, and nothing is changed.
-type Error struct{ Msg string }
+// and exits 1, and nothing is changed. A Verbatim error is printed as
+// Slurm's sacctmgr prints that failure: Stdout on standard output and Msg
+// (when not empty) on standard error, both exactly, without the prefix.
+type Error struct {
+	Msg      string
+	Verbatim bool
+	Stdout   string
+}
 
-// Error returns the message without the "sacctmgr: error: " prefix.
-func (e *Error) Error() string { return e.Msg }
+// verbatimMark starts the text of a Verbatim error and separates its
+// stdout from its stderr part, so that the text alone (which is what the
+// controller passes on) still says how to print it.
+const verbatimMark = "\x1f"
+
+// Error returns the message without the "sacctmgr: error: " prefix, or
+// the encoded form of a Verbatim error (see ErrorOutput).
+func (e *Error) Error() string {
+	if e.Verbatim {
+		return verbatimMark + e.Stdout + verbatimMark + e.Msg
+	}
+	return e.Msg
+}
 
 func errorf(format string, a ...any) error { return &Error{Msg: fmt.Sprintf(format, a...)} }
+
+// outErr is a failure Slurm reports on stdout (" Nothing deleted").
+func outErr(stdout string) error { return &Error{Verbatim: true, Stdout: stdout} }
+
+// plainErr is a failure Slurm prints on stderr as is, without the
+// "sacctmgr: error: " prefix.
+func plainErr(format string, a ...any) error {
+	return &Error{Verbatim: true, Msg: fmt.Sprintf(format, a...)}
+}
+
+// ErrorOutput returns what sacctmgr prints on stdout and on stderr for
+// the text of an error (err.Error() of a failed Run, or the message the
+// controller answered with).
+func ErrorOutput(text string) (stdout, stderr string) {
+	rest, ok := strings.CutPrefix(text, verbatimMark)
+	if !ok {
+		return "", "sacctmgr: error: " + text + "\n"
+	}
+	stdout, stderr, _ = strings.Cut(rest, verbatimMark)
+	if stdout != "" && !strings.HasSuffix(stdout, "\n") {
+		stdout += "\n"
+	}
+	if stderr != "" && !strings.HasSuffix(stderr, "\n") {
+		stderr += "\n"
+	}
+	return stdout, stderr
+}
 
 // ParseOptions strips sacctmgr's options, wherever they appear (GNU getopt
 // permutes arguments, so `show qos -P` works), (-i, -p, -P, -n, -Q,
@@ -215,7 +259,10 @@ func Parse(args []string) (*Command, error) {
 		return c, c.parseLoad(args[1:])
 	}
 	if len(args) < 2 {
-		return nil, errorf("No entity given to %s", strings.ToLower(args[0]))
+		if verb == VerbDump {
+			return nil, errorf("No entity given to %s", strings.ToLower(args[0]))
+		}
+		return nil, noValidEntity(verb)
 	}
 	ent, rest, err := parseEntity(verb, args[1:])
 	if err != nil {
@@ -249,7 +296,22 @@ func parseEntity(verb Verb, args []string) (Entity, []string, error) {
 			return 0, nil, errorf("%s is not supported by sluice sacctmgr", u)
 		}
 	}
-	return 0, nil, errorf("No valid entity in %s command\nInput line must include \"Account\", \"Association\", \"Cluster\", \"QOS\", \"TRES\" or \"User\"", strings.ToLower(args[0]))
+	return 0, nil, noValidEntity(verb)
+}
+
+// noValidEntity is sacctmgr's answer to an unknown entity word: the
+// entities its command accepts, printed on stderr as is.
+func noValidEntity(verb Verb) error {
+	switch verb {
+	case VerbAdd, VerbDelete:
+		return plainErr("No valid entity in %s command\nInput line must include \"Account\", \"Cluster\", \"Coordinator\", \"Federation\", \"QOS\", \"Resource\", or \"User\"", verbName(verb))
+	case VerbModify:
+		return plainErr("No valid entity in modify command\nInput line must include \"Account\", \"Cluster\", \"Federation\", \"Job\", \"QOS\", \"Resource\" or \"User\"")
+	}
+	return plainErr("No valid entity in list command\n" +
+		"Input line must include \"Account\", \"Association\", \"Cluster\", \"Configuration\",\n" +
+		"\"Event\", \"Federation\", \"Problem\", \"QOS\", \"Resource\", \"Reservation\",\n" +
+		"\"RunAwayJobs\", \"Stats\", \"Transaction\", \"TRES\", \"User\", or \"WCKey\"")
 }
 
 func (c *Command) parseDump(args []string) error {
@@ -335,7 +397,7 @@ func (c *Command) addWord(a string, inSet bool) error {
 	}
 	key, known := canonicalKey(k)
 	if !known {
-		return errorf("Unknown option: %s\nUse keyword 'where' to modify condition", a)
+		return c.unknownOption(a)
 	}
 	switch key {
 	case "Format":
@@ -355,6 +417,20 @@ func (c *Command) addWord(a string, inSet bool) error {
 		c.Where = append(c.Where, s)
 	}
 	return nil
+}
+
+// unknownOption is sacctmgr's refusal of an unknown KEY=VALUE: on stdout
+// for QOS, with a hint except for add user.
+func (c *Command) unknownOption(a string) error {
+	msg := " Unknown option: " + a
+	if c.Verb == VerbAdd && c.Entity == EntUser {
+		return plainErr("%s", msg)
+	}
+	msg += "\n Use keyword 'where' to modify condition"
+	if c.Entity == EntQOS {
+		return outErr(msg)
+	}
+	return plainErr("%s", msg)
 }
 
 // addBare handles a word without '=': a show option or an entity name.

@@ -51,7 +51,7 @@ func (r *Result) printf(format string, a ...any) { fmt.Fprintf(&r.Out, format, a
 // Show and dump do not go through Exec (see Show and Dump).
 func Exec(st *State, cmd *Command, env ExecEnv) (*Result, error) {
 	if err := authorize(st, env.Actor, cmd); err != nil {
-		return nil, err
+		return nil, deniedAs(st, cmd, env, err)
 	}
 	r := &Result{}
 	var err error
@@ -97,6 +97,28 @@ func adminLevel(st *State, a Actor) AdminLevel {
 
 // errDenied is Slurm's message for a change by an unprivileged user.
 const errDenied = "Your user doesn't have privilege to perform this action"
+
+// deniedAs words a refusal as sacctmgr does for that command: add account
+// and add user fail before asking slurmdbd, add qos prints what it would
+// add before slurmdbd refuses, modify and delete add slurmdbd's answer.
+func deniedAs(st *State, cmd *Command, env ExecEnv, err error) error {
+	const perm = "Access/permission denied"
+	switch {
+	case cmd.Verb == VerbAdd && cmd.Entity == EntAccount:
+		return plainErr(" error: Only admins/operators/coordinators can add accounts")
+	case cmd.Verb == VerbAdd && cmd.Entity == EntUser:
+		return plainErr(" error: Problem adding user associations: %s", perm)
+	case cmd.Verb == VerbAdd && cmd.Entity == EntQOS:
+		r := &Result{}
+		if aerr := addQOS(st.Clone(), cmd, r); aerr != nil {
+			return aerr
+		}
+		return &Error{Verbatim: true, Stdout: r.Out.String(), Msg: " Problem adding QOS: " + perm}
+	case cmd.Verb == VerbModify || cmd.Verb == VerbDelete:
+		return errorf("%s\n Error with request: %s", errDenied, perm)
+	}
+	return err
+}
 
 // authorize applies Slurm's rules: everyone may show; root and
 // Administrators may do everything; Operators may add, modify and delete

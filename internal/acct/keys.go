@@ -58,7 +58,7 @@ func buildKeyAliases() map[string]string {
 		"Priority":                 {},
 		"QOS":                      {"qoslevel", "qoss"},
 		"DefaultQOS":               {"defqos"},
-		"MinPrioThreshold":         {"minpriothresh"},
+		"MinPrioThreshold":         {"minpriothresh", "minpriothres"},
 		"MaxJobsPerUser":           {"maxjobspu"},
 		"MaxJobsPerAccount":        {"maxjobspa"},
 		"MaxSubmitJobsPerUser":     {"maxsubmitjobspu", "maxsubmitpu", "maxsubmitperuser"},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 func execDelete(st *State, cmd *Command, r *Result) error {
@@ -24,13 +25,21 @@ func execDelete(st *State, cmd *Command, r *Result) error {
 		if err != nil {
 			return err
 		}
-		return deleteAssocs(st, selectAssocs(st, f), r)
+		as := selectAssocs(st, f)
+		if err := deleteAssocs(st, as, r, accountHint); err != nil {
+			return err
+		}
+		r.printf(" Deleting associations...\n")
+		for _, a := range as {
+			r.printf("  %s\n", assocName(a))
+		}
+		return nil
 	}
 	return errorf("delete %s is not supported", cmd.Entity)
 }
 
 // nothingDeleted is sacctmgr's outcome when no record matched.
-func nothingDeleted() error { return errorf("Nothing deleted") }
+func nothingDeleted() error { return outErr(" Nothing deleted") }
 
 func deleteQOS(st *State, cmd *Command, r *Result) error {
 	if err := checkKeys(cmd.Where, false, "ID"); err != nil {
@@ -88,14 +97,50 @@ func deleteAccounts(st *State, cmd *Command, r *Result) error {
 	accts := matchAccounts(st, cmd.Names, cmd.Where)
 	f := assocFilter{clusters: specValues(cmd.Where, "Cluster", true), onlyAccounts: true}
 	var as []*Association
+	var names []string
 	for _, a := range accts {
 		if a.Name == RootAccount {
-			return errorf("The root account can not be deleted")
+			return plainErr(" You are not allowed to remove the root account.\n Use remove cluster instead.")
 		}
 		f.accounts = []string{a.Name}
-		as = append(as, selectAssocs(st, f)...)
+		if sel := selectAssocs(st, f); len(sel) > 0 {
+			as = append(as, sel...)
+			names = append(names, a.Name)
+		}
 	}
-	return deleteAssocs(st, as, r)
+	if len(as) == 0 {
+		return nothingDeleted()
+	}
+	// Slurm deletes an account with everything below it: its
+	// sub-accounts and the users' associations.
+	as = withDescendants(st, as)
+	if err := deleteAssocs(st, as, r, accountHint); err != nil {
+		return err
+	}
+	r.printf(" Deleting accounts...\n")
+	for _, n := range names {
+		r.printf("  %s\n", n)
+	}
+	return nil
+}
+
+// withDescendants adds every association below those of as.
+func withDescendants(st *State, as []*Association) []*Association {
+	in := map[int64]bool{}
+	for _, a := range as {
+		in[a.ID] = true
+	}
+	for grew := true; grew; {
+		grew = false
+		for _, id := range st.SortedAssocIDs() {
+			a := st.Assocs[id]
+			if !in[id] && in[a.ParentID] {
+				in[id], grew = true, true
+				as = append(as, a)
+			}
+		}
+	}
+	return as
 }
 
 func deleteUsers(st *State, cmd *Command, r *Result) error {
@@ -112,14 +157,34 @@ func deleteUsers(st *State, cmd *Command, r *Result) error {
 	f, _ := filterFrom(cmd.Where)
 	f.onlyUsers = true
 	var as []*Association
+	var names []string
 	for _, u := range users {
 		if u.Name == "root" {
 			return errorf("The root user can not be deleted")
 		}
 		f.users = []string{u.Name}
-		as = append(as, selectAssocs(st, f)...)
+		if sel := selectAssocs(st, f); len(sel) > 0 {
+			as = append(as, sel...)
+			names = append(names, u.Name)
+		}
 	}
-	return deleteAssocs(st, as, r)
+	if err := deleteAssocs(st, as, r, userHint); err != nil {
+		return err
+	}
+	// With conditions on the associations sacctmgr lists those it
+	// deleted; otherwise the users.
+	if len(f.clusters) > 0 || len(f.accounts) > 0 || len(f.partitions) > 0 {
+		r.printf(" Deleting user associations...\n")
+		for _, a := range as {
+			r.printf("  C = %-10s A = %-10s U = %-9s\n", a.Cluster, a.Account, a.User)
+		}
+		return nil
+	}
+	r.printf(" Deleting users...\n")
+	for _, n := range names {
+		r.printf("  %s\n", n)
+	}
+	return nil
 }
 
 func deleteClusters(st *State, cmd *Command, r *Result) error {
@@ -151,8 +216,9 @@ func deleteClusters(st *State, cmd *Command, r *Result) error {
 
 // deleteAssocs removes associations that have no children left (an
 // account with users or sub-accounts can not be deleted), then the users
-// and accounts that no longer have any association.
-func deleteAssocs(st *State, as []*Association, r *Result) error {
+// and accounts that no longer have any association. Callers print what
+// they deleted.
+func deleteAssocs(st *State, as []*Association, r *Result, hint string) error {
 	if len(as) == 0 {
 		return nothingDeleted()
 	}
@@ -170,12 +236,10 @@ func deleteAssocs(st *State, as []*Association, r *Result) error {
 			return errorf("The root association of cluster %s can only be deleted with the cluster", c.Cluster)
 		}
 	}
-	r.printf(" Deleting associations...\n")
 	for _, a := range as {
-		r.printf("  %s\n", assocName(a))
 		delete(st.Assocs, a.ID)
 	}
-	if err := fixDefaultAccounts(st); err != nil {
+	if err := fixDefaultAccounts(st, as, hint); err != nil {
 		return err
 	}
 	dropOrphans(st)
@@ -191,8 +255,9 @@ func childWord(c *Association) string {
 }
 
 // fixDefaultAccounts refuses to leave a user who still has associations
-// without one in its default account.
-func fixDefaultAccounts(st *State) error {
+// without one in its default account, with Slurm's message listing the
+// deleted associations of those default accounts.
+func fixDefaultAccounts(st *State, deleted []*Association, hint string) error {
 	has := map[string]bool{}
 	any := map[string]bool{}
 	for _, a := range st.Assocs {
@@ -203,13 +268,26 @@ func fixDefaultAccounts(st *State) error {
 			}
 		}
 	}
-	for _, name := range sortedKeys(any) {
-		if !has[name] {
-			return errorf("Can't delete the association of user %s with its default account %s; change DefaultAccount first", name, st.Users[name].DefaultAccount)
+	var b strings.Builder
+	for _, a := range deleted {
+		if a.IsUser() && any[a.User] && !has[a.User] && st.Users[a.User].DefaultAccount == a.Account {
+			fmt.Fprintf(&b, "  C = %-15s A = %-10s U = %-9s\n", a.Cluster, a.Account, a.User)
 		}
 	}
-	return nil
+	if b.Len() == 0 {
+		return nil
+	}
+	return plainErr(" Error with request: You can not remove the default account of a user\n%s%s\n Changes Discarded", b.String(), hint)
 }
+
+// The advice sacctmgr gives after refusing to delete default accounts,
+// for delete account and for delete user.
+const (
+	accountHint = " Please either remove the accounts listed above from list and resubmit,\n" +
+		" or change these users' default accounts to remove the account(s)."
+	userHint = " You must change the default account of these users or remove the users completely" +
+		" from the affected clusters to allow these changes."
+)
 
 // dropOrphans deletes users and accounts left without any association
 // (root and the root user always stay).

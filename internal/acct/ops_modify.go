@@ -1,6 +1,7 @@
 package acct
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -60,6 +61,20 @@ func filterFrom(where []Spec) (assocFilter, error) {
 	return f, nil
 }
 
+// errNoChange is slurmdbd's answer to a modify of associations, accounts
+// or users that matched nothing.
+var errNoChange = errorf("Request didn't affect anything\n Error with request: Data has not changed since time specified")
+
+// clusterOfUser is the cluster of the user's first association.
+func clusterOfUser(st *State, user string) string {
+	for _, id := range st.SortedAssocIDs() {
+		if a := st.Assocs[id]; a.User == user {
+			return a.Cluster
+		}
+	}
+	return ""
+}
+
 func execModify(st *State, cmd *Command, env ExecEnv, r *Result) error {
 	switch cmd.Entity {
 	case EntQOS:
@@ -95,7 +110,7 @@ func modifyAssocs(st *State, f assocFilter, set []Spec, what string, r *Result) 
 	}
 	as := selectAssocs(st, f)
 	if len(as) == 0 {
-		return errorf("Nothing modified")
+		return errNoChange
 	}
 	r.printf(" Modified %s associations...\n", what)
 	for _, a := range as {
@@ -132,7 +147,7 @@ func modifyQOS(st *State, cmd *Command, r *Result) error {
 		}
 	}
 	if len(qs) == 0 {
-		return errorf("Nothing modified")
+		return outErr(" Nothing modified")
 	}
 	sort.Slice(qs, func(i, j int) bool { return qs[i].ID < qs[j].ID })
 	r.printf(" Modified qos...\n")
@@ -176,32 +191,105 @@ func modifyAccounts(st *State, cmd *Command, r *Result) error {
 	}
 	accts := matchAccounts(st, cmd.Names, cmd.Where)
 	if len(accts) == 0 {
-		return errorf("Nothing modified")
+		return errNoChange
 	}
 	clusters := specValues(cmd.Where, "Cluster", true)
-	var assocSet []Spec
-	for _, s := range cmd.Set {
-		if isAssocKey(s.Key) {
-			assocSet = append(assocSet, s)
-		}
-	}
-	r.printf(" Modified accounts...\n")
+	assocSet, fields := splitSet(cmd.Set, "Parent")
+	_, moved := specValue(cmd.Set, "Parent")
+	var names, lines, children strings.Builder
 	for _, a := range accts {
-		r.printf("  %s\n", a.Name)
+		oldParent := a.Parent
 		if err := setAccountFields(st, a, cmd.Set); err != nil {
 			return err
 		}
-		if len(assocSet) == 0 {
+		if fields {
+			fmt.Fprintf(&names, "  %s\n", a.Name)
+		}
+		if len(assocSet) == 0 && !moved {
 			continue
 		}
 		for _, as := range selectAssocs(st, assocFilter{clusters: clusters, accounts: []string{a.Name}, onlyAccounts: true}) {
 			if err := applyAssocSpecs(st, as, assocSet); err != nil {
 				return err
 			}
+			fmt.Fprintf(&lines, "  C = %-10s A = %s of %s\n", as.Cluster, a.Name, oldParent)
+			for _, c := range touchedChildren(st, as, assocSet, moved) {
+				children.WriteString(userAssocLine(c))
+			}
 		}
+	}
+	if names.Len() > 0 {
+		r.printf(" Modified accounts...\n%s", names.String())
+	}
+	if lines.Len() > 0 {
+		r.printf(" Modified account associations...\n%s%s", lines.String(), children.String())
 	}
 	r.Changed = true
 	return checkAllDefaultQOS(st)
+}
+
+// splitSet returns the association attributes among set and whether it
+// also sets a record field other than those in skip.
+func splitSet(set []Spec, skip ...string) ([]Spec, bool) {
+	var assocSet []Spec
+	fields := false
+	for _, s := range set {
+		switch {
+		case isAssocKey(s.Key):
+			assocSet = append(assocSet, s)
+		case !contains(skip, s.Key):
+			fields = true
+		}
+	}
+	return assocSet, fields
+}
+
+// touchedChildren are the user associations below a that slurmdbd
+// reports as modified with it: all of them when the account moved,
+// otherwise those that inherit one of the limits set.
+func touchedChildren(st *State, a *Association, set []Spec, moved bool) []*Association {
+	var out []*Association
+	for _, id := range st.SortedAssocIDs() {
+		c := st.Assocs[id]
+		if c.ParentID != a.ID || !c.IsUser() {
+			continue
+		}
+		if moved || inheritsAny(c, set) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// inheritsAny reports whether c leaves one of the inherited attributes
+// of set (Max* limits, QOS, DefaultQOS, Priority) to its parent.
+func inheritsAny(c *Association, set []Spec) bool {
+	for _, s := range set {
+		if f, ok := assocCountFields()[s.Key]; ok && strings.HasPrefix(s.Key, "Max") && !f(&c.AssocLimits).IsSet() {
+			return true
+		}
+		if f, ok := assocWallFields()[s.Key]; ok && s.Key == "MaxWall" && !f(&c.AssocLimits).IsSet() {
+			return true
+		}
+		if f, ok := assocTRESFields()[s.Key]; ok && strings.HasPrefix(s.Key, "Max") && len(*f(&c.AssocLimits)) == 0 {
+			return true
+		}
+		switch {
+		case s.Key == "QOS" && c.QOS == nil, s.Key == "DefaultQOS" && c.DefaultQOS == "",
+			s.Key == "Priority" && !c.Priority.IsSet():
+			return true
+		}
+	}
+	return false
+}
+
+// userAssocLine prints a user association as sacctmgr's summaries do.
+func userAssocLine(a *Association) string {
+	s := fmt.Sprintf("  C = %-10s A = %-20s U = %-9s", a.Cluster, a.Account, a.User)
+	if a.Partition != "" {
+		s += " P = " + a.Partition
+	}
+	return s + "\n"
 }
 
 // setAccountFields writes Description, Organization and Parent; a new
@@ -260,35 +348,39 @@ func modifyUsers(st *State, cmd *Command, r *Result) error {
 		return err
 	}
 	if len(users) == 0 {
-		return errorf("Nothing modified")
+		return errNoChange
 	}
 	f, _ := filterFrom(cmd.Where)
 	f.onlyUsers = true
-	var assocSet []Spec
-	for _, s := range cmd.Set {
-		if isAssocKey(s.Key) {
-			assocSet = append(assocSet, s)
-		}
-	}
-	r.printf(" Modified users...\n")
+	assocSet, fields := splitSet(cmd.Set)
+	var names, lines strings.Builder
 	for _, u := range users {
-		r.printf("  %s\n", u.Name)
 		if err := setUserFields(st, u, cmd.Set); err != nil {
 			return err
+		}
+		if fields {
+			fmt.Fprintf(&names, "  %s\n", u.Name)
 		}
 		if len(assocSet) == 0 {
 			continue
 		}
 		f.users = []string{u.Name}
 		as := selectAssocs(st, f)
-		if len(as) == 0 {
-			return errorf("User %s has no association matching the conditions; nothing modified", u.Name)
-		}
 		for _, a := range as {
 			if err := applyAssocSpecs(st, a, assocSet); err != nil {
 				return err
 			}
+			lines.WriteString(userAssocLine(a))
 		}
+	}
+	if names.Len() == 0 && lines.Len() == 0 {
+		return errNoChange
+	}
+	if names.Len() > 0 {
+		r.printf(" Modified users...\n%s", names.String())
+	}
+	if lines.Len() > 0 {
+		r.printf(" Modified user associations...\n%s", lines.String())
 	}
 	r.Changed = true
 	return nil
@@ -324,7 +416,7 @@ func setUserFields(st *State, u *User, set []Spec) error {
 		case "DefaultAccount":
 			acct := strings.ToLower(s.Value)
 			if len(selectAssocs(st, assocFilter{accounts: []string{acct}, users: []string{u.Name}})) == 0 {
-				return errorf("User %s has no association with account %s; add it first", u.Name, acct)
+				return outErr(fmt.Sprintf(" Can't modify because these users aren't associated with new default account '%s'...\n  U = %s C = %s", acct, u.Name, clusterOfUser(st, u.Name)))
 			}
 			u.DefaultAccount = acct
 		case "AdminLevel":

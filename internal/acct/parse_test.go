@@ -53,7 +53,8 @@ func TestParseCommands(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ line, msg string }{
 		{"frobnicate user x", "Invalid keyword: frobnicate"},
-		{"add", "No entity given to add"},
+		{"add", "No valid entity in add command\nInput line must include \"Account\", \"Cluster\", \"Coordinator\", \"Federation\", \"QOS\", \"Resource\", or \"User\""},
+		{"delete", "No valid entity in delete command"},
 		{"add wibble x", "No valid entity"},
 		{"modify user alice", "You didn't give me anything to set"},
 		{"modify user alice set", "You didn't give me anything to set"},

@@ -283,6 +283,8 @@ type column struct {
 	w    int
 	left bool
 	key  string
+	// sized is set when format= gave the width (%N).
+	sized bool
 }
 
 func showColumns(cmd *Command, o Options) ([]column, error) {
@@ -300,7 +302,7 @@ func showColumns(cmd *Command, o Options) ([]column, error) {
 		}
 		col := column{colDef: d, w: d.width, key: strings.ToLower(c.Name)}
 		if c.Width != 0 {
-			col.w, col.left = abs(c.Width), c.Width < 0
+			col.w, col.left, col.sized = abs(c.Width), c.Width < 0, true
 		}
 		out = append(out, col)
 	}
@@ -344,8 +346,9 @@ func render(cols []column, rows []row, o Options, tree bool) string {
 	var b strings.Builder
 	parsable := o.Parsable || o.Parsable2
 	for i := range cols {
-		if tree && (cols[i].key == "account" || cols[i].key == "acct") {
-			cols[i].left = true // sacctmgr left-justifies the indented tree
+		if tree && isTreeCol(cols[i]) {
+			// sacctmgr left-justifies the indented tree in 20 columns.
+			cols[i].left, cols[i].w = true, 20
 		}
 	}
 	line := func(vals []string) {
@@ -381,13 +384,19 @@ func render(cols []column, rows []row, o Options, tree bool) string {
 		vals := make([]string, len(cols))
 		for i, c := range cols {
 			vals[i] = c.get(r)
-			if tree && c.key == "account" || tree && c.key == "acct" {
+			if tree && isTreeCol(c) {
 				vals[i] = strings.Repeat(" ", r.depth) + vals[i]
 			}
 		}
 		line(vals)
 	}
 	return b.String()
+}
+
+// isTreeCol reports whether c is the account column a tree indents:
+// sacctmgr does not indent one given a width with %N.
+func isTreeCol(c column) bool {
+	return (c.key == "account" || c.key == "acct") && !c.sized
 }
 
 // pad fits v into w characters, truncating with a trailing '+'.

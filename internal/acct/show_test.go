@@ -37,7 +37,10 @@ func TestShowLayouts(t *testing.T) {
 		{"show user alice -s format=User,Account,Cluster,Share -P", "User|Account|Cluster|Share\nalice|research|c1|1\n"},
 		{"show account research withassoc format=Account,User,ParentName -P", "Account|User|Par Name\nresearch||root\nresearch|alice|\n"},
 		{"show assoc format=Account,User,Share tree",
-			"Account          User     Share \n---------- ---------- --------- \nroot                          1 \n root            root         1 \n research                     1 \n  research      alice         1 \n"},
+			"Account                    User     Share \n-------------------- ---------- --------- \nroot                                    1 \n root                      root         1 \n research                               1 \n  research                alice         1 \n"},
+		{"show assoc format=Account,User tree -P -n", "root|\n root|root\n research|\n  research|alice\n"},
+		{"show assoc format=Account%8,User tree", // a width given: not indented
+			" Account       User \n-------- ---------- \n    root            \n    root       root \nresearch            \nresearch      alice \n"},
 		{"show tres where type=gres format=Type,Name,ID -P", "Type|Name|ID\n"},
 		{"show tres cpu format=Type,ID -P -n", "cpu|1\n"},
 	}

@@ -182,10 +182,20 @@ func sacctmgrOne(ctx context.Context, env *Env, store acct.Store, renv acct.RunE
 		fmt.Fprintf(env.Stderr, "sacctmgr: warning: %s\n", w)
 	}
 	if err != nil {
-		return Errorf(env, "sacctmgr", "%v", err)
+		return sacctmgrFailed(env, err.Error())
 	}
 	fmt.Fprint(env.Stdout, out)
 	return 0
+}
+
+// sacctmgrFailed prints a failed command as sacctmgr does: most errors as
+// `sacctmgr: error: ...`, some on stdout or on stderr without the prefix
+// (acct.ErrorOutput decides), and exits 1.
+func sacctmgrFailed(env *Env, text string) int {
+	stdout, stderr := acct.ErrorOutput(text)
+	fmt.Fprint(env.Stdout, stdout)
+	fmt.Fprint(env.Stderr, stderr)
+	return 1
 }
 
 // sacctmgrInteractive reads commands from stdin (one per line, `exit` or

@@ -140,7 +140,7 @@ func sacctmgrOneViaController(ctx context.Context, env *Env, cl *api.Client, res
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {
-			return Errorf(env, "sacctmgr", "%s", ae.Message)
+			return sacctmgrFailed(env, ae.Message)
 		}
 		return clientError(env, "sacctmgr", err)
 	}

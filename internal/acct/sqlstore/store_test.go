@@ -187,7 +187,7 @@ func TestFailedCommandWritesNothing(t *testing.T) {
 			"add qos q1 Preempt=q1",
 			"modify account phys set GrpTRES=cpu=abc",
 			"modify account phys set MaxWall=1:2:3:4",
-			"add user carol Account=phys,nosuch",
+			"add user carol Account=phys MaxJobs=many", // fails after creating carol
 		} {
 			if _, err := ss.try(bad); err == nil {
 				t.Errorf("%s: no error", bad)
