@@ -320,6 +320,8 @@ type NodeRecord struct {
 	Addr       string    `json:"addr,omitempty"`
 	Hostname   string    `json:"hostname,omitempty"`
 	Version    string    `json:"version,omitempty"`
+	Arch       string    `json:"arch,omitempty"`
+	OS         string    `json:"os,omitempty"`
 	BootTime   time.Time `json:"boot_time,omitempty"`
 	LastHeard  time.Time `json:"last_heard,omitempty"`
 	Jobs       int       `json:"jobs"`

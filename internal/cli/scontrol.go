@@ -120,7 +120,7 @@ func (s *scontrolRun) print(records [][]string) {
 	}
 }
 
-// printTrailed writes job and node records as Slurm 24.11 ends them: a
+// printTrailed writes job records as Slurm 24.11 ends them: a
 // last line of three blanks before the blank line, a trailing blank on
 // the one-line form (oracle: "StdOut=/dev/null\n   \n\n").
 func (s *scontrolRun) printTrailed(records [][]string) {
@@ -181,7 +181,7 @@ func (s *scontrolRun) show(args []string) int {
 			fmt.Fprintf(s.env.Stderr, "Node %s not found\n", name)
 			return 1
 		}
-		s.printTrailed(recs)
+		s.print(recs)
 	case strings.HasPrefix(what, "partition"):
 		res, err := s.cl.Partitions(s.ctx)
 		if err != nil {
@@ -601,34 +601,42 @@ func jobEnd(j *api.JobInfo) string {
 	return e
 }
 
-// NodeRecordLines renders scontrol show node.
+// NodeRecordLines renders scontrol show node in Slurm 24.11's layout
+// (oracle): the blanks ending the first, OS= and Partitions= lines,
+// ResumeAfterTime=, the power line, then a line of three blanks and the
+// reason ("AveWatts=0\n   \n   Reason=baddisk [root@...]\n\n"); Arch=
+// and OS= as the node's agent reports them.
 func NodeRecordLines(n *api.NodeRecord) []string {
-	reason := ""
-	if n.Reason != "" {
-		reason = fmt.Sprintf("Reason=%s [%s@%s]", n.Reason, orUnknown(n.ReasonUser), timeOrNone(n.ReasonTime, "Unknown"))
-	}
 	parts := append([]string(nil), n.Partitions...)
 	sort.Strings(parts)
+	first := "NodeName=" + n.Name
+	if n.Arch != "" {
+		first += " Arch=" + n.Arch
+	}
 	lines := []string{
-		fmt.Sprintf("NodeName=%s CoresPerSocket=%d", n.Name, n.Cores),
+		fmt.Sprintf("%s CoresPerSocket=%d ", first, n.Cores),
 		fmt.Sprintf("CPUAlloc=%d CPUEfctv=%d CPUTot=%d CPULoad=N/A", n.AllocCPUs, n.CPUs, n.CPUs),
 		"AvailableFeatures=" + orNull(n.Features),
 		"ActiveFeatures=" + orNull(n.Features),
 		"Gres=" + orNull(n.Gres),
 		fmt.Sprintf("NodeAddr=%s NodeHostName=%s Version=%s", orNA(n.Addr), orNA(n.Hostname), orNA(n.Version)),
+	}
+	if n.OS != "" {
+		lines = append(lines, "OS="+n.OS+" ")
+	}
+	lines = append(lines,
 		fmt.Sprintf("RealMemory=%d AllocMem=%d FreeMem=N/A Sockets=%d Boards=1", n.RealMemory, n.AllocMem, n.Sockets),
 		fmt.Sprintf("State=%s ThreadsPerCore=%d TmpDisk=0 Weight=%d Owner=N/A MCS_label=N/A", n.State, n.Threads, n.Weight),
-		"Partitions=" + strings.Join(parts, ","),
+		"Partitions="+strings.Join(parts, ",")+" ",
 		fmt.Sprintf("BootTime=%s SlurmdStartTime=%s", timeOrNone(n.BootTime, "None"), timeOrNone(n.BootTime, "None")),
-		fmt.Sprintf("LastBusyTime=%s", timeOrNone(n.LastHeard, "Unknown")),
-		"CfgTRES=" + n.CfgTRES,
-		"AllocTRES=" + n.AllocTRES,
-	}
-	if n.GresUsed != "" {
-		lines = append(lines, "GresUsed="+n.GresUsed)
-	}
-	if reason != "" {
-		lines = append(lines, reason)
+		fmt.Sprintf("LastBusyTime=%s ResumeAfterTime=None", timeOrNone(n.LastHeard, "Unknown")),
+		"CfgTRES="+n.CfgTRES,
+		"AllocTRES="+n.AllocTRES,
+		"CurrentWatts=0 AveWatts=0",
+		"", // Slurm's line of three blanks, before the reason
+	)
+	if n.Reason != "" {
+		lines = append(lines, fmt.Sprintf("Reason=%s [%s@%s]", n.Reason, orUnknown(n.ReasonUser), timeOrNone(n.ReasonTime, "Unknown")))
 	}
 	return lines
 }

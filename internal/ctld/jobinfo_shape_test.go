@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/tres"
 )
 
 // TestJobInfoSubmitShape: what scontrol show job, squeue %m and sacct's
@@ -56,5 +57,18 @@ func TestUpdateHeldPriorityMessage(t *testing.T) {
 	var ae *api.Error
 	if !errors.As(err, &ae) || ae.Message != "Job is in held state, pending scheduler release" || ae.Job != idStr(id) {
 		t.Errorf("update Priority of a held job: %#v", err)
+	}
+}
+
+// TestNodeCfgTRES: a node's CfgTRES shows its memory in the largest unit
+// it reaches, two decimals when not whole (oracle: RealMemory=64000 with
+// 8 CPUs and 4 GPUs is cpu=8,mem=62.50G,billing=8,gres/gpu=4).
+func TestNodeCfgTRES(t *testing.T) {
+	cases := map[int64]string{64000: "cpu=8,mem=62.50G,billing=8,gres/gpu=4", 65536: "cpu=8,mem=64G,billing=8,gres/gpu=4",
+		1000: "cpu=8,mem=1000M,billing=8,gres/gpu=4"}
+	for mem, want := range cases {
+		if got := nodeCfgTRES(tres.Vector{"cpu": 8, "mem": mem, "billing": 8, "gres/gpu": 4}); got != want {
+			t.Errorf("RealMemory=%d: CfgTRES=%s, want %s", mem, got, want)
+		}
 	}
 }

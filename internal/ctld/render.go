@@ -356,7 +356,8 @@ func (ls *loopState) nodeRecord(i int) api.NodeRecord {
 		Cores: int(n.CoresPerSocket), Threads: int(n.ThreadsPerCore), RealMemory: n.RealMemory,
 		AllocMem: n.AllocMem, Features: strings.Join(n.Features, ","), Weight: n.Weight, Reason: n.Reason,
 		ReasonTime: n.ReasonTime, ReasonUser: n.ReasonUser, Addr: rt.info.Addr, Hostname: rt.info.Hostname,
-		Version: rt.info.Version, BootTime: rt.info.BootTime, LastHeard: rt.lastHeard, Jobs: int(n.Jobs)}
+		Version: rt.info.Version, BootTime: rt.info.BootTime, LastHeard: rt.lastHeard, Jobs: int(n.Jobs),
+		Arch: rt.info.Arch, OS: rt.info.OS}
 	for _, p := range n.Partitions {
 		rec.Partitions = append(rec.Partitions, cl.Partitions[p].Name)
 	}
@@ -375,12 +376,44 @@ func (ls *loopState) nodeRecord(i int) api.NodeRecord {
 			cfg["gres/"+cl.GresKinds[k].Name] += cnt
 		}
 	}
-	rec.CfgTRES = cfg.String()
+	rec.CfgTRES = nodeCfgTRES(cfg)
 	if n.AllocCPUs > 0 || n.AllocMem > 0 {
-		rec.AllocTRES = tres.Vector{"cpu": int64(n.AllocCPUs), "mem": n.AllocMem}.String()
+		alloc := tres.Vector{"cpu": int64(n.AllocCPUs), "mem": n.AllocMem}
+		for k, cnt := range n.AllocGres {
+			if cnt > 0 {
+				alloc["gres/"+cl.GresKinds[k].Name] += cnt
+			}
+		}
+		rec.AllocTRES = alloc.String()
 	}
 	ls.resvNodeState(i, &rec) // RESERVED/MAINT (resv.go)
 	return rec
+}
+
+// nodeCfgTRES is a node's CfgTRES: memory in the largest unit it reaches,
+// with two decimals when not whole, as Slurm prints it there (oracle:
+// RealMemory=64000 is mem=62.50G; 65536 would be 64G).
+func nodeCfgTRES(v tres.Vector) string {
+	mem := v["mem"]
+	delete(v, "mem")
+	s := v.String()
+	if mem <= 0 {
+		return s
+	}
+	f, unit := float64(mem), 0
+	for f >= 1024 && unit < 3 {
+		f /= 1024
+		unit++
+	}
+	m := strconv.FormatFloat(f, 'f', 2, 64)
+	if f == float64(int64(f)) {
+		m = strconv.FormatInt(int64(f), 10)
+	}
+	m = "mem=" + m + string("MGTP"[unit])
+	if cpu, rest, ok := strings.Cut(s, ","); ok && strings.HasPrefix(cpu, "cpu=") {
+		return cpu + "," + m + "," + rest // Slurm's order: cpu, mem, then the rest
+	}
+	return m + "," + s
 }
 
 // longNodeState is sinfo's %T: idle, mixed, allocated, down, drained,
