@@ -134,10 +134,14 @@ type NodeResources struct {
 // NodeInfo describes a node agent: name, the URL the controller reaches it
 // at, its resources and when it booted.
 type NodeInfo struct {
-	Name      string        `json:"name"`
-	Addr      string        `json:"addr"`
-	Hostname  string        `json:"hostname,omitempty"`
-	Version   string        `json:"version,omitempty"`
+	Name     string `json:"name"`
+	Addr     string `json:"addr"`
+	Hostname string `json:"hostname,omitempty"`
+	Version  string `json:"version,omitempty"`
+	// Arch and OS are the machine's uname (scontrol show node's Arch= and
+	// OS=: "x86_64", "Linux 6.1.0 #1 SMP ...").
+	Arch      string        `json:"arch,omitempty"`
+	OS        string        `json:"os,omitempty"`
 	BootTime  time.Time     `json:"boot_time"`
 	Resources NodeResources `json:"resources"`
 }

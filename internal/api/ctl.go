@@ -181,34 +181,48 @@ type JobInfo struct {
 	// TimeLimitSec is the limit in seconds, TimeInfinite for UNLIMITED.
 	TimeLimitSec int64 `json:"time_limit_s"`
 
-	NodeList     string `json:"node_list,omitempty"`
-	SchedNodes   string `json:"sched_nodes,omitempty"`
-	BatchHost    string `json:"batch_host,omitempty"`
-	NumNodes     int    `json:"num_nodes"`
-	NumCPUs      int    `json:"num_cpus"`
-	NumTasks     int    `json:"num_tasks"`
-	CPUsPerTask  int    `json:"cpus_per_task"`
-	MinMemoryMB  int64  `json:"min_memory_mb,omitempty"`
-	MemPerCPU    bool   `json:"mem_per_cpu,omitempty"`
-	ReqTRES      string `json:"req_tres,omitempty"`
-	AllocTRES    string `json:"alloc_tres,omitempty"`
-	TresPerNode  string `json:"tres_per_node,omitempty"`
-	Features     string `json:"features,omitempty"`
-	ReqNodes     string `json:"req_nodes,omitempty"`
-	ExcNodes     string `json:"exc_nodes,omitempty"`
-	Dependency   string `json:"dependency,omitempty"`
-	Requeue      bool   `json:"requeue"`
-	RestartCount int    `json:"restart_count"`
-	ExitCode     string `json:"exit_code"`
-	Exclusive    bool   `json:"exclusive,omitempty"`
-	Reservation  string `json:"reservation,omitempty"`
-	Licenses     string `json:"licenses,omitempty"` // -L as scontrol shows it (ctld/resv.go)
-	Command      string `json:"command,omitempty"`
-	WorkDir      string `json:"work_dir,omitempty"`
-	StdOut       string `json:"stdout,omitempty"`
-	StdErr       string `json:"stderr,omitempty"`
-	StdIn        string `json:"stdin,omitempty"`
-	Comment      string `json:"comment,omitempty"`
+	NodeList    string `json:"node_list,omitempty"`
+	SchedNodes  string `json:"sched_nodes,omitempty"`
+	BatchHost   string `json:"batch_host,omitempty"`
+	NumNodes    int    `json:"num_nodes"`
+	NumCPUs     int    `json:"num_cpus"`
+	NumTasks    int    `json:"num_tasks"`
+	CPUsPerTask int    `json:"cpus_per_task"`
+	MinMemoryMB int64  `json:"min_memory_mb,omitempty"`
+	MemPerCPU   bool   `json:"mem_per_cpu,omitempty"`
+	ReqTRES     string `json:"req_tres,omitempty"`
+	AllocTRES   string `json:"alloc_tres,omitempty"`
+	TresPerNode string `json:"tres_per_node,omitempty"`
+	// TresPerJob (--gpus) and TresPerTask (-c above 1) as scontrol shows
+	// them: "gres/gpu:2", "cpu=2".
+	TresPerJob  string `json:"tres_per_job,omitempty"`
+	TresPerTask string `json:"tres_per_task,omitempty"`
+	// MaxNodes is the upper node count of a pending job (NumNodes=2-2),
+	// NTasksPerNode --ntasks-per-node, MinCPUsNode scontrol's MinCPUsNode.
+	MaxNodes      int `json:"max_nodes,omitempty"`
+	NTasksPerNode int `json:"ntasks_per_node,omitempty"`
+	MinCPUsNode   int `json:"min_cpus_node,omitempty"`
+	// LastSchedEval is when the scheduler last looked at the job;
+	// AllocNode and AllocSID where it was submitted from.
+	LastSchedEval time.Time `json:"last_sched_eval,omitempty"`
+	AllocNode     string    `json:"alloc_node,omitempty"`
+	AllocSID      int       `json:"alloc_sid,omitempty"`
+	Features      string    `json:"features,omitempty"`
+	ReqNodes      string    `json:"req_nodes,omitempty"`
+	ExcNodes      string    `json:"exc_nodes,omitempty"`
+	Dependency    string    `json:"dependency,omitempty"`
+	Requeue       bool      `json:"requeue"`
+	RestartCount  int       `json:"restart_count"`
+	ExitCode      string    `json:"exit_code"`
+	Exclusive     bool      `json:"exclusive,omitempty"`
+	Reservation   string    `json:"reservation,omitempty"`
+	Licenses      string    `json:"licenses,omitempty"` // -L as scontrol shows it (ctld/resv.go)
+	Command       string    `json:"command,omitempty"`
+	WorkDir       string    `json:"work_dir,omitempty"`
+	StdOut        string    `json:"stdout,omitempty"`
+	StdErr        string    `json:"stderr,omitempty"`
+	StdIn         string    `json:"stdin,omitempty"`
+	Comment       string    `json:"comment,omitempty"`
 
 	// PriorityTerms and PrioritySummary explain the priority (detail only).
 	PriorityTerms   []PriorityTerm `json:"priority_terms,omitempty"`
@@ -306,6 +320,8 @@ type NodeRecord struct {
 	Addr       string    `json:"addr,omitempty"`
 	Hostname   string    `json:"hostname,omitempty"`
 	Version    string    `json:"version,omitempty"`
+	Arch       string    `json:"arch,omitempty"`
+	OS         string    `json:"os,omitempty"`
 	BootTime   time.Time `json:"boot_time,omitempty"`
 	LastHeard  time.Time `json:"last_heard,omitempty"`
 	Jobs       int       `json:"jobs"`
@@ -351,7 +367,9 @@ type PartitionRecord struct {
 	Hidden            bool     `json:"hidden,omitempty"`
 	RootOnly          bool     `json:"root_only,omitempty"`
 	ExclusiveUser     bool     `json:"exclusive_user,omitempty"`
-	TRES              string   `json:"tres,omitempty"`
+	// NodeSets is "ALL" for a partition of Nodes=ALL (scontrol's NodeSets=).
+	NodeSets string `json:"node_sets,omitempty"`
+	TRES     string `json:"tres,omitempty"`
 }
 
 // PartitionsResponse lists partitions in configuration order.

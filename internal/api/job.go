@@ -31,6 +31,9 @@ type JobSpec struct {
 	// MinNodes and MaxNodes are --nodes/-N min[-max]; 0 means not given.
 	MinNodes int `json:"min_nodes,omitempty"`
 	MaxNodes int `json:"max_nodes,omitempty"`
+	// ZeroNodes records --nodes=0 (a job of no nodes, which slurmctld
+	// refuses after giving it an id).
+	ZeroNodes bool `json:"zero_nodes,omitempty"`
 	// NTasks is --ntasks/-n.
 	NTasks int `json:"ntasks,omitempty"`
 	// CPUsPerTask is --cpus-per-task/-c.
@@ -109,6 +112,10 @@ type JobSpec struct {
 	WCKey string `json:"wckey,omitempty"`
 	// Comment is --comment.
 	Comment string `json:"comment,omitempty"`
+	// AllocNode and AllocSID are the submitting host (short name) and the
+	// session id of the submitting process (scontrol's AllocNode:Sid).
+	AllocNode string `json:"alloc_node,omitempty"`
+	AllocSID  int    `json:"alloc_sid,omitempty"`
 
 	// Output, Error and Input are --output/-o, --error/-e and --input/-i
 	// filename patterns (%j, %A, %a, %u, %x, %N ... are expanded at launch).

@@ -7,6 +7,8 @@ import (
 	"os"
 	"sort"
 	"sync"
+
+	"golang.org/x/sys/unix"
 )
 
 // Env is everything a command may touch of the outside world. Commands take
@@ -57,8 +59,10 @@ func (env *Env) lookupEnv() func(string) (string, bool) {
 }
 
 func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	// A terminal answers the termios ioctl; /dev/null, also a character
+	// device, does not (sbatch </dev/null reads an empty script).
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }
 
 // Command is one user-facing command of the sluice binary.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sluice-hpc/sluice/internal/api"
 )
 
@@ -195,7 +197,10 @@ func loadScript(env *Env, name string) (string, error) {
 			return "", fmt.Errorf("script is not specified and stdin is a terminal")
 		}
 		data, err := io.ReadAll(env.Stdin)
-		return string(data), err
+		if err != nil {
+			return "", err
+		}
+		return string(data), scriptEmpty(data)
 	}
 	if !filepath.IsAbs(name) && env.Cwd != "" {
 		name = filepath.Join(env.Cwd, name)
@@ -204,7 +209,19 @@ func loadScript(env *Env, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("Unable to open file %s", name)
 	}
-	return string(data), nil
+	return string(data), scriptEmpty(data)
+}
+
+// scriptEmpty refuses a script with nothing to run, in Slurm's words
+// (oracle: `sbatch </dev/null` prints "Batch script is empty!").
+func scriptEmpty(data []byte) error {
+	switch {
+	case len(data) == 0:
+		return errors.New("Batch script is empty!")
+	case len(bytes.TrimSpace(data)) == 0:
+		return errors.New("Batch script contains only whitespace!")
+	}
+	return nil
 }
 
 // fillSubmitContext adds what sbatch sends besides the options: the
@@ -215,13 +232,29 @@ func fillSubmitContext(env *Env, s *api.JobSpec) {
 	} else if !filepath.IsAbs(s.WorkDir) && env.Cwd != "" {
 		s.WorkDir = filepath.Join(env.Cwd, s.WorkDir)
 	}
+	if s.AllocNode == "" {
+		host, _ := os.Hostname()
+		s.AllocNode, _, _ = strings.Cut(host, ".")
+		s.AllocSID, _ = unix.Getsid(0)
+	}
 	if s.Environment == nil {
 		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "SLURM_JWT=") {
+			if !strings.HasPrefix(kv, "SLURM_JWT=") && !strings.HasPrefix(kv, "SLURM_PRIO_PROCESS=") {
 				s.Environment = append(s.Environment, kv)
 			}
 		}
+		s.Environment = append(s.Environment, "SLURM_PRIO_PROCESS="+strconv.Itoa(prioProcess()))
 	}
+}
+
+// prioProcess is sbatch's nice value, which Slurm's sbatch exports to the
+// job as SLURM_PRIO_PROCESS (0 for an ordinary shell).
+func prioProcess() int {
+	raw, err := unix.Getpriority(unix.PRIO_PROCESS, 0)
+	if err != nil {
+		return 0
+	}
+	return 20 - raw // the kernel's value is 20 - nice
 }
 
 // waitJob is sbatch --wait: poll until the job ends, exit with its code.

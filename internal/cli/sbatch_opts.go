@@ -487,6 +487,7 @@ func setNodes(v string, s *api.JobSpec) error {
 		}
 	}
 	s.MinNodes, s.MaxNodes = minN, maxN
+	s.ZeroNodes = maxN == 0
 	return nil
 }
 

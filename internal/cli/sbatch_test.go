@@ -150,6 +150,13 @@ func TestSbatchMessages(t *testing.T) {
 		{"limit-reason-line", []string{"-q", "limited", "--wrap", "true"}, 1, "",
 			"sbatch: error: QOSMaxSubmitJobPerUserLimit\nsbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)\n"},
 		{"no-script", []string{"-J", "x"}, 1, "", "sbatch: error: script is not specified and stdin is a terminal\n"},
+		// Oracle: `sbatch </dev/null` and a script of blanks.
+		{"empty-stdin", []string{"-J", "x"}, 1, "", "sbatch: error: Batch script is empty!\n"},
+		// Oracle: -N 0 is refused by slurmctld once it has an id (the
+		// next job gets the one after).
+		{"zero-nodes", []string{"-N", "0", "--wrap", "true"}, 1, "",
+			"sbatch: error: Batch job submission failed: Node count specification invalid\n"},
+		{"after-zero-nodes", []string{"-H", "--wrap", "true"}, 0, "Submitted batch job 10\n", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -303,5 +310,25 @@ func TestScanStateSaveLocation(t *testing.T) {
 	}
 	if _, ok := scanStateSaveLocation(filepath.Join(t.TempDir(), "missing.conf")); ok {
 		t.Error("a missing file must defer to the parser (and its error)")
+	}
+}
+
+// TestSbatchPrioProcess: sbatch exports its nice value to the job as
+// SLURM_PRIO_PROCESS, as Slurm's does (oracle: SLURM_PRIO_PROCESS=0 in a
+// job submitted from an ordinary shell); a value in sbatch's own
+// environment is replaced.
+func TestSbatchPrioProcess(t *testing.T) {
+	t.Setenv("SLURM_PRIO_PROCESS", "7")
+	env, _, _ := testEnv()
+	var s api.JobSpec
+	fillSubmitContext(env, &s)
+	var got []string
+	for _, kv := range s.Environment {
+		if strings.HasPrefix(kv, "SLURM_PRIO_PROCESS=") {
+			got = append(got, kv)
+		}
+	}
+	if want := fmt.Sprintf("SLURM_PRIO_PROCESS=%d", prioProcess()); len(got) != 1 || got[0] != want {
+		t.Errorf("environment has %q, want only %q", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/duration"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
 )
 
 func init() {
@@ -34,7 +36,7 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		opts, args = append(opts, args[0]), args[1:]
 	}
-	oneLiner := false
+	oneLiner, details := false, false
 	for _, o := range opts {
 		switch o {
 		case "-o", "--oneliner":
@@ -42,7 +44,9 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 		case "-h", "--help":
 			fmt.Fprint(env.Stdout, scontrolUsage)
 			return 0
-		case "-d", "--details", "-a", "--all", "-v", "--verbose", "-Q", "--quiet":
+		case "-d", "--details":
+			details = true
+		case "-a", "--all", "-v", "--verbose", "-Q", "--quiet":
 		default:
 			return Errorf(env, "scontrol", "unrecognized option '%s'", o)
 		}
@@ -56,13 +60,18 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stdout, VersionLine())
 		return 0
 	}
+	if cmd == "show" && len(args) > 1 {
+		if code, ok := showHostlist(env, args[1:]); ok {
+			return code
+		}
+	}
 	cl, err := controllerClient(env)
 	if err != nil {
 		return clientError(env, "scontrol", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	s := &scontrolRun{env: env, cl: cl, ctx: ctx, oneLiner: oneLiner}
+	s := &scontrolRun{env: env, cl: cl, ctx: ctx, oneLiner: oneLiner, details: details}
 	switch cmd {
 	case "show":
 		return s.show(args[1:])
@@ -94,24 +103,33 @@ type scontrolRun struct {
 	cl       *api.Client
 	ctx      context.Context
 	oneLiner bool
+	// details is -d: Sluice's priority breakdown and why-pending lines
+	// are added to scontrol show job.
+	details bool
 }
 
-// print writes records, one attribute line each (or one line with -o).
+// print writes records, one attribute line each (or one line with -o),
+// each followed by a blank line.
 func (s *scontrolRun) print(records [][]string) {
-	for i, r := range records {
+	for _, r := range records {
 		if s.oneLiner {
 			fmt.Fprintln(s.env.Stdout, strings.Join(r, " "))
 			continue
 		}
-		for k, line := range r {
-			if k > 0 {
-				line = "   " + line
-			}
-			fmt.Fprintln(s.env.Stdout, line)
+		fmt.Fprint(s.env.Stdout, strings.Join(r, "\n   ")+"\n\n")
+	}
+}
+
+// printTrailed writes job records as Slurm 24.11 ends them: a
+// last line of three blanks before the blank line, a trailing blank on
+// the one-line form (oracle: "StdOut=/dev/null\n   \n\n").
+func (s *scontrolRun) printTrailed(records [][]string) {
+	for _, r := range records {
+		if s.oneLiner {
+			fmt.Fprintln(s.env.Stdout, strings.Join(r, " ")+" ")
+			continue
 		}
-		if i < len(records)-1 || len(records) > 0 {
-			fmt.Fprintln(s.env.Stdout)
-		}
+		fmt.Fprint(s.env.Stdout, strings.Join(r, "\n   ")+"\n   \n\n")
 	}
 }
 
@@ -126,7 +144,7 @@ func (s *scontrolRun) show(args []string) int {
 	}
 	switch {
 	case strings.HasPrefix(what, "job"):
-		q := api.JobQuery{Detail: true}
+		q := api.JobQuery{Detail: s.details}
 		if name != "" {
 			q.IDs = []string{name}
 		}
@@ -147,7 +165,7 @@ func (s *scontrolRun) show(args []string) int {
 		for i := range res.Jobs {
 			recs = append(recs, JobRecordLines(&res.Jobs[i], res.Now))
 		}
-		s.print(recs)
+		s.printTrailed(recs)
 	case strings.HasPrefix(what, "node"):
 		res, err := s.cl.Nodes(s.ctx)
 		if err != nil {
@@ -202,6 +220,38 @@ func (s *scontrolRun) show(args []string) int {
 		return Errorf(s.env, "scontrol", "Invalid entity %s for keyword show", args[0])
 	}
 	return 0
+}
+
+// showHostlist is scontrol show hostnames|hostlistsorted [LIST], which
+// needs no controller: the names of a host list one a line, or the sorted
+// compressed list (the list defaults to $SLURM_JOB_NODELIST). As Slurm
+// 24.11's scontrol, a bad or empty list is reported and exits 0 (oracle).
+// ok is false for any other entity.
+func showHostlist(env *Env, args []string) (code int, ok bool) {
+	what := strings.ToLower(args[0])
+	if what != "hostnames" && what != "hostlistsorted" {
+		return 0, false
+	}
+	list := env.Getenv("SLURM_JOB_NODELIST")
+	if len(args) > 1 {
+		list = args[1]
+	}
+	names, err := hostlist.Expand(list)
+	switch {
+	case err != nil:
+		fmt.Fprintf(env.Stderr, "Invalid hostlist: %s\n", list)
+		return 0, true
+	case len(names) == 0:
+		Errorf(env, "scontrol", "host list is empty")
+		return 0, true
+	case what == "hostnames":
+		for _, n := range names {
+			fmt.Fprintln(env.Stdout, n)
+		}
+	default:
+		fmt.Fprintln(env.Stdout, hostlist.Compress(names))
+	}
+	return 0, true
 }
 
 // kvArgs parses KEY=VALUE words (values may have been quoted by the shell).
@@ -394,29 +444,11 @@ func limitOrUnlimited(sec int64) string {
 	return duration.Format(time.Duration(sec) * time.Second)
 }
 
-// JobRecordLines renders scontrol show job's attribute lines, plus
-// Sluice's priority breakdown and why-pending sentence.
+// JobRecordLines renders scontrol show job's attribute lines in Slurm
+// 24.11's order, plus, when the job carries them (scontrol -d), Sluice's
+// priority breakdown and why-pending sentence.
 func JobRecordLines(j *api.JobInfo, now time.Time) []string {
-	reason := noneIfEmpty(j.Reason)
-	if j.StateDesc != "" && j.State == "PENDING" {
-		// scontrol prints the description as one word:
-		// Reason=job_requeued_in_held_state.
-		reason = strings.ReplaceAll(j.StateDesc, " ", "_")
-	}
-	lines := []string{
-		fmt.Sprintf("JobId=%d", j.JobID),
-	}
-	if j.ArrayJobID != 0 {
-		task := j.ArrayTasks
-		if j.ArrayTaskID >= 0 {
-			task = strconv.Itoa(int(j.ArrayTaskID))
-		}
-		lines[0] += fmt.Sprintf(" ArrayJobId=%d ArrayTaskId=%s", j.ArrayJobID, task)
-		if j.ArrayThrottle > 0 {
-			lines[0] += fmt.Sprintf(" ArrayTaskThrottle=%d", j.ArrayThrottle) // on every task, as Slurm
-		}
-	}
-	lines[0] += " JobName=" + j.Name
+	lines := []string{jobIDLine(j)}
 	requeue := 0
 	if j.Requeue {
 		requeue = 1
@@ -424,7 +456,7 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 	lines = append(lines,
 		fmt.Sprintf("UserId=%s GroupId=%s MCS_label=N/A", idName(j.User, j.UID), idName(j.Group, j.GID)),
 		fmt.Sprintf("Priority=%d Nice=%d Account=%s QOS=%s", j.Priority, j.Nice, orNull(j.Account), j.QOS),
-		fmt.Sprintf("JobState=%s Reason=%s Dependency=%s", j.State, reason, orNull(j.Dependency)),
+		fmt.Sprintf("JobState=%s Reason=%s Dependency=%s", j.State, jobReason(j), orNull(j.Dependency)),
 		fmt.Sprintf("Requeue=%d Restarts=%d BatchFlag=1 Reboot=0 ExitCode=%s", requeue, j.RestartCount, j.ExitCode),
 		fmt.Sprintf("RunTime=%s TimeLimit=%s TimeMin=N/A", duration.Format(timeUsed(j, now)), limitOrUnlimited(j.TimeLimitSec)),
 		fmt.Sprintf("SubmitTime=%s EligibleTime=%s", slurmTime(j.SubmitTime), timeOrNone(j.EligibleTime, "Unknown")),
@@ -436,8 +468,9 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 			timeOrNone(j.PreemptTime, "None")))
 	}
 	lines = append(lines,
-		fmt.Sprintf("SuspendTime=%s SecsPreSuspend=%d", timeOrNone(j.SuspendTime, "None"), secsPreSuspend(j)),
-		fmt.Sprintf("Partition=%s", j.Partition),
+		fmt.Sprintf("SuspendTime=%s SecsPreSuspend=%d LastSchedEval=%s Scheduler=Main", timeOrNone(j.SuspendTime, "None"),
+			secsPreSuspend(j), timeOrNone(j.LastSchedEval, "Unknown")),
+		fmt.Sprintf("Partition=%s AllocNode:Sid=%s:%d", j.Partition, orNull(j.AllocNode), j.AllocSID),
 	)
 	if j.Reservation != "" {
 		lines = append(lines, "Reservation="+j.Reservation)
@@ -449,9 +482,55 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 	if j.BatchHost != "" {
 		lines = append(lines, "BatchHost="+j.BatchHost)
 	}
-	tres := j.AllocTRES
-	if tres == "" {
-		tres = j.ReqTRES
+	lines = append(lines, jobResourceLines(j)...)
+	lines = append(lines,
+		fmt.Sprintf("OverSubscribe=%s Contiguous=0 Licenses=%s Network=(null)", squeueField(j, 'h', now), orNull(j.Licenses)),
+		"Command="+orNull(j.Command),
+		"WorkDir="+j.WorkDir,
+	)
+	if j.Comment != "" {
+		lines = append(lines, "Comment="+j.Comment+" ") // Slurm ends this line with a blank
+	}
+	lines = append(lines, "StdErr="+j.StdErr, "StdIn="+j.StdIn, "StdOut="+j.StdOut)
+	lines = append(lines, jobTresPerLines(j)...)
+	if j.KillOnInvalidDep != "" {
+		// Slurm 24.11's own spelling of the key.
+		lines = append(lines, "KillOInInvalidDependent="+j.KillOnInvalidDep)
+	}
+	return append(lines, jobDetailLines(j)...)
+}
+
+// jobIDLine is the record's first line: JobId=, the array ids, JobName=.
+func jobIDLine(j *api.JobInfo) string {
+	line := fmt.Sprintf("JobId=%d", j.JobID)
+	if j.ArrayJobID != 0 {
+		task := j.ArrayTasks
+		if j.ArrayTaskID >= 0 {
+			task = strconv.Itoa(int(j.ArrayTaskID))
+		}
+		line += fmt.Sprintf(" ArrayJobId=%d ArrayTaskId=%s", j.ArrayJobID, task)
+		if j.ArrayThrottle > 0 {
+			line += fmt.Sprintf(" ArrayTaskThrottle=%d", j.ArrayThrottle) // on every task, as Slurm
+		}
+	}
+	return line + " JobName=" + j.Name
+}
+
+func jobReason(j *api.JobInfo) string {
+	if j.StateDesc != "" && j.State == "PENDING" {
+		// scontrol prints the description as one word:
+		// Reason=job_requeued_in_held_state.
+		return strings.ReplaceAll(j.StateDesc, " ", "_")
+	}
+	return noneIfEmpty(j.Reason)
+}
+
+// jobResourceLines are NumNodes= to DelayBoot=: a pending job shows its
+// node range (NumNodes=2-2) and AllocTRES=(null), as Slurm 24.11.
+func jobResourceLines(j *api.JobInfo) []string {
+	nodes := strconv.Itoa(j.NumNodes)
+	if j.State == "PENDING" && j.MaxNodes > 0 {
+		nodes += "-" + strconv.Itoa(max(j.MaxNodes, j.NumNodes))
 	}
 	mem := "0"
 	if j.MinMemoryMB > 0 {
@@ -461,34 +540,38 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 	if j.MemPerCPU {
 		memKey = "MinMemoryCPU"
 	}
-	lines = append(lines,
-		fmt.Sprintf("NumNodes=%d NumCPUs=%d NumTasks=%d CPUs/Task=%d ReqB:S:C:T=0:0:*:*", j.NumNodes, j.NumCPUs, j.NumTasks, j.CPUsPerTask),
-		"TRES="+tres,
-		fmt.Sprintf("MinCPUsNode=%d %s=%s MinTmpDiskNode=0", j.CPUsPerTask, memKey, mem),
+	return []string{
+		fmt.Sprintf("NumNodes=%s NumCPUs=%d NumTasks=%d CPUs/Task=%d ReqB:S:C:T=0:0:*:*", nodes, j.NumCPUs, j.NumTasks, j.CPUsPerTask),
+		"ReqTRES=" + orNull(j.ReqTRES),
+		"AllocTRES=" + orNull(j.AllocTRES),
+		fmt.Sprintf("Socks/Node=* NtasksPerN:B:S:C=%d:0:*:* CoreSpec=*", j.NTasksPerNode),
+		fmt.Sprintf("MinCPUsNode=%d %s=%s MinTmpDiskNode=0", max(j.MinCPUsNode, 1), memKey, mem),
 		fmt.Sprintf("Features=%s DelayBoot=00:00:00", orNull(j.Features)),
-		fmt.Sprintf("OverSubscribe=%s Contiguous=0 Licenses=%s Network=(null)", squeueField(j, 'h', now), orNull(j.Licenses)),
-		"Command="+orNull(j.Command),
-		"WorkDir="+j.WorkDir,
-	)
-	if j.TresPerNode != "" {
-		lines = append(lines, "TresPerNode="+j.TresPerNode)
 	}
-	lines = append(lines, "StdErr="+j.StdErr, "StdIn="+j.StdIn, "StdOut="+j.StdOut)
-	if j.KillOnInvalidDep != "" {
-		// Slurm 24.11's own spelling of the key.
-		lines = append(lines, "KillOInInvalidDependent="+j.KillOnInvalidDep)
+}
+
+// jobTresPerLines are TresPerJob=, TresPerNode=, TresPerTask= (Slurm's order).
+func jobTresPerLines(j *api.JobInfo) []string {
+	var lines []string
+	for _, kv := range [][2]string{{"TresPerJob", j.TresPerJob}, {"TresPerNode", j.TresPerNode}, {"TresPerTask", j.TresPerTask}} {
+		if kv[1] != "" {
+			lines = append(lines, kv[0]+"="+kv[1])
+		}
 	}
-	if len(j.PriorityTerms) > 0 || j.PrioritySummary != "" {
-		var terms []string
-		for _, t := range j.PriorityTerms {
-			terms = append(terms, fmt.Sprintf("%s=%.0f(%.4f*%.0f)", t.Name, t.Contribution, t.Factor, t.Weight))
-		}
-		if len(terms) > 0 {
-			lines = append(lines, "PriorityFactors="+strings.Join(terms, " "))
-		}
-		if j.PrioritySummary != "" {
-			lines = append(lines, "PriorityExplain="+j.PrioritySummary)
-		}
+	return lines
+}
+
+// jobDetailLines are Sluice's additions, sent only for scontrol -d.
+func jobDetailLines(j *api.JobInfo) []string {
+	var lines, terms []string
+	for _, t := range j.PriorityTerms {
+		terms = append(terms, fmt.Sprintf("%s=%.0f(%.4f*%.0f)", t.Name, t.Contribution, t.Factor, t.Weight))
+	}
+	if len(terms) > 0 {
+		lines = append(lines, "PriorityFactors="+strings.Join(terms, " "))
+	}
+	if j.PrioritySummary != "" {
+		lines = append(lines, "PriorityExplain="+j.PrioritySummary)
 	}
 	if j.WhyPending != "" {
 		lines = append(lines, "WhyPending="+j.WhyPending)
@@ -518,34 +601,42 @@ func jobEnd(j *api.JobInfo) string {
 	return e
 }
 
-// NodeRecordLines renders scontrol show node.
+// NodeRecordLines renders scontrol show node in Slurm 24.11's layout
+// (oracle): the blanks ending the first, OS= and Partitions= lines,
+// ResumeAfterTime=, the power line, then a line of three blanks and the
+// reason ("AveWatts=0\n   \n   Reason=baddisk [root@...]\n\n"); Arch=
+// and OS= as the node's agent reports them.
 func NodeRecordLines(n *api.NodeRecord) []string {
-	reason := ""
-	if n.Reason != "" {
-		reason = fmt.Sprintf("Reason=%s [%s@%s]", n.Reason, orUnknown(n.ReasonUser), timeOrNone(n.ReasonTime, "Unknown"))
-	}
 	parts := append([]string(nil), n.Partitions...)
 	sort.Strings(parts)
+	first := "NodeName=" + n.Name
+	if n.Arch != "" {
+		first += " Arch=" + n.Arch
+	}
 	lines := []string{
-		fmt.Sprintf("NodeName=%s CoresPerSocket=%d", n.Name, n.Cores),
+		fmt.Sprintf("%s CoresPerSocket=%d ", first, n.Cores),
 		fmt.Sprintf("CPUAlloc=%d CPUEfctv=%d CPUTot=%d CPULoad=N/A", n.AllocCPUs, n.CPUs, n.CPUs),
 		"AvailableFeatures=" + orNull(n.Features),
 		"ActiveFeatures=" + orNull(n.Features),
 		"Gres=" + orNull(n.Gres),
 		fmt.Sprintf("NodeAddr=%s NodeHostName=%s Version=%s", orNA(n.Addr), orNA(n.Hostname), orNA(n.Version)),
+	}
+	if n.OS != "" {
+		lines = append(lines, "OS="+n.OS+" ")
+	}
+	lines = append(lines,
 		fmt.Sprintf("RealMemory=%d AllocMem=%d FreeMem=N/A Sockets=%d Boards=1", n.RealMemory, n.AllocMem, n.Sockets),
 		fmt.Sprintf("State=%s ThreadsPerCore=%d TmpDisk=0 Weight=%d Owner=N/A MCS_label=N/A", n.State, n.Threads, n.Weight),
-		"Partitions=" + strings.Join(parts, ","),
+		"Partitions="+strings.Join(parts, ",")+" ",
 		fmt.Sprintf("BootTime=%s SlurmdStartTime=%s", timeOrNone(n.BootTime, "None"), timeOrNone(n.BootTime, "None")),
-		fmt.Sprintf("LastBusyTime=%s", timeOrNone(n.LastHeard, "Unknown")),
-		"CfgTRES=" + n.CfgTRES,
-		"AllocTRES=" + n.AllocTRES,
-	}
-	if n.GresUsed != "" {
-		lines = append(lines, "GresUsed="+n.GresUsed)
-	}
-	if reason != "" {
-		lines = append(lines, reason)
+		fmt.Sprintf("LastBusyTime=%s ResumeAfterTime=None", timeOrNone(n.LastHeard, "Unknown")),
+		"CfgTRES="+n.CfgTRES,
+		"AllocTRES="+n.AllocTRES,
+		"CurrentWatts=0 AveWatts=0",
+		"", // Slurm's line of three blanks, before the reason
+	)
+	if n.Reason != "" {
+		lines = append(lines, fmt.Sprintf("Reason=%s [%s@%s]", n.Reason, orUnknown(n.ReasonUser), timeOrNone(n.ReasonTime, "Unknown")))
 	}
 	return lines
 }
@@ -585,14 +676,14 @@ func PartitionRecordLines(p *api.PartitionRecord) []string {
 	if p.DefMemPerCPU > 0 {
 		memLine = fmt.Sprintf("DefMemPerCPU=%d MaxMemPerNode=%s", p.DefMemPerCPU, memOrUnlimited(p.MaxMemPerNode))
 	}
-	return []string{
+	lines := []string{
 		"PartitionName=" + p.Name,
 		fmt.Sprintf("AllowGroups=%s AllowAccounts=%s AllowQos=%s", p.AllowGroups, p.AllowAccounts, p.AllowQOS),
 		fmt.Sprintf("AllocNodes=ALL Default=%s QoS=%s", upperYesNo(p.Default), qos),
-		fmt.Sprintf("DefaultTime=%s DisableRootJobs=NO ExclusiveUser=%s GraceTime=%d Hidden=%s", def,
+		fmt.Sprintf("DefaultTime=%s DisableRootJobs=NO ExclusiveUser=%s ExclusiveTopo=NO GraceTime=%d Hidden=%s", def,
 			upperYesNo(p.ExclusiveUser), p.GraceTimeSec, upperYesNo(p.Hidden)),
-		fmt.Sprintf("MaxNodes=%s MaxTime=%s MinNodes=%d LLN=NO MaxCPUsPerNode=%s", countOrUnlimited(p.MaxNodes),
-			limitOrUnlimited(p.MaxTimeSec), p.MinNodes, countOrUnlimited(p.MaxCPUsPerNode)),
+		fmt.Sprintf("MaxNodes=%s MaxTime=%s MinNodes=%d LLN=NO MaxCPUsPerNode=%s MaxCPUsPerSocket=UNLIMITED",
+			countOrUnlimited(p.MaxNodes), limitOrUnlimited(p.MaxTimeSec), p.MinNodes, countOrUnlimited(p.MaxCPUsPerNode)),
 		"Nodes=" + p.Nodes,
 		fmt.Sprintf("PriorityJobFactor=%d PriorityTier=%d RootOnly=%s ReqResv=NO OverSubscribe=%s",
 			p.PriorityJobFactor, p.PriorityTier, upperYesNo(p.RootOnly), p.OverSubscribe),
@@ -602,6 +693,10 @@ func PartitionRecordLines(p *api.PartitionRecord) []string {
 		memLine,
 		"TRES=" + p.TRES,
 	}
+	if p.NodeSets != "" {
+		lines = slices.Insert(lines, 5, "NodeSets="+p.NodeSets)
+	}
+	return lines
 }
 
 // secsPreSuspend is SecsPreSuspend: the seconds the job had run when it

@@ -124,9 +124,9 @@ func TestScontrolSuspendedJobTimes(t *testing.T) {
 			}
 		}
 	}
-	check(at("16:37:29"), "RunTime=00:00:05 ", "SuspendTime=2026-11-26T16:37:20 SecsPreSuspend=5\n")
+	check(at("16:37:29"), "RunTime=00:00:05 ", "SuspendTime=2026-11-26T16:37:20 SecsPreSuspend=5 LastSchedEval=")
 	j.State, j.SuspendTime, j.SuspendedSec = "RUNNING", at("16:38:20"), 60
-	check(at("16:40:10"), "RunTime=00:01:55 ", "SuspendTime=2026-11-26T16:38:20 SecsPreSuspend=5\n")
+	check(at("16:40:10"), "RunTime=00:01:55 ", "SuspendTime=2026-11-26T16:38:20 SecsPreSuspend=5 LastSchedEval=")
 }
 
 // TestScontrolPreemptTimes: with preemption, a started job shows
@@ -176,5 +176,104 @@ func TestUpdateJobErrorLines(t *testing.T) {
 		if code := updateJobError(env, c.err); code != 1 || errb.String() != c.want {
 			t.Errorf("%+v: %d %q, want %q", c.err, code, errb.String(), c.want)
 		}
+	}
+}
+
+// TestScontrolShowJobOracleLayout: scontrol show job's lines as Slurm
+// 24.11 prints them (oracle): ReqTRES/AllocTRES, the Socks/Node line,
+// MinCPUsNode of --ntasks-per-node, Comment= with its trailing blank,
+// TresPerJob/TresPerNode/TresPerTask after StdOut=, a pending job's node
+// range and AllocTRES=(null); each record ends with a line of three
+// blanks and a blank line (one-line form: a trailing blank). Sluice's
+// priority lines only come with -d (the controller fills them then).
+func TestScontrolShowJobOracleLayout(t *testing.T) {
+	at := time.Date(2026, 11, 26, 17, 33, 2, 0, time.Local)
+	run := api.JobInfo{JobID: 4, Name: "wrap", User: "alice", UID: 1001, Group: "alice", GID: 1001, Priority: 646,
+		Account: "research", QOS: "normal", State: "RUNNING", Requeue: true, ExitCode: "0:0", TimeLimitSec: api.TimeInfinite,
+		SubmitTime: at.Add(-time.Second), EligibleTime: at.Add(-time.Second), AccrueTime: at.Add(-time.Second),
+		StartTime: at, LastSchedEval: at, PreemptEligibleTime: at, Partition: "main", AllocNode: "localhost", AllocSID: 13244,
+		NodeList: "n[1-2]", BatchHost: "n1", NumNodes: 2, MaxNodes: 2, NumCPUs: 4, NumTasks: 4, CPUsPerTask: 1,
+		NTasksPerNode: 2, MinCPUsNode: 2, MinMemoryMB: 700, MemPerCPU: true,
+		ReqTRES: "cpu=4,mem=2800M,node=2,billing=4,gres/gpu=2", AllocTRES: "cpu=4,mem=2800M,node=2,billing=4,gres/gpu=2",
+		Command: "(null)", WorkDir: "/var/tmp/jobs", Comment: "x", StdOut: "/dev/null", StdErr: "/dev/null", StdIn: "/dev/null",
+		TresPerJob: "gres/gpu:2", TresPerNode: "gres/gpu:1", TresPerTask: "cpu=2"}
+	want := `JobId=4 JobName=wrap
+   UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A
+   Priority=646 Nice=0 Account=research QOS=normal
+   JobState=RUNNING Reason=None Dependency=(null)
+   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0
+   RunTime=00:00:02 TimeLimit=UNLIMITED TimeMin=N/A
+   SubmitTime=2026-11-26T17:33:01 EligibleTime=2026-11-26T17:33:01
+   AccrueTime=2026-11-26T17:33:01
+   StartTime=2026-11-26T17:33:02 EndTime=Unknown Deadline=N/A
+   PreemptEligibleTime=2026-11-26T17:33:02 PreemptTime=None
+   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-26T17:33:02 Scheduler=Main
+   Partition=main AllocNode:Sid=localhost:13244
+   ReqNodeList=(null) ExcNodeList=(null)
+   NodeList=n[1-2]
+   BatchHost=n1
+   NumNodes=2 NumCPUs=4 NumTasks=4 CPUs/Task=1 ReqB:S:C:T=0:0:*:*
+   ReqTRES=cpu=4,mem=2800M,node=2,billing=4,gres/gpu=2
+   AllocTRES=cpu=4,mem=2800M,node=2,billing=4,gres/gpu=2
+   Socks/Node=* NtasksPerN:B:S:C=2:0:*:* CoreSpec=*
+   MinCPUsNode=2 MinMemoryCPU=700M MinTmpDiskNode=0
+   Features=(null) DelayBoot=00:00:00
+   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)
+   Command=(null)
+   WorkDir=/var/tmp/jobs
+   Comment=x 
+   StdErr=/dev/null
+   StdIn=/dev/null
+   StdOut=/dev/null
+   TresPerJob=gres/gpu:2
+   TresPerNode=gres/gpu:1
+   TresPerTask=cpu=2
+   
+
+`
+	env, out, _ := testEnv()
+	s := &scontrolRun{env: env}
+	s.printTrailed([][]string{JobRecordLines(&run, at.Add(2*time.Second))})
+	if out.String() != want {
+		t.Errorf("running job:\n%s\nwant:\n%s", out, want)
+	}
+	out.Reset()
+	s.oneLiner = true
+	s.printTrailed([][]string{{"JobId=4 JobName=wrap", "StdOut=/dev/null"}})
+	if out.String() != "JobId=4 JobName=wrap StdOut=/dev/null \n" {
+		t.Errorf("one line: %q", out)
+	}
+
+	// A held job submitted with -N2 (oracle job 2 above).
+	held := run
+	held.State, held.Reason, held.Priority, held.NodeList, held.BatchHost, held.AllocTRES = "PENDING", "JobHeldUser", 0, "", "", ""
+	held.NumCPUs, held.NumTasks, held.NTasksPerNode, held.MinCPUsNode, held.MinMemoryMB = 2, 2, 0, 1, 1000
+	held.ReqTRES = "cpu=2,mem=2000M,node=2,billing=2"
+	lines := strings.Join(JobRecordLines(&held, at), "\n")
+	for _, w := range []string{"\nNumNodes=2-2 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\nReqTRES=cpu=2,mem=2000M,node=2,billing=2\nAllocTRES=(null)\n",
+		"\nMinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0\n"} {
+		if !strings.Contains(lines, w) {
+			t.Errorf("held job: no %q in\n%s", w, lines)
+		}
+	}
+	if strings.Contains(lines, "PriorityFactors") || strings.Contains(lines, "WhyPending") {
+		t.Errorf("Sluice's detail lines without -d:\n%s", lines)
+	}
+}
+
+// TestScontrolShowHostnames: scontrol show hostnames expands a host list
+// one name a line without a controller (oracle: 'n[1-3],n4' gives n1..n4;
+// a bad list is reported, exit 0).
+func TestScontrolShowHostnames(t *testing.T) {
+	env, out, errb := testEnv()
+	if code := runScontrol(t.Context(), env, []string{"show", "hostnames", "n[1-3],n4"}); code != 0 || out.String() != "n1\nn2\nn3\nn4\n" {
+		t.Errorf("show hostnames: %d %q %q", code, out, errb)
+	}
+	out.Reset()
+	if code := runScontrol(t.Context(), env, []string{"show", "hostlistsorted", "n3,n1,n2"}); code != 0 || out.String() != "n[1-3]\n" {
+		t.Errorf("show hostlistsorted: %d %q %q", code, out, errb)
+	}
+	if code := runScontrol(t.Context(), env, []string{"show", "hostnames", "n[1-"}); code != 0 || errb.String() != "Invalid hostlist: n[1-\n" {
+		t.Errorf("show hostnames n[1-: %d %q", code, errb)
 	}
 }

@@ -590,7 +590,7 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 		}
 		return noneIfEmpty(j.Reason)
 	case 'p':
-		return strconv.FormatFloat(float64(j.Priority)/4294967295.0, 'f', 8, 64)
+		return strconv.FormatFloat(float64(j.Priority)/4294967295.0, 'f', 14, 64) // Slurm's %.14f
 	case 'Q':
 		return strconv.FormatUint(uint64(j.Priority), 10)
 	case 'S':

@@ -202,3 +202,15 @@ func TestSqueueIterate(t *testing.T) {
 		}
 	}
 }
+
+// TestSqueuePriorityDigits: %p is the priority over 2^32-1 with 14
+// decimals, as Slurm 24.11 prints it (oracle: 101250 is 0.00002357410268,
+// a held job's 0 is 0.00000000000000, 39 is 0.00000000908040).
+func TestSqueuePriorityDigits(t *testing.T) {
+	for prio, want := range map[uint32]string{101250: "0.00002357410268", 0: "0.00000000000000", 39: "0.00000000908040"} {
+		j := api.JobInfo{Priority: prio}
+		if got := squeueField(&j, 'p', time.Time{}); got != want {
+			t.Errorf("priority %d: %%p %q, want %q", prio, got, want)
+		}
+	}
+}

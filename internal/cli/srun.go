@@ -180,6 +180,17 @@ func srunQuote(words []string) string {
 // say it is queued (a job the next cycle starts is "granted" at once).
 const srunQueuedAfter = time.Second
 
+// srunFewerTasks warns, as Slurm's srun does, when a step of fewer tasks
+// than the allocation's nodes is asked without -N: srun takes the node
+// count from SLURM_NNODES, then lowers it to the task count.
+func srunFewerTasks(env *Env, spec *api.JobSpec) {
+	nn, err := strconv.Atoi(env.Getenv("SLURM_NNODES"))
+	if err != nil || spec.MinNodes > 0 || spec.NTasks <= 0 || nn <= spec.NTasks {
+		return
+	}
+	fmt.Fprintf(env.Stderr, "srun: warning: can't run %d processes on %d nodes, setting nnodes to %d\n", spec.NTasks, nn, spec.NTasks)
+}
+
 // srunStep runs the command as a step of a running job: the controller
 // checks the caller may use the job, lays the tasks out on its nodes and
 // has their agents prepare them; srun then connects to each node for the
@@ -201,6 +212,7 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 	if name == "" {
 		name = filepath.Base(o.command[0])
 	}
+	srunFewerTasks(env, spec)
 	cwd := env.Cwd
 	if spec.WorkDir != "" {
 		cwd = spec.WorkDir

@@ -74,3 +74,32 @@ func TestSrunReport(t *testing.T) {
 		t.Errorf("report:\n%s\nwant:\n%s", errb.String(), want)
 	}
 }
+
+// TestSrunFewerTasksWarning: a step of fewer tasks than the allocation's
+// nodes, without -N, gets srun's warning (oracle, in a -N2 batch job:
+// `srun -n1 ...` prints "srun: warning: can't run 1 processes on 2 nodes,
+// setting nnodes to 1"); with -N, or as many tasks as nodes, none.
+func TestSrunFewerTasksWarning(t *testing.T) {
+	cases := []struct {
+		spec api.JobSpec
+		want string
+	}{
+		{api.JobSpec{NTasks: 1}, "srun: warning: can't run 1 processes on 2 nodes, setting nnodes to 1\n"},
+		{api.JobSpec{NTasks: 1, MinNodes: 1}, ""},
+		{api.JobSpec{NTasks: 2}, ""},
+		{api.JobSpec{}, ""},
+	}
+	for _, c := range cases {
+		env, _, errb := testEnv()
+		env.Getenv = func(k string) string {
+			if k == "SLURM_NNODES" {
+				return "2"
+			}
+			return ""
+		}
+		srunFewerTasks(env, &c.spec)
+		if errb.String() != c.want {
+			t.Errorf("%+v: %q, want %q", c.spec, errb, c.want)
+		}
+	}
+}

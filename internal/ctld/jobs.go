@@ -139,7 +139,7 @@ func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Tim
 	for _, p := range plan.Pending {
 		if p.Job == j.ID {
 			res.TestStart, res.TestNodes = p.ExpectedStart, compressNodes(ls.st.Cluster, p.PlannedNodes)
-			res.TestProcs = int(reqVector(j)["cpu"])
+			res.TestProcs = int(ls.reqVector(j)["cpu"])
 		}
 	}
 	_ = ls.st.Cancel(j.ID, now)
@@ -480,7 +480,7 @@ func (ls *loopState) signal(j *sched.Job, sig int, batchOnly bool) error {
 // errMsg strips the "job N: " prefix the core adds, keeping Slurm's text.
 func errMsg(err error) error {
 	for _, s := range []error{sched.ErrInvalidJobID, sched.ErrAlreadyDone, sched.ErrJobPending, sched.ErrNotPending,
-		sched.ErrTransitionState, sched.ErrAccessDenied, sched.ErrDisabled, sched.ErrInvalidNodeName} {
+		sched.ErrTransitionState, sched.ErrAccessDenied, sched.ErrDisabled, sched.ErrInvalidNodeName, sched.ErrJobHeld} {
 		if errors.Is(err, s) {
 			return errors.New(s.Error())
 		}

@@ -35,8 +35,11 @@ func allocVector(cl *sched.Cluster, al *sched.Alloc) tres.Vector {
 	return v
 }
 
-// reqVector is what j asks for (Slurm's ReqTRES).
-func reqVector(j *sched.Job) tres.Vector {
+// reqVector is what j asks for (Slurm's ReqTRES). The memory is the one
+// Slurm records at submission: --mem/--mem-per-cpu or the partition's, then
+// the cluster's DefMemPerCPU/DefMemPerNode (oracle: `sbatch -n3` with
+// DefMemPerCPU=1000 has ReqTRES=cpu=3,mem=3000M,node=1,billing=3).
+func (ls *loopState) reqVector(j *sched.Job) tres.Vector {
 	r := &j.Req
 	nodes := int64(max(r.MinNodes, 1))
 	cpus := int64(max(r.NTasks, 1) * max(r.CPUsPerTask, 1))
@@ -45,11 +48,11 @@ func reqVector(j *sched.Job) tres.Vector {
 	}
 	cpus = max(cpus, nodes)
 	v := tres.Vector{"cpu": cpus, "node": nodes, "billing": cpus}
-	switch {
-	case r.MemPerNode > 0:
-		v["mem"] = r.MemPerNode * nodes
-	case r.MemPerCPU > 0:
-		v["mem"] = r.MemPerCPU * cpus
+	switch perCPU, perNode := ls.jobMemory(j); {
+	case perNode > 0:
+		v["mem"] = perNode * nodes
+	case perCPU > 0:
+		v["mem"] = perCPU * cpus
 	}
 	for _, g := range r.Gres {
 		v["gres/"+g.Name] += g.Count * nodes
@@ -63,7 +66,21 @@ func reqVector(j *sched.Job) tres.Vector {
 	return v
 }
 
-func reqTRES(_ *sched.Cluster, j *sched.Job) string { return reqVector(j).String() }
+// jobMemory is j's memory request with the defaults of its partition (the
+// one it runs in, else the first it asked for) and of the cluster.
+func (ls *loopState) jobMemory(j *sched.Job) (perCPU, perNode int64) {
+	cl := ls.st.Cluster
+	p := &sched.Partition{}
+	switch {
+	case j.Partition >= 0 && int(j.Partition) < len(cl.Partitions):
+		p = &cl.Partitions[j.Partition]
+	case len(j.Partitions) > 0 && int(j.Partitions[0]) < len(cl.Partitions):
+		p = &cl.Partitions[j.Partitions[0]]
+	}
+	return sched.JobMemory(&ls.cfg, j, p)
+}
+
+func (ls *loopState) reqTRES(j *sched.Job) string { return ls.reqVector(j).String() }
 
 // jobInfo renders j for the API.
 func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobInfo {
@@ -78,7 +95,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		ExpectedStart: j.ExpectedStart, BeginTime: r.BeginTime, TimeLimitSec: limitSeconds(j.TimeLimit),
 		NodeList: compressNodes(cl, j.Alloc.Nodes), SchedNodes: compressNodes(cl, j.PlannedNodes),
 		NumNodes: int(max(r.MinNodes, 1)), NumTasks: int(max(r.NTasks, 1)), CPUsPerTask: int(max(r.CPUsPerTask, 1)),
-		ReqTRES: reqTRES(cl, j), Features: r.Constraint, Dependency: sched.DependencyString(j), Requeue: r.Requeue,
+		ReqTRES: ls.reqTRES(j), Features: r.Constraint, Dependency: sched.DependencyString(j), Requeue: r.Requeue,
 		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
 		Reservation: r.Reservation}
 	if j.State.Base() == sched.JobPending || j.State.Finished() {
@@ -121,14 +138,15 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		info.NumCPUs = int(v["cpu"])
 		info.AllocTRES = v.String()
 	} else {
-		info.NumCPUs = int(reqVector(j)["cpu"])
+		info.NumCPUs = int(ls.reqVector(j)["cpu"])
 	}
-	switch {
-	case r.MemPerCPU > 0:
-		info.MinMemoryMB, info.MemPerCPU = r.MemPerCPU, true
-	case r.MemPerNode > 0:
-		info.MinMemoryMB = r.MemPerNode
+	switch perCPU, perNode := ls.jobMemory(j); {
+	case perNode > 0:
+		info.MinMemoryMB = perNode
+	case perCPU > 0:
+		info.MinMemoryMB, info.MemPerCPU = perCPU, true
 	}
+	ls.shapeInfo(j, &info)
 	var gres []string
 	for _, g := range r.Gres {
 		s := "gres/" + g.Name
@@ -146,6 +164,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 	}
 	if s := ls.specFor(j); s != nil {
 		info.Command, info.WorkDir, info.Comment = s.ScriptName, s.WorkDir, s.Comment
+		info.AllocNode, info.AllocSID = s.AllocNode, s.AllocSID
 		info.StdOut, info.StdErr, info.StdIn = stdPath(s.WorkDir, s.Output, j, "slurm-%j.out"), stdPath(s.WorkDir, s.Error, j, ""), s.Input
 		if info.StdErr == "" {
 			info.StdErr = info.StdOut
@@ -170,6 +189,39 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 	}
 	ls.resvJobInfo(j, &info) // Licenses=, Reservation=, tracked license TRES (resv.go)
 	return info
+}
+
+// shapeInfo fills scontrol show job's task and per-node fields as Slurm
+// derives them at submission (oracle, sbatch -N2 --ntasks-per-node=2 -c1:
+// NumTasks=4, NtasksPerN:B:S:C=2:0:*:*, MinCPUsNode=2; a held -N2 job
+// shows NumNodes=2-2 and NumTasks=2), and when the job was last looked at.
+func (ls *loopState) shapeInfo(j *sched.Job, info *api.JobInfo) {
+	r := &j.Req
+	_, tasks := sched.JobTasks(j)
+	info.NumTasks = int(tasks)
+	info.NTasksPerNode = int(r.NTasksPerNode)
+	info.MinCPUsNode = int(max(r.MinCPUsPerNode, max(r.NTasksPerNode, 1)*max(r.CPUsPerTask, 1)))
+	info.MaxNodes = int(max(r.MaxNodes, r.MinNodes, 1))
+	if r.GPUs > 0 {
+		info.TresPerJob = "gres/gpu:" + strconv.FormatInt(r.GPUs, 10)
+		if r.GPUsType != "" {
+			info.TresPerJob = "gres/gpu:" + r.GPUsType + ":" + strconv.FormatInt(r.GPUs, 10)
+		}
+	}
+	if r.CPUsPerTask > 1 {
+		info.TresPerTask = "cpu=" + strconv.Itoa(int(r.CPUsPerTask))
+	}
+	// Sluice does not record the scheduler's last look at a job: its start,
+	// else its submission (Slurm evaluates a job when it is submitted).
+	info.LastSchedEval = j.SubmitTime
+	if !j.StartTime.IsZero() {
+		info.LastSchedEval = j.StartTime
+	}
+	if info.AccrueTime.IsZero() && !j.StartTime.IsZero() {
+		// A job started at once accrued from its eligibility (Slurm's
+		// AccrueTime of a job that never pended is its submit time).
+		info.AccrueTime = info.EligibleTime
+	}
 }
 
 func (ls *loopState) specFor(j *sched.Job) *api.JobSpec {
@@ -304,7 +356,8 @@ func (ls *loopState) nodeRecord(i int) api.NodeRecord {
 		Cores: int(n.CoresPerSocket), Threads: int(n.ThreadsPerCore), RealMemory: n.RealMemory,
 		AllocMem: n.AllocMem, Features: strings.Join(n.Features, ","), Weight: n.Weight, Reason: n.Reason,
 		ReasonTime: n.ReasonTime, ReasonUser: n.ReasonUser, Addr: rt.info.Addr, Hostname: rt.info.Hostname,
-		Version: rt.info.Version, BootTime: rt.info.BootTime, LastHeard: rt.lastHeard, Jobs: int(n.Jobs)}
+		Version: rt.info.Version, BootTime: rt.info.BootTime, LastHeard: rt.lastHeard, Jobs: int(n.Jobs),
+		Arch: rt.info.Arch, OS: rt.info.OS}
 	for _, p := range n.Partitions {
 		rec.Partitions = append(rec.Partitions, cl.Partitions[p].Name)
 	}
@@ -323,12 +376,44 @@ func (ls *loopState) nodeRecord(i int) api.NodeRecord {
 			cfg["gres/"+cl.GresKinds[k].Name] += cnt
 		}
 	}
-	rec.CfgTRES = cfg.String()
+	rec.CfgTRES = nodeCfgTRES(cfg)
 	if n.AllocCPUs > 0 || n.AllocMem > 0 {
-		rec.AllocTRES = tres.Vector{"cpu": int64(n.AllocCPUs), "mem": n.AllocMem}.String()
+		alloc := tres.Vector{"cpu": int64(n.AllocCPUs), "mem": n.AllocMem}
+		for k, cnt := range n.AllocGres {
+			if cnt > 0 {
+				alloc["gres/"+cl.GresKinds[k].Name] += cnt
+			}
+		}
+		rec.AllocTRES = alloc.String()
 	}
 	ls.resvNodeState(i, &rec) // RESERVED/MAINT (resv.go)
 	return rec
+}
+
+// nodeCfgTRES is a node's CfgTRES: memory in the largest unit it reaches,
+// with two decimals when not whole, as Slurm prints it there (oracle:
+// RealMemory=64000 is mem=62.50G; 65536 would be 64G).
+func nodeCfgTRES(v tres.Vector) string {
+	mem := v["mem"]
+	delete(v, "mem")
+	s := v.String()
+	if mem <= 0 {
+		return s
+	}
+	f, unit := float64(mem), 0
+	for f >= 1024 && unit < 3 {
+		f /= 1024
+		unit++
+	}
+	m := strconv.FormatFloat(f, 'f', 2, 64)
+	if f == float64(int64(f)) {
+		m = strconv.FormatInt(int64(f), 10)
+	}
+	m = "mem=" + m + string("MGTP"[unit])
+	if cpu, rest, ok := strings.Cut(s, ","); ok && strings.HasPrefix(cpu, "cpu=") {
+		return cpu + "," + m + "," + rest // Slurm's order: cpu, mem, then the rest
+	}
+	return m + "," + s
 }
 
 // longNodeState is sinfo's %T: idle, mixed, allocated, down, drained,
@@ -392,6 +477,9 @@ func (ls *loopState) partitionRecord(i int) api.PartitionRecord {
 		ExclusiveUser: p.ExclusiveUser, TRES: tv.String()}
 	if p.DefaultTime == 0 {
 		rec.DefaultTimeSec = 0
+	}
+	if cp := ls.c.cfg.Partition(p.Name); cp != nil && strings.EqualFold(cp.NodesExpr, "ALL") {
+		rec.NodeSets = "ALL" // Slurm 24.11 shows NodeSets=ALL for Nodes=ALL only
 	}
 	return rec
 }

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sluice-hpc/sluice/internal/api"
 )
 
@@ -251,7 +253,19 @@ func (a *Agent) discover() error {
 	res.GPUs = gpus
 	host, _ := os.Hostname()
 	a.info = api.NodeInfo{Name: a.cfg.Name, Hostname: host, Version: a.cfg.Version, BootTime: time.Now(), Resources: res}
+	a.info.Arch, a.info.OS = uname()
 	return nil
+}
+
+// uname is the machine's architecture and operating system as slurmd
+// reports them: "x86_64" and "Linux <release> <version>".
+func uname() (arch, osName string) {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return "", ""
+	}
+	return unix.ByteSliceToString(u.Machine[:]), unix.ByteSliceToString(u.Sysname[:]) + " " +
+		unix.ByteSliceToString(u.Release[:]) + " " + unix.ByteSliceToString(u.Version[:])
 }
 
 // loadJobs re-reads the spool's journal of job records: the jobs left by

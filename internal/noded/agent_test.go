@@ -55,7 +55,12 @@ func TestOutputFiles(t *testing.T) {
 		req.StdErr = "e-%6j.log"
 		st := launch(t, a, req)
 		waitFinal(t, a, 201, 3*time.Second)
-		wantOut := filepath.Join(req.WorkDir, "o-myjob-"+req.User+"-node01-201-%-201.batch.log")
+		// %N is the machine's short host name, not the node's name: Slurm's
+		// slurmstepd on a host with several slurmd (oracle: -o out-%N.txt
+		// of a job on n1 writes out-<host>.txt).
+		host, _ := os.Hostname()
+		host, _, _ = strings.Cut(host, ".")
+		wantOut := filepath.Join(req.WorkDir, "o-myjob-"+req.User+"-"+host+"-201-%-201.batch.log")
 		if st.StdOut != wantOut || readFile(t, wantOut) != "out\n" {
 			t.Fatalf("stdout path %q (want %q)", st.StdOut, wantOut)
 		}

@@ -131,12 +131,23 @@ func defaultOutput(req *api.LaunchRequest) string {
 func (a *Agent) outputPath(pattern string, req *api.LaunchRequest, workdir string) string {
 	p := ExpandPattern(pattern, PatternFields{
 		JobID: req.JobID, ArrayJobID: req.ArrayJobID, ArrayTaskID: req.ArrayTaskID,
-		Name: req.Name, User: req.User, Node: a.cfg.Name,
+		Name: req.Name, User: req.User, Node: a.shortHost(),
 	})
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(workdir, p)
 	}
 	return p
+}
+
+// shortHost is %N of an output pattern: the short host name of the machine
+// the agent runs on, as slurmstepd uses (with several agents on one host,
+// as `sluice up`, not the node's name; on a cluster they are the same).
+func (a *Agent) shortHost() string {
+	host, _, _ := strings.Cut(a.info.Hostname, ".")
+	if host == "" {
+		return a.cfg.Name
+	}
+	return host
 }
 
 // prepare writes the job's batch script to the spool and returns

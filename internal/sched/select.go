@@ -136,6 +136,19 @@ func (s *shape) gpusOnNode() int64 {
 	return n
 }
 
+// JobMemory is the memory j asks for in partition p as Slurm records it
+// at submission (ReqTRES mem, MinMemoryCPU/MinMemoryNode): --mem or
+// --mem-per-cpu, else the partition's then the cluster's DefMemPerCPU or
+// DefMemPerNode. Per node -1 means all of each node's memory.
+func JobMemory(cfg *Config, j *Job, p *Partition) (perCPU, perNode int64) {
+	return jobMemory(cfg, &j.Req, p)
+}
+
+// JobTasks is j's node and task counts as Slurm derives them at
+// submission (scontrol NumTasks): -n, else --ntasks-per-node times the
+// nodes, at least one task per node.
+func JobTasks(j *Job) (minNodes, tasks int32) { return shapeTasks(&j.Req) }
+
 // jobMemory resolves the memory request: (per CPU, per node); per node -1
 // means all of each node's memory.
 func jobMemory(cfg *Config, r *Request, p *Partition) (int64, int64) {

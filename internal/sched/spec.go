@@ -17,7 +17,7 @@ import (
 // JobRequeue default. Errors carry Slurm's submission messages.
 func RequestFromSpec(s *api.JobSpec, now time.Time, loc *time.Location, cfg *Config) (Request, error) {
 	r := Request{Name: s.Name, Partitions: s.Partitions, Account: s.Account, QOS: s.QOS,
-		MinNodes: int32(s.MinNodes), MaxNodes: int32(s.MaxNodes), NTasks: int32(s.NTasks),
+		MinNodes: int32(s.MinNodes), MaxNodes: int32(s.MaxNodes), ZeroNodes: s.ZeroNodes, NTasks: int32(s.NTasks),
 		CPUsPerTask: int32(s.CPUsPerTask), NTasksPerNode: int32(s.NTasksPerNode), MinCPUsPerNode: int32(s.MinCPUsPerNode),
 		MemPerNode: s.MemPerNodeMB, MemPerNodeSet: s.MemPerNodeSet, MemPerCPU: s.MemPerCPUMB,
 		Hold: s.Hold, OverSubscribe: s.OverSubscribe, Exclusive: s.Exclusive != "",

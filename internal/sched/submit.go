@@ -373,6 +373,11 @@ func partitionLimitError(r Reason) error {
 // could ever satisfy, even with the whole cluster idle: Slurm's
 // "Requested node configuration is not available".
 func (st *State) checkFits(j *Job, _ Submitter) error {
+	if j.Req.ZeroNodes {
+		// Slurm 24.11: sbatch -N 0 uses up a job id, kept FAILED
+		// (BadConstraints), and is refused with this message.
+		return &SubmitError{Err: ErrNodeCount}
+	}
 	sel := st.selector()
 	empty := st.emptyView()
 	for _, part := range j.Partitions {

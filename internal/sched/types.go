@@ -393,6 +393,8 @@ type Request struct {
 	// MinNodes and MaxNodes are --nodes=min[-max] (0 = not given).
 	MinNodes int32
 	MaxNodes int32
+	// ZeroNodes is --nodes=0: never runnable, refused once it has an id.
+	ZeroNodes bool
 	// NTasks, CPUsPerTask, NTasksPerNode and MinCPUsPerNode are -n, -c,
 	// --ntasks-per-node and --mincpus.
 	NTasks         int32
