@@ -30,7 +30,15 @@ func TestBatchStepRecords(t *testing.T) {
 		{run(5, "PREEMPTED", "0:0"), "CANCELLED", "0:15"},
 		{run(6, "NODE_FAIL", "0:0"), "NODE_FAIL", "0:0"},
 		{run(7, "RUNNING", "0:0"), "RUNNING", "0:0"},
+		// Killed by a signal: the script's step reads CANCELLED (oracle:
+		// `kill -9 $$` gave "6 FAILED 0:9", "6.batch CANCELLED 0:9").
+		{run(10, "FAILED", "0:9"), "CANCELLED", "0:9"},
+		// The SIGTERM of a cancel or time limit is the step's; the job
+		// keeps 0:0 (oracle: "5 TIMEOUT 0:0", "5.batch CANCELLED 0:15").
+		{run(11, "TIMEOUT", "0:15"), "CANCELLED", "0:15"},
+		{run(12, "CANCELLED by 1001", "0:15"), "CANCELLED", "0:15"},
 	}
+	jobExit := map[string]string{"TIMEOUT": "0:0", "CANCELLED by 0": "0:0", "CANCELLED by 1001": "0:0", "FAILED": ""}
 	for _, tc := range cases {
 		out := appendBatchSteps([]api.AcctRecord{tc.rec}, nil)
 		if len(out) != 2 {
@@ -41,6 +49,9 @@ func TestBatchStepRecords(t *testing.T) {
 			b.AllocTRES != "cpu=2,mem=1000M,node=1" || !b.Start.Equal(tc.rec.Start) || !b.End.Equal(tc.rec.End) ||
 			!b.Submit.Equal(tc.rec.Start) || !b.Eligible.Equal(tc.rec.Start) { // oracle: all three at the run's start
 			t.Errorf("%s: batch step %+v", tc.rec.State, b)
+		}
+		if want, ok := jobExit[tc.rec.State]; ok && want != "" && out[0].ExitCode != want {
+			t.Errorf("%s: job exit code %s, want %s", tc.rec.State, out[0].ExitCode, want)
 		}
 	}
 	pending := api.AcctRecord{JobID: 8, State: "PENDING"}

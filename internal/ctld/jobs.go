@@ -368,6 +368,7 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 				if err := st.CancelArrayTask(arrayID, t, now); err != nil {
 					return errMsg(err)
 				}
+				ls.cancelledBy(arrayID, t, w.UID)
 			}
 			ls.touchArray(arrayID, "cancel-tasks", fmt.Sprint(tasks))
 			ls.wantSched = true
@@ -382,6 +383,7 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		if err := st.Cancel(j.ID, now); err != nil {
 			return errMsg(err)
 		}
+		ls.requid[j.ID] = w.UID
 		ls.touch(j, "cancel", w.User)
 		if active {
 			ls.terminateOn(j, nodes, api.StateCancelled)
@@ -422,6 +424,15 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		return &apiErr{status: http.StatusBadRequest, msg: "unknown operation " + req.Op}
 	}
 	return nil
+}
+
+// cancelledBy records uid as the canceller of task t of array arrayID.
+func (ls *loopState) cancelledBy(arrayID sched.JobID, t int32, uid uint32) {
+	for _, o := range ls.st.Jobs() {
+		if o.Array != nil && o.Array.JobID == arrayID && o.Array.TaskID == t && o.State.Base() == sched.JobCancelled {
+			ls.requid[o.ID] = uid
+		}
+	}
 }
 
 // touchArray marks every record of an array changed (a task split off
