@@ -72,8 +72,8 @@ func TestCancelPendingAndRunning(t *testing.T) {
 func checkCancelledRecords(t *testing.T, c *cluster, pend, run uint32) {
 	t.Helper()
 	want := map[string]string{
-		idStr(pend):            fmt.Sprintf("CANCELLED by %d 0:0", os.Getuid()),
-		idStr(run):             fmt.Sprintf("CANCELLED by %d 0:0", os.Getuid()),
+		idStr(pend):           fmt.Sprintf("CANCELLED by %d 0:0", os.Getuid()),
+		idStr(run):            fmt.Sprintf("CANCELLED by %d 0:0", os.Getuid()),
 		idStr(run) + ".batch": "CANCELLED 0:15",
 	}
 	c.eventually(5*time.Second, "batch step killed", func() bool {
