@@ -419,15 +419,15 @@ func TestStoreFailureAcknowledgesNothing(t *testing.T) {
 	})
 }
 
-// TestSignalRunningJob is scancel --signal=USR1: the job's processes get
-// the signal and the job keeps running.
+// TestSignalRunningJob is scancel --full --signal=USR1: the job's
+// processes get the signal (the trap ends the script).
 func TestSignalRunningJob(t *testing.T) {
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap(`trap 'echo got USR1 > sig.txt; exit 0' USR1; while :; do sleep 0.1; done`))
 	c.waitState(id, "RUNNING", 5*time.Second)
 	c.eventually(5*time.Second, "launched", func() bool { return len(c.agents["n1"].Jobs()) == 1 })
 	time.Sleep(200 * time.Millisecond) // let the shell install its trap
-	res, err := c.client.Control(c.ctx(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{idStr(id)}, Signal: 10})
+	res, err := c.client.Control(c.ctx(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{idStr(id)}, Signal: 10, Full: true})
 	if err != nil || res.Results[0].Error != "" {
 		t.Fatalf("signal: %+v %v", res, err)
 	}
