@@ -115,6 +115,31 @@ func acctRecord(r RunRow) api.AcctRecord {
 		SuspendedSec: r.Suspended}
 }
 
+// acctReqTRES is a run's ReqTRES: the request with the memory default of
+// its partition or the cluster when it names none, as slurmctld fills it
+// in at submission (oracle, DefMemPerCPU=1000: sbatch -n3 recorded
+// ReqTRES billing=3,cpu=3,mem=3000M,node=1 and ReqMem 3000M).
+func (ls *loopState) acctReqTRES(j *sched.Job) string {
+	v := reqVector(j)
+	if _, ok := v["mem"]; !ok {
+		var part *sched.Partition
+		idx := j.Partition
+		if idx < 0 && len(j.Partitions) > 0 {
+			idx = j.Partitions[0]
+		}
+		if idx >= 0 && int(idx) < len(ls.st.Cluster.Partitions) {
+			part = &ls.st.Cluster.Partitions[idx]
+		}
+		switch perCPU, perNode := sched.JobMemory(&ls.cfg, j, part); {
+		case perCPU > 0:
+			v["mem"] = perCPU * v["cpu"]
+		case perNode > 0:
+			v["mem"] = perNode * v["node"]
+		}
+	}
+	return ls.licenseTRES(v.String(), j)
+}
+
 // allocationMarker is in the script salloc and srun submit for an
 // allocation (cli/salloc.go): such jobs have no batch step in Slurm.
 const allocationMarker = "allocation: held until the command exits"

@@ -131,3 +131,35 @@ func TestExternStepInSacct(t *testing.T) {
 		}
 	}
 }
+
+// TestReqTRESMemoryDefault: a job that names no memory records the
+// default one in its ReqTRES, per CPU from the cluster or per node from
+// its partition, as slurmctld fills it in at submission (oracle,
+// DefMemPerCPU=1000: sbatch -n3 recorded billing=3,cpu=3,mem=3000M,node=1).
+func TestReqTRESMemoryDefault(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "DefMemPerCPU=300\nPartitionName=big Nodes=n1 DefMemPerNode=700 State=UP"})
+	cases := []struct {
+		mod  func(*api.JobSpec)
+		want string
+	}{
+		{func(s *api.JobSpec) { s.NTasks = 2 }, "cpu=2,mem=600M,node=1,billing=2"},
+		{func(s *api.JobSpec) { s.NTasks = 2; s.MemPerCPUMB = 100 }, "cpu=2,mem=200M,node=1,billing=2"},
+		{func(s *api.JobSpec) { s.Partitions = []string{"big"} }, "cpu=1,mem=700M,node=1,billing=1"},
+	}
+	for _, tc := range cases {
+		id := c.submit(c.wrap("true", tc.mod, func(s *api.JobSpec) { s.Hold = true }))
+		res, err := c.client.Accounting(c.ctx())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, r := range res.Records {
+			if r.JobID == id && r.Step == "" {
+				got = r.ReqTRES
+			}
+		}
+		if got != tc.want {
+			t.Errorf("job %d: ReqTRES %q, want %q", id, got, tc.want)
+		}
+	}
+}

@@ -385,7 +385,7 @@ func (ls *loopState) pastRunRow(j *sched.Job, i int) RunRow {
 func (ls *loopState) runRow(j *sched.Job, restart int) RunRow {
 	r := RunRow{JobID: uint32(j.ID), Restart: restart, ArrayTaskID: -1, Name: j.Req.Name, User: j.User,
 		UID: j.UID, GID: j.GID, Account: j.Account, QOS: j.QOS, Partition: ls.partitionName(j),
-		Submit: j.SubmitTime, Eligible: j.AcctEligible(), ReqTRES: ls.licenseTRES(reqTRES(ls.st.Cluster, j), j),
+		Submit: j.SubmitTime, Eligible: j.AcctEligible(), ReqTRES: ls.acctReqTRES(j),
 		TimeLimit: limitSeconds(j.TimeLimit)}
 	if j.Array != nil {
 		r.ArrayJobID, r.ArrayTaskID = uint32(j.Array.JobID), j.Array.TaskID

@@ -159,6 +159,16 @@ func jobMemory(cfg *Config, r *Request, p *Partition) (int64, int64) {
 	return 0, -1
 }
 
+// JobMemory is the memory j asks for, per CPU or per node, with the
+// defaults of its partition p (nil: none) and of the cluster applied, as
+// slurmctld fills them in at submission (per node -1: all of each node's).
+func JobMemory(cfg *Config, j *Job, p *Partition) (perCPU, perNode int64) {
+	if p == nil {
+		p = &Partition{}
+	}
+	return jobMemory(cfg, &j.Req, p)
+}
+
 // cpusFor returns the CPUs k tasks hold on node n: cpus-per-task times k,
 // at least --mincpus, rounded up to whole cores under CR_Core, all CPUs
 // for an exclusive job.
