@@ -150,6 +150,7 @@ var sacctFields = []sacctField{
 	{"NNodes", 8, func(r *sacctRow) string {
 		return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10)
 	}},
+	{"NTasks", 8, func(r *sacctRow) string { return r.nTasks() }},
 	{"NodeList", 15, func(r *sacctRow) string { return r.nodeList() }}, // right-justified, as on the oracle
 	{"Partition", 10, func(r *sacctRow) string { return r.Partition }},
 	{"QOS", 10, func(r *sacctRow) string { return r.QOS }},
@@ -229,6 +230,15 @@ func (r *sacctRow) derivedExitCode() string {
 		return ""
 	}
 	return "0:0"
+}
+
+// nTasks is NTasks: a step's task count, blank on a job's record (oracle:
+// "1 ... " blank, "1.batch ... 1", "1.0 ... 4").
+func (r *sacctRow) nTasks() string {
+	if r.NTasks == 0 {
+		return ""
+	}
+	return strconv.Itoa(r.NTasks)
 }
 
 func (r *sacctRow) jobIDRaw() string {

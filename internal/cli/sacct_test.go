@@ -270,3 +270,22 @@ func TestSacctOracleSelection(t *testing.T) {
 		}
 	}
 }
+
+// TestSacctNTasks: NTasks is blank on a job's record and the task count
+// on its steps (oracle, sbatch -N2 -n4 with `srun -l echo hi` and
+// `srun -n1 ...`: 1 blank, 1.batch 1, 1.0 4, 1.1 1).
+func TestSacctNTasks(t *testing.T) {
+	rec := func(step string, n int) api.AcctRecord {
+		return api.AcctRecord{JobID: 1, Step: step, ArrayTaskID: -1, State: "COMPLETED", NTasks: n,
+			Submit: ago(time.Minute), Eligible: ago(time.Minute), Start: ago(time.Minute), End: acctAt}
+	}
+	res := api.AcctResponse{Now: acctAt, Records: []api.AcctRecord{rec("", 0), rec("batch", 1), rec("0", 4), rec("1", 1)}}
+	o, err := parseSacct(strings.Fields("-n -j 1 -o jobid,ntasks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := RenderSacct(res, o, 0, time.UTC)
+	if want := "1                     \n1.batch             1 \n1.0                 4 \n1.1                 1 \n"; out != want {
+		t.Errorf("sacct:\n%q\nwant:\n%q", out, want)
+	}
+}

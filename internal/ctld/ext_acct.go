@@ -247,7 +247,7 @@ func withoutBilling(s string) string {
 // batchStep derives the batch step record of run r.
 func batchStep(r api.AcctRecord) api.AcctRecord {
 	b := r
-	b.Step, b.Name, b.ReqTRES, b.Reservation = "batch", "batch", "", ""
+	b.Step, b.Name, b.ReqTRES, b.Reservation, b.NTasks = "batch", "batch", "", "", 1
 	// Slurm's step records are submitted and eligible at the run's start
 	// (oracle: 1.batch Submit, Eligible and Start all 16:32:57).
 	b.Submit, b.Eligible, b.TimeLimitSec = r.Start, r.Start, api.TimeInfinite

@@ -45,7 +45,7 @@ func TestBatchStepRecords(t *testing.T) {
 			t.Fatalf("job %d: %d records", tc.rec.JobID, len(out))
 		}
 		b := out[1]
-		if b.Step != "batch" || b.Name != "batch" || b.State != tc.state || b.ExitCode != tc.exit || b.NodeList != "n1" ||
+		if b.Step != "batch" || b.Name != "batch" || b.NTasks != 1 || b.State != tc.state || b.ExitCode != tc.exit || b.NodeList != "n1" ||
 			b.AllocTRES != "cpu=2,mem=1000M,node=1" || !b.Start.Equal(tc.rec.Start) || !b.End.Equal(tc.rec.End) ||
 			!b.Submit.Equal(tc.rec.Start) || !b.Eligible.Equal(tc.rec.Start) { // oracle: all three at the run's start
 			t.Errorf("%s: batch step %+v", tc.rec.State, b)
