@@ -284,12 +284,14 @@ type LaunchBatchResponse struct {
 	Results []LaunchResult `json:"results"`
 }
 
-// SignalRequest sends a signal to a job (scancel --signal). By default the
-// whole process group is signalled; BatchOnly signals only the batch shell
-// (scancel --batch).
+// SignalRequest sends a signal to a job (scancel --signal). By default only
+// the job's steps (srun) are signalled, not the batch script, as Slurm
+// does; BatchOnly signals only the batch shell (scancel --batch), Full the
+// batch script's process group and the steps (scancel --full).
 type SignalRequest struct {
 	Signal    int  `json:"signal"`
 	BatchOnly bool `json:"batch_only,omitempty"`
+	Full      bool `json:"full,omitempty"`
 }
 
 // TerminateRequest ends a job: SIGCONT, SIGTERM, then SIGKILL after

@@ -264,8 +264,9 @@ type JobControlRequest struct {
 	Filter JobFilter `json:"filter,omitempty"`
 	// Signal is the signal number for OpSignal (and OpCancel --signal).
 	Signal int `json:"signal,omitempty"`
-	// BatchOnly is scancel --batch.
+	// BatchOnly is scancel --batch, Full scancel --full (see SignalRequest).
 	BatchOnly bool `json:"batch_only,omitempty"`
+	Full      bool `json:"full,omitempty"`
 }
 
 // JobResult is the outcome for one job of a JobControlRequest.

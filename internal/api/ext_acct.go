@@ -67,6 +67,8 @@ type AcctRecord struct {
 	// SuspendedSec is the time the run spent suspended (sacct's Suspended;
 	// Elapsed excludes it).
 	SuspendedSec int64 `json:"suspended_s,omitempty"`
+	// NTasks is a step's task count (sacct's NTasks); 0 on a job's record.
+	NTasks int `json:"ntasks,omitempty"`
 }
 
 // AcctResponse lists accounting records in job id, run, step order.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -36,7 +37,7 @@ type sacctOpts struct {
 	helpFormat, help                bool
 	users, accounts, jobs, states   []string
 	partitions, names, reservations []string
-	start, end, format              string
+	start, end, format, delimiter   string
 }
 
 func parseSacct(args []string) (*sacctOpts, error) {
@@ -64,6 +65,7 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	fs.StringVarP(&o.start, "starttime", "S", "", "")
 	fs.StringVarP(&o.end, "endtime", "E", "", "")
 	fs.StringVarP(&o.format, "format", "o", "", "")
+	fs.StringVar(&o.delimiter, "delimiter", "|", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -138,6 +140,7 @@ var sacctFields = []sacctField{
 	{"ElapsedRaw", 10, func(r *sacctRow) string { return strconv.FormatInt(int64(r.elapsed().Seconds()), 10) }},
 	{"Eligible", 19, func(r *sacctRow) string { return r.timeStr(r.Eligible) }},
 	{"End", 19, func(r *sacctRow) string { return r.timeStr(r.End) }},
+	{"DerivedExitCode", 15, func(r *sacctRow) string { return r.derivedExitCode() }},
 	{"ExitCode", 8, func(r *sacctRow) string { return r.ExitCode }},
 	{"GID", 6, func(r *sacctRow) string { return strconv.FormatUint(uint64(r.GID), 10) }},
 	{"JobID", -12, func(r *sacctRow) string { return r.jobID() }},
@@ -147,6 +150,7 @@ var sacctFields = []sacctField{
 	{"NNodes", 8, func(r *sacctRow) string {
 		return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10)
 	}},
+	{"NTasks", 8, func(r *sacctRow) string { return r.nTasks() }},
 	{"NodeList", 15, func(r *sacctRow) string { return r.nodeList() }}, // right-justified, as on the oracle
 	{"Partition", 10, func(r *sacctRow) string { return r.Partition }},
 	{"QOS", 10, func(r *sacctRow) string { return r.QOS }},
@@ -197,9 +201,8 @@ func lookupSacctField(spec string) (sacctField, error) {
 			if err != nil || w == 0 || w > 1000 || w < -1000 {
 				return f, fmt.Errorf("Invalid field width %q", spec)
 			}
-			if w > 0 && f.width < 0 {
-				w = -w // keep the field's own justification
-			}
+			// The width's sign decides: %3 right-justifies even JobID,
+			// whose default is left (oracle: jobid%3 printed "  1").
 			f.width = w
 		}
 		return f, nil
@@ -216,6 +219,26 @@ func (r *sacctRow) jobID() string {
 		id += "." + r.Step
 	}
 	return id
+}
+
+// derivedExitCode is DerivedExitCode: a job's highest step exit code, set
+// by sjobexitmod only; Slurm records 0:0 for every job (oracle: COMPLETED,
+// FAILED 7:0, CANCELLED, TIMEOUT and a job killed by SIGKILL all showed
+// 0:0) and nothing for a step.
+func (r *sacctRow) derivedExitCode() string {
+	if r.Step != "" {
+		return ""
+	}
+	return "0:0"
+}
+
+// nTasks is NTasks: a step's task count, blank on a job's record (oracle:
+// "1 ... " blank, "1.batch ... 1", "1.0 ... 4").
+func (r *sacctRow) nTasks() string {
+	if r.NTasks == 0 {
+		return ""
+	}
+	return strconv.Itoa(r.NTasks)
 }
 
 func (r *sacctRow) jobIDRaw() string {
@@ -364,7 +387,9 @@ func sacctStateName(s string) (string, error) {
 }
 
 // sacctWindow returns the selection window: -S (default 00:00 today,
-// or now with -s; none with -j) to -E (default now; none with -j alone).
+// or now with -s; none with -j) to -E (default now; with -s the start:
+// oracle, `sacct -s CD -S now-1hour` listed nothing, `-s R -S now-10second`
+// the jobs running 10 s ago; none with -j alone).
 func sacctWindow(o *sacctOpts, now time.Time, loc *time.Location) (time.Time, time.Time, error) {
 	var from, to time.Time
 	switch {
@@ -380,15 +405,17 @@ func sacctWindow(o *sacctOpts, now time.Time, loc *time.Location) (time.Time, ti
 		n := now.In(loc)
 		from = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, loc)
 	}
-	if len(o.jobs) == 0 || o.start != "" || len(o.states) > 0 {
-		to = now // -j alone selects regardless of time, a job eligible later too
-	}
-	if o.end != "" {
+	switch {
+	case o.end != "":
 		t, err := duration.ParseTimePast(o.end, now, loc)
 		if err != nil {
 			return from, to, fmt.Errorf("Invalid time specification (-E): %s", o.end)
 		}
 		to = t
+	case len(o.states) > 0:
+		to = from
+	case len(o.jobs) == 0 || o.start != "":
+		to = now // -j alone selects regardless of time, a job eligible later too
 	}
 	return from, to, nil
 }
@@ -422,33 +449,60 @@ func RenderSacct(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 // sacctSortBySubmit orders the runs by submit time, each followed by its
 // steps, as Slurm's sacct lists them: a requeued job's later run (submitted
 // at the requeue) comes after the jobs submitted before it (oracle: sacct
-// -D listed 1..9, then job 1's second run, then 10). Rows come in job id,
-// run, step order, so a step follows its run's record.
+// -D listed 1..9, then job 1's second run, then 10). The tasks of an array
+// share its submit time and come by task id (oracle: 1_0 ... 1_3, though
+// 1_3 kept the array's job id 1). Rows come in job id, run, step order, so
+// a step follows its run's record.
 func sacctSortBySubmit(rows []sacctRow) {
-	keys := make(map[*sacctRow]time.Time, len(rows))
+	type key struct {
+		submit time.Time
+		task   int64
+	}
+	keyOf := func(r *sacctRow) key {
+		k := key{submit: r.Submit, task: 1 << 32} // no task: after the tasks
+		if r.ArrayJobID != 0 && r.ArrayTaskID >= 0 {
+			k.task = int64(r.ArrayTaskID)
+		}
+		return k
+	}
+	keys := make(map[*sacctRow]key, len(rows))
 	var parent *sacctRow
 	for i := range rows {
 		r := &rows[i]
 		switch {
 		case r.Step == "":
 			parent = r
-			keys[r] = r.Submit
+			keys[r] = keyOf(r)
 		case parent != nil && parent.JobID == r.JobID:
-			keys[r] = parent.Submit
+			keys[r] = keys[parent]
 		default:
-			keys[r] = r.Submit
+			keys[r] = keyOf(r)
 		}
 	}
 	idx := make([]int, len(rows))
 	for i := range idx {
 		idx[i] = i
 	}
-	slices.SortStableFunc(idx, func(a, b int) int { return keys[&rows[a]].Compare(keys[&rows[b]]) })
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ka, kb := keys[&rows[a]], keys[&rows[b]]
+		if c := ka.submit.Compare(kb.submit); c != 0 {
+			return c
+		}
+		return cmp.Compare(ka.task, kb.task)
+	})
 	sorted := make([]sacctRow, len(rows))
 	for i, k := range idx {
 		sorted[i] = rows[k]
 	}
 	copy(rows, sorted)
+}
+
+// delim is the -p/-P separator: --delimiter, '|' by default.
+func (o *sacctOpts) delim() string {
+	if o.delimiter == "" {
+		return "|"
+	}
+	return o.delimiter
 }
 
 func sacctAbs(n int) int {
@@ -501,11 +555,11 @@ func sacctLine(b *strings.Builder, fields []sacctField, o *sacctOpts, cell func(
 		case o.parsable2:
 			b.WriteString(v)
 			if i < len(fields)-1 {
-				b.WriteByte('|')
+				b.WriteString(o.delim())
 			}
 		case o.parsable:
 			b.WriteString(v)
-			b.WriteByte('|')
+			b.WriteString(o.delim())
 		default:
 			w := sacctAbs(f.width)
 			if len(v) > w {
@@ -543,10 +597,37 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 			cpus[r.JobID] = tresOf(r.AllocTRES, "cpu")
 		}
 	}
+	// A step goes with its run: selected by the run's name, times and state.
+	type runKey struct {
+		job     uint32
+		restart int
+	}
+	runs := map[runKey]bool{}
+	jobs := map[uint32]bool{}
+	for i := range res.Records {
+		r := &res.Records[i]
+		if r.Step == "" && (len(o.names) == 0 || sacctIn(o.names, r.Name)) && sacctInWindow(r, states, from, to) {
+			runs[runKey{r.JobID, r.Restart}], jobs[r.JobID] = true, true
+		}
+	}
 	var out []sacctRow
 	for _, r := range res.Records {
-		if !sacctKeep(&r, o, uid, states, from, to) {
+		if !sacctKeep(&r, o, uid) {
 			continue
+		}
+		switch r.Step {
+		case "":
+			if !runs[runKey{r.JobID, r.Restart}] {
+				continue
+			}
+		case "batch", "extern":
+			if !runs[runKey{r.JobID, r.Restart}] {
+				continue
+			}
+		default:
+			if !jobs[r.JobID] {
+				continue
+			}
 		}
 		row := sacctRow{AcctRecord: r, now: res.Now, loc: loc, cluster: res.Cluster, cpus: tresOf(r.AllocTRES, "cpu")}
 		if r.Step != "" && row.cpus == 0 {
@@ -591,7 +672,7 @@ func sacctLatestRuns(rows []sacctRow) []sacctRow {
 	return out
 }
 
-func sacctKeep(r *api.AcctRecord, o *sacctOpts, uid int, states map[string]bool, from, to time.Time) bool {
+func sacctKeep(r *api.AcctRecord, o *sacctOpts, uid int) bool {
 	if o.allocs && r.Step != "" {
 		return false
 	}
@@ -609,26 +690,60 @@ func sacctKeep(r *api.AcctRecord, o *sacctOpts, uid int, states map[string]bool,
 	if len(o.partitions) > 0 && !sacctIn(o.partitions, r.Partition) {
 		return false
 	}
-	if len(o.names) > 0 && !sacctIn(o.names, r.Name) {
-		return false
-	}
 	if len(o.reservations) > 0 && !sacctIn(o.reservations, r.Reservation) {
 		return false
 	}
-	if len(o.jobs) > 0 && !sacctJobMatch(r, o.jobs) {
-		return false
+	return len(o.jobs) == 0 || sacctJobMatch(r, o.jobs)
+}
+
+// sacctInWindow selects a run by the window [from, to] and the -s states,
+// as slurmdbd does: without states, a run eligible by the window's end
+// that had not ended before its start (a job never eligible, held or
+// waiting on a dependency, is in no window; oracle: a held job cancelled
+// was listed by -j only); with states, a run that was in one of them
+// during the window (PENDING and RUNNING by its times, whatever its state
+// now; an end state by its end time inside the window). No window (-j
+// alone): every run.
+func sacctInWindow(r *api.AcctRecord, states map[string]bool, from, to time.Time) bool {
+	state := ""
+	if f := strings.Fields(r.State); len(f) > 0 {
+		state = f[0]
 	}
-	if len(states) > 0 && !states[strings.Fields(r.State)[0]] {
-		return false
+	if len(states) == 0 {
+		if from.IsZero() && to.IsZero() {
+			return true
+		}
+		return !r.Eligible.IsZero() && (to.IsZero() || !r.Eligible.After(to)) && (r.End.IsZero() || !r.End.Before(from))
 	}
-	begin := r.Eligible
-	if begin.IsZero() {
-		begin = r.Submit
+	if from.IsZero() && to.IsZero() {
+		return states[state]
 	}
-	if !from.IsZero() && !r.End.IsZero() && r.End.Before(from) {
-		return false
+	for s := range states {
+		if sacctWasIn(r, s, state, from, to) {
+			return true
+		}
 	}
-	return begin.IsZero() || to.IsZero() || !begin.After(to)
+	return false
+}
+
+// sacctWasIn reports whether run r was in state s during [from, to].
+func sacctWasIn(r *api.AcctRecord, s, state string, from, to time.Time) bool {
+	overlaps := func(a, b time.Time) bool { // [a, b) with b zero = still on
+		return !a.IsZero() && !a.After(to) && (b.IsZero() || !b.Before(from))
+	}
+	switch s {
+	case "PENDING":
+		end := r.Start
+		if end.IsZero() {
+			end = r.End
+		}
+		return overlaps(r.Eligible, end)
+	case "RUNNING":
+		return overlaps(r.Start, r.End)
+	case "SUSPENDED":
+		return (state == s || r.SuspendedSec > 0) && overlaps(r.Start, r.End)
+	}
+	return state == s && !r.End.IsZero() && !r.End.Before(from) && !r.End.After(to)
 }
 
 // sacctJobMatch reports whether r is one of the -j ids: "12" (the job,

@@ -241,11 +241,20 @@ func TestE2EAccounting(t *testing.T) {
 	// only after the requeue delay, so its REQUEUED run is shown (as on
 	// the oracle); -j (no time window) shows the PENDING one, -D all.
 	for _, want := range []string{
-		ok + "|ok|COMPLETED|0:0", bad + "|bad|FAILED|3:0", long + "|long|REQUEUED|", held + "|held|PENDING|0:0",
+		ok + "|ok|COMPLETED|0:0", bad + "|bad|FAILED|3:0", long + "|long|REQUEUED|",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sacct output lacks %q", want)
 		}
+	}
+	// A held job was never eligible: it is in no time window, only in
+	// -j (oracle: sacct left out a held PENDING job, sacct -j listed it).
+	if strings.Contains(out, held+"|held|") {
+		t.Errorf("sacct lists the held job, never eligible:\n%s", out)
+	}
+	if rc, out, _ = c.run("sacct", "-X", "-P", "-n", "-j", held, "--format=JobID,JobName,State,ExitCode"); rc != 0 ||
+		out != held+"|held|PENDING|0:0\n" {
+		t.Errorf("sacct -j %s: %d %q", held, rc, out)
 	}
 	if strings.Contains(out, long+"|long|PENDING") {
 		t.Errorf("sacct shows the requeued job's PENDING record before it is eligible")

@@ -181,7 +181,7 @@ func TestSacctSuspendedTime(t *testing.T) {
 func TestSacctTRESByName(t *testing.T) {
 	tr := "cpu=2,mem=2000M,node=1,billing=2,gres/gpu=1"
 	res := api.AcctResponse{Now: acctAt, Records: []api.AcctRecord{{JobID: 8, ArrayTaskID: -1, State: "COMPLETED",
-		Submit: ago(time.Minute), Start: ago(time.Minute), End: acctAt, AllocTRES: tr, ReqTRES: tr}}}
+		Submit: ago(time.Minute), Eligible: ago(time.Minute), Start: ago(time.Minute), End: acctAt, AllocTRES: tr, ReqTRES: tr}}}
 	o, err := parseSacct(strings.Fields("-X -n -P -o AllocTRES,ReqTRES"))
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestSacctTRESByName(t *testing.T) {
 func TestSacctRunsInSubmitOrder(t *testing.T) {
 	rec := func(id uint32, restart int, step string, sub time.Time) api.AcctRecord {
 		return api.AcctRecord{JobID: id, Restart: restart, Step: step, ArrayTaskID: -1, State: "COMPLETED",
-			Submit: sub, Start: sub, End: sub.Add(time.Second)}
+			Submit: sub, Eligible: sub, Start: sub, End: sub.Add(time.Second)}
 	}
 	res := api.AcctResponse{Now: acctAt, Records: []api.AcctRecord{
 		rec(1, 0, "", ago(30*time.Minute)), rec(1, 0, "batch", ago(30*time.Minute)),
@@ -213,5 +213,79 @@ func TestSacctRunsInSubmitOrder(t *testing.T) {
 	out, _ := RenderSacct(res, o, 0, time.UTC)
 	if want := "1\n1.batch\n9\n1\n1.batch\n10\n10.batch\n"; out != want {
 		t.Errorf("sacct -D:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+// TestSacctOracleSelection: record selection, order and layout as the
+// oracle printed them (test/oracle scenarios end-states, array-accounting,
+// sacct-options).
+func TestSacctOracleSelection(t *testing.T) {
+	rec := func(id uint32, name, state, exit string, elig, start, end time.Time) api.AcctRecord {
+		return api.AcctRecord{JobID: id, ArrayTaskID: -1, Name: name, User: "alice", UID: 1001, State: state,
+			ExitCode: exit, Submit: ago(10 * time.Minute), Eligible: elig, Start: start, End: end}
+	}
+	task := func(id uint32, task int32, exit string) api.AcctRecord {
+		r := rec(id, "arr", "FAILED", exit, ago(20*time.Minute), ago(19*time.Minute), ago(19*time.Minute))
+		r.Submit, r.ArrayJobID, r.ArrayTaskID = ago(20*time.Minute), 1, task
+		if exit == "0:0" {
+			r.State = "COMPLETED"
+		}
+		return r
+	}
+	res := api.AcctResponse{Now: acctAt, Records: []api.AcctRecord{
+		task(1, 3, "3:0"), task(2, 0, "0:0"), task(3, 1, "1:0"), task(4, 2, "2:0"),
+		rec(5, "done", "COMPLETED", "0:0", ago(10*time.Minute), ago(9*time.Minute), ago(8*time.Minute)),
+		rec(6, "run", "CANCELLED by 1001", "0:0", ago(10*time.Minute), ago(9*time.Minute), ago(time.Minute)),
+		// held, then cancelled: never eligible.
+		rec(7, "held", "CANCELLED by 1001", "0:0", time.Time{}, time.Time{}, ago(time.Minute)),
+		rec(8, "long", "RUNNING", "0:0", ago(10*time.Minute), ago(9*time.Minute), time.Time{}),
+	}}
+	cases := []struct{ args, want string }{
+		// Array tasks by task id, though 1_3 kept the array's id 1.
+		{"-X -n -P -o jobid,jobidraw -j 1", "1_0|2\n1_1|3\n1_2|4\n1_3|1\n"},
+		// A job never eligible is in no time window, only in -j.
+		{"-X -n -P -o jobid -S now-1hour", "1_0\n1_1\n1_2\n1_3\n5\n6\n8\n"},
+		{"-X -n -P -o jobid,state -j 7", "7|CANCELLED by 1001\n"},
+		// -s without -E: the window ends at its start.
+		{"-X -n -P -o jobid -s CD,F,CA -S now-1hour", ""},
+		{"-X -n -P -o jobid -s CA -S now-1hour -E now", "6\n7\n"},
+		{"-X -n -P -o jobid -s R -S now-2minutes", "6\n8\n"},
+		{"-X -n -P -o jobid -s R", "8\n"},
+		// A width's sign decides the justification, JobID's too.
+		{"-X -n -o jobid%3,jobname%-6,state%12 -j 5", "  5 done      COMPLETED \n"},
+		{"-X -n -P --delimiter=: -o jobid,state -j 5", "5:COMPLETED\n"},
+		{"-X -o jobid,derivedexitcode -j 6", "JobID        DerivedExitCode \n------------ --------------- \n6                        0:0 \n"},
+	}
+	for _, c := range cases {
+		o, err := parseSacct(strings.Fields(c.args))
+		if err != nil {
+			t.Fatalf("%s: %v", c.args, err)
+		}
+		out, err := RenderSacct(res, o, 0, time.UTC)
+		if err != nil {
+			t.Fatalf("%s: %v", c.args, err)
+		}
+		if out != c.want {
+			t.Errorf("sacct %s:\n%s\nwant:\n%s", c.args, out, c.want)
+		}
+	}
+}
+
+// TestSacctNTasks: NTasks is blank on a job's record and the task count
+// on its steps (oracle, sbatch -N2 -n4 with `srun -l echo hi` and
+// `srun -n1 ...`: 1 blank, 1.batch 1, 1.0 4, 1.1 1).
+func TestSacctNTasks(t *testing.T) {
+	rec := func(step string, n int) api.AcctRecord {
+		return api.AcctRecord{JobID: 1, Step: step, ArrayTaskID: -1, State: "COMPLETED", NTasks: n,
+			Submit: ago(time.Minute), Eligible: ago(time.Minute), Start: ago(time.Minute), End: acctAt}
+	}
+	res := api.AcctResponse{Now: acctAt, Records: []api.AcctRecord{rec("", 0), rec("batch", 1), rec("0", 4), rec("1", 1)}}
+	o, err := parseSacct(strings.Fields("-n -j 1 -o jobid,ntasks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := RenderSacct(res, o, 0, time.UTC)
+	if want := "1                     \n1.batch             1 \n1.0                 4 \n1.1                 1 \n"; out != want {
+		t.Errorf("sacct:\n%q\nwant:\n%q", out, want)
 	}
 }

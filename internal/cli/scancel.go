@@ -22,7 +22,7 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 	fs.SetOutput(io.Discard)
 	var f api.JobFilter
 	var sig, states string
-	var batch, me, help bool
+	var batch, full, me, help bool
 	fs.StringVarP(&f.User, "user", "u", "", "")
 	fs.StringVarP(&f.Partition, "partition", "p", "", "")
 	fs.StringVarP(&states, "state", "t", "", "")
@@ -32,6 +32,7 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 	fs.StringVarP(&f.NodeList, "nodelist", "w", "", "")
 	fs.StringVarP(&sig, "signal", "s", "", "")
 	fs.BoolVarP(&batch, "batch", "b", false, "")
+	fs.BoolVarP(&full, "full", "f", false, "")
 	fs.BoolVar(&me, "me", false, "")
 	fs.BoolVar(&help, "help", false, "")
 	fs.BoolP("verbose", "v", false, "")
@@ -40,7 +41,7 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 		return OptionError(env, "scancel", err)
 	}
 	if help {
-		fmt.Fprintln(env.Stdout, "Usage: scancel [-A account] [-b] [-n name] [-p partition] [-q qos] [-s signal] [-t state] [-u user] [-w nodes] [job_id[_array_id]]...")
+		fmt.Fprintln(env.Stdout, "Usage: scancel [-A account] [-b] [-f] [-n name] [-p partition] [-q qos] [-s signal] [-t state] [-u user] [-w nodes] [job_id[_array_id]]...")
 		return 0
 	}
 	if me {
@@ -63,14 +64,14 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 	if len(jobs) == 0 && f.User == "" && f.Partition == "" && f.Name == "" && f.Account == "" && f.QOS == "" && f.NodeList == "" && len(f.States) == 0 {
 		return Errorf(env, "scancel", "No job identification provided")
 	}
-	req := api.JobControlRequest{Op: api.OpCancel, Jobs: jobs, Filter: f, BatchOnly: batch}
+	req := api.JobControlRequest{Op: api.OpCancel, Jobs: jobs, Filter: f, BatchOnly: batch, Full: full}
 	if sig != "" {
 		n, err := parseSignal(sig)
 		if err != nil {
 			return Errorf(env, "scancel", "%v", err)
 		}
 		req.Signal = n
-		if n == int(unix.SIGKILL) && !batch {
+		if n == int(unix.SIGKILL) && !batch && !full {
 			req.Signal = 0 // scancel -s KILL ends the job, like plain scancel
 		}
 	}
@@ -86,16 +87,40 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 	}
 	code := 0
 	for _, r := range res.Results {
-		if r.Error != "" {
-			what := "Kill job error"
-			if req.Signal != 0 {
-				what = "Signal job error"
-			}
-			Errorf(env, "scancel", "%s on job id %s: %s", what, r.Job, r.Error)
-			code = 1
+		if r.Error == "" || req.Signal == 0 && scancelIgnored(r.Error) {
+			continue
 		}
+		// Slurm words a signal's failure as a kill's too (oracle:
+		// scancel -s USR1 of a held job, "Kill job error on job id 7:
+		// Job can not be altered now, try again later").
+		Errorf(env, "scancel", "Kill job error on job id %s: %s", r.Job, r.Error)
+		code = scancelExit(r.Error)
 	}
 	return code
+}
+
+// scancelIgnored reports the errors scancel keeps quiet about when
+// cancelling (a job unknown or already ending: the goal is reached; oracle:
+// `scancel 99` printed nothing and exited 0).
+func scancelIgnored(msg string) bool {
+	return msg == "Invalid job id specified" || msg == "Job/step already completing or completed"
+}
+
+// scancelErrnos are the Slurm error numbers behind slurmctld's refusals:
+// scancel exits with the number's low byte (oracle: scancel of another
+// user's job exited 210, ESLURM_ACCESS_DENIED 2002; a signal to a pending
+// job 228, ESLURM_TRANSITION_STATE_NO_UPDATE 2020).
+var scancelErrnos = map[string]int{
+	"Access/permission denied":                    2002,
+	"Job can not be altered now, try again later": 2020,
+}
+
+// scancelExit is scancel's exit status after the refusal msg.
+func scancelExit(msg string) int {
+	if n, ok := scancelErrnos[msg]; ok {
+		return n & 0xff
+	}
+	return 1
 }
 
 // parseSignal reads a signal name or number: KILL, SIGKILL, 9, USR1.

@@ -440,6 +440,7 @@ func (ls *loopState) purge(now time.Time) {
 		if j.EndTime.Before(cutoff) {
 			delete(ls.specs, j.ID)
 			delete(ls.site, j.ID)
+			delete(ls.requid, j.ID)
 			delete(ls.gpus, j.ID)
 			delete(ls.launched, j.ID)
 			delete(ls.limits().ended, j.ID)

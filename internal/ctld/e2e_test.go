@@ -3,6 +3,8 @@ package ctld
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -52,6 +54,7 @@ func TestCancelPendingAndRunning(t *testing.T) {
 		t.Errorf("cancelled pending job has a start time %v", j.StartTime)
 	}
 	c.waitState(run, "CANCELLED", 5*time.Second)
+	checkCancelledRecords(t, c, pend, run)
 	// The node is free again: a new job runs.
 	next := c.submit(c.wrap("true", func(s *api.JobSpec) { s.NTasks = 2 }))
 	c.waitState(next, "COMPLETED", 10*time.Second)
@@ -59,6 +62,37 @@ func TestCancelPendingAndRunning(t *testing.T) {
 	if err != nil || len(res.Results) != 1 || res.Results[0].Error != "Invalid job id specified" {
 		t.Errorf("cancel of an unknown job: %+v, %v", res, err)
 	}
+}
+
+// checkCancelledRecords: the accounting records of cancelled jobs read
+// "CANCELLED by UID" with the exit code 0:0 the controller gave them,
+// while a running job's batch step shows the SIGTERM it died of (oracle:
+// "3 CANCELLED by 1001 0:0", "3.batch CANCELLED 0:15"; a pending job
+// cancelled "CANCELLED by 1001 0:0").
+func checkCancelledRecords(t *testing.T, c *cluster, pend, run uint32) {
+	t.Helper()
+	want := map[string]string{
+		idStr(pend):           fmt.Sprintf("CANCELLED by %d 0:0", os.Getuid()),
+		idStr(run):            fmt.Sprintf("CANCELLED by %d 0:0", os.Getuid()),
+		idStr(run) + ".batch": "CANCELLED 0:15",
+	}
+	c.eventually(5*time.Second, "batch step killed", func() bool {
+		res, err := c.client.Accounting(c.ctx())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, r := range res.Records {
+			id := idStr(r.JobID)
+			if r.Step != "" {
+				id += "." + r.Step
+			}
+			if _, ok := want[id]; ok {
+				got[id] = r.State + " " + r.ExitCode
+			}
+		}
+		return maps.Equal(got, want)
+	})
 }
 
 func TestHoldRelease(t *testing.T) {
@@ -385,15 +419,15 @@ func TestStoreFailureAcknowledgesNothing(t *testing.T) {
 	})
 }
 
-// TestSignalRunningJob is scancel --signal=USR1: the job's processes get
-// the signal and the job keeps running.
+// TestSignalRunningJob is scancel --full --signal=USR1: the job's
+// processes get the signal (the trap ends the script).
 func TestSignalRunningJob(t *testing.T) {
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap(`trap 'echo got USR1 > sig.txt; exit 0' USR1; while :; do sleep 0.1; done`))
 	c.waitState(id, "RUNNING", 5*time.Second)
 	c.eventually(5*time.Second, "launched", func() bool { return len(c.agents["n1"].Jobs()) == 1 })
 	time.Sleep(200 * time.Millisecond) // let the shell install its trap
-	res, err := c.client.Control(c.ctx(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{idStr(id)}, Signal: 10})
+	res, err := c.client.Control(c.ctx(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{idStr(id)}, Signal: 10, Full: true})
 	if err != nil || res.Results[0].Error != "" {
 		t.Fatalf("signal: %+v %v", res, err)
 	}

@@ -153,16 +153,33 @@ func (c *Controller) storedAllocations(ctx context.Context, ids map[uint32]bool)
 // the run's start to its end; a run killed (cancelled, timed out,
 // preempted, requeued) shows the step CANCELLED by SIGTERM, as slurmd
 // reports the batch script it killed.
+//
+// The job's own record keeps the exit code it had when the controller
+// ended it: 0:0 for a job cancelled or timed out, whose script's signal
+// only reaches the batch step (oracle: "3 CANCELLED+ 0:0" over
+// "3.batch CANCELLED 0:15", "5 TIMEOUT 0:0" over "5.batch CANCELLED 0:15").
 func appendBatchSteps(recs []api.AcctRecord, interactive map[uint32]bool) []api.AcctRecord {
 	n := len(recs)
 	for i := 0; i < n; i++ {
 		r := recs[i]
-		if r.Step != "" || r.Start.IsZero() || interactive[r.JobID] {
+		if r.Step != "" {
 			continue
 		}
-		recs = append(recs, batchStep(r))
+		if !r.Start.IsZero() && !interactive[r.JobID] {
+			recs = append(recs, batchStep(r))
+		}
+		if endedByController(r.State) {
+			recs[i].ExitCode = "0:0"
+		}
 	}
 	return recs
+}
+
+// endedByController reports whether a job record's state is one the
+// controller decides (scancel, time limit), not the script's exit.
+func endedByController(state string) bool {
+	f := strings.Fields(state)
+	return len(f) > 0 && (f[0] == "CANCELLED" || f[0] == "TIMEOUT")
 }
 
 // appendExternSteps adds the JOBID.extern record of every started run
@@ -205,7 +222,7 @@ func withoutBilling(s string) string {
 // batchStep derives the batch step record of run r.
 func batchStep(r api.AcctRecord) api.AcctRecord {
 	b := r
-	b.Step, b.Name, b.ReqTRES, b.Reservation = "batch", "batch", "", ""
+	b.Step, b.Name, b.ReqTRES, b.Reservation, b.NTasks = "batch", "batch", "", "", 1
 	// Slurm's step records are submitted and eligible at the run's start
 	// (oracle: 1.batch Submit, Eligible and Start all 16:32:57).
 	b.Submit, b.Eligible, b.TimeLimitSec = r.Start, r.Start, api.TimeInfinite
@@ -217,16 +234,27 @@ func batchStep(r api.AcctRecord) api.AcctRecord {
 	if f := strings.Fields(state); len(f) > 0 {
 		state = f[0]
 	}
-	switch state {
-	case "CANCELLED", "TIMEOUT", "PREEMPTED", "REQUEUED", "DEADLINE":
+	switch {
+	case state == "CANCELLED", state == "TIMEOUT", state == "PREEMPTED", state == "REQUEUED", state == "DEADLINE":
 		b.State = "CANCELLED"
 		if r.ExitCode == "0:0" || r.ExitCode == "" {
 			b.ExitCode = "0:15"
 		}
+	case state == "FAILED" && killedBySignal(r.ExitCode):
+		// A script killed by a signal: slurmd reports its step
+		// cancelled (oracle: `kill -9 $$` left "6 FAILED 0:9" over
+		// "6.batch CANCELLED 0:9").
+		b.State = "CANCELLED"
 	default:
 		b.State = state
 	}
 	return b
+}
+
+// killedBySignal reports whether an exit code "code:signal" has a signal.
+func killedBySignal(exit string) bool {
+	_, sig, ok := strings.Cut(exit, ":")
+	return ok && sig != "0" && sig != ""
 }
 
 // firstNodeTRES is one node's share of an allocation's TRES (the batch
@@ -357,7 +385,11 @@ func countJobs(out *api.SdiagResponse, recs []api.AcctRecord) {
 		if r.End.IsZero() || r.End.Before(since) {
 			continue
 		}
-		switch r.State {
+		state := r.State
+		if f := strings.Fields(state); len(f) > 0 {
+			state = f[0] // "CANCELLED by UID"
+		}
+		switch state {
 		case "COMPLETED":
 			out.JobsCompleted++
 		case "CANCELLED":

@@ -30,17 +30,28 @@ func TestBatchStepRecords(t *testing.T) {
 		{run(5, "PREEMPTED", "0:0"), "CANCELLED", "0:15"},
 		{run(6, "NODE_FAIL", "0:0"), "NODE_FAIL", "0:0"},
 		{run(7, "RUNNING", "0:0"), "RUNNING", "0:0"},
+		// Killed by a signal: the script's step reads CANCELLED (oracle:
+		// `kill -9 $$` gave "6 FAILED 0:9", "6.batch CANCELLED 0:9").
+		{run(10, "FAILED", "0:9"), "CANCELLED", "0:9"},
+		// The SIGTERM of a cancel or time limit is the step's; the job
+		// keeps 0:0 (oracle: "5 TIMEOUT 0:0", "5.batch CANCELLED 0:15").
+		{run(11, "TIMEOUT", "0:15"), "CANCELLED", "0:15"},
+		{run(12, "CANCELLED by 1001", "0:15"), "CANCELLED", "0:15"},
 	}
+	jobExit := map[string]string{"TIMEOUT": "0:0", "CANCELLED by 0": "0:0", "CANCELLED by 1001": "0:0", "FAILED": ""}
 	for _, tc := range cases {
 		out := appendBatchSteps([]api.AcctRecord{tc.rec}, nil)
 		if len(out) != 2 {
 			t.Fatalf("job %d: %d records", tc.rec.JobID, len(out))
 		}
 		b := out[1]
-		if b.Step != "batch" || b.Name != "batch" || b.State != tc.state || b.ExitCode != tc.exit || b.NodeList != "n1" ||
+		if b.Step != "batch" || b.Name != "batch" || b.NTasks != 1 || b.State != tc.state || b.ExitCode != tc.exit || b.NodeList != "n1" ||
 			b.AllocTRES != "cpu=2,mem=1000M,node=1" || !b.Start.Equal(tc.rec.Start) || !b.End.Equal(tc.rec.End) ||
 			!b.Submit.Equal(tc.rec.Start) || !b.Eligible.Equal(tc.rec.Start) { // oracle: all three at the run's start
 			t.Errorf("%s: batch step %+v", tc.rec.State, b)
+		}
+		if want, ok := jobExit[tc.rec.State]; ok && want != "" && out[0].ExitCode != want {
+			t.Errorf("%s: job exit code %s, want %s", tc.rec.State, out[0].ExitCode, want)
 		}
 	}
 	pending := api.AcctRecord{JobID: 8, State: "PENDING"}
@@ -117,6 +128,38 @@ func TestExternStepInSacct(t *testing.T) {
 		}
 		if !slices.Equal(steps, want) {
 			t.Errorf("Contain=%v: steps %q, want %q", contain, steps, want)
+		}
+	}
+}
+
+// TestReqTRESMemoryDefault: a job that names no memory records the
+// default one in its ReqTRES, per CPU from the cluster or per node from
+// its partition, as slurmctld fills it in at submission (oracle,
+// DefMemPerCPU=1000: sbatch -n3 recorded billing=3,cpu=3,mem=3000M,node=1).
+func TestReqTRESMemoryDefault(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "DefMemPerCPU=300\nPartitionName=big Nodes=n1 DefMemPerNode=700 State=UP"})
+	cases := []struct {
+		mod  func(*api.JobSpec)
+		want string
+	}{
+		{func(s *api.JobSpec) { s.NTasks = 2 }, "cpu=2,mem=600M,node=1,billing=2"},
+		{func(s *api.JobSpec) { s.NTasks = 2; s.MemPerCPUMB = 100 }, "cpu=2,mem=200M,node=1,billing=2"},
+		{func(s *api.JobSpec) { s.Partitions = []string{"big"} }, "cpu=1,mem=700M,node=1,billing=1"},
+	}
+	for _, tc := range cases {
+		id := c.submit(c.wrap("true", tc.mod, func(s *api.JobSpec) { s.Hold = true }))
+		res, err := c.client.Accounting(c.ctx())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		for _, r := range res.Records {
+			if r.JobID == id && r.Step == "" {
+				got = r.ReqTRES
+			}
+		}
+		if got != tc.want {
+			t.Errorf("job %d: ReqTRES %q, want %q", id, got, tc.want)
 		}
 	}
 }

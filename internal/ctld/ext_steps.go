@@ -38,7 +38,7 @@ type stepRec struct {
 func (s *stepRec) record() api.AcctRecord {
 	return api.AcctRecord{JobID: s.JobID, ArrayTaskID: -1, Step: strconv.Itoa(s.StepID), Name: s.Name, User: s.User,
 		UID: s.UID, Account: s.Account, QOS: s.QOS, Partition: s.Part, Submit: s.Start, Start: s.Start, End: s.End,
-		State: s.State, ExitCode: s.ExitCode, NodeList: s.NodeList, TimeLimitSec: api.TimeInfinite}
+		State: s.State, ExitCode: s.ExitCode, NodeList: s.NodeList, TimeLimitSec: api.TimeInfinite, NTasks: s.NTasks}
 }
 
 const stepSchema = `CREATE TABLE IF NOT EXISTS ctld_ext_steps (job_id BIGINT NOT NULL, step_id INTEGER NOT NULL,

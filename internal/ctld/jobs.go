@@ -360,7 +360,7 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 	switch req.Op {
 	case api.OpCancel:
 		if req.Signal != 0 {
-			return ls.signal(j, req.Signal, req.BatchOnly)
+			return ls.signal(j, req)
 		}
 		if len(tasks) > 0 && j.Array.Tasks.Count() > len(tasks) {
 			arrayID := j.Array.JobID
@@ -368,6 +368,7 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 				if err := st.CancelArrayTask(arrayID, t, now); err != nil {
 					return errMsg(err)
 				}
+				ls.cancelledBy(arrayID, t, w.UID)
 			}
 			ls.touchArray(arrayID, "cancel-tasks", fmt.Sprint(tasks))
 			ls.wantSched = true
@@ -382,13 +383,14 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		if err := st.Cancel(j.ID, now); err != nil {
 			return errMsg(err)
 		}
+		ls.requid[j.ID] = w.UID
 		ls.touch(j, "cancel", w.User)
 		if active {
 			ls.terminateOn(j, nodes, api.StateCancelled)
 		}
 		ls.wantSched = true
 	case api.OpSignal:
-		return ls.signal(j, req.Signal, req.BatchOnly)
+		return ls.signal(j, req)
 	case api.OpHold, api.OpUHold:
 		if err := st.Hold(j.ID, admin && req.Op == api.OpHold); err != nil {
 			return errMsg(err)
@@ -422,6 +424,15 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		return &apiErr{status: http.StatusBadRequest, msg: "unknown operation " + req.Op}
 	}
 	return nil
+}
+
+// cancelledBy records uid as the canceller of task t of array arrayID.
+func (ls *loopState) cancelledBy(arrayID sched.JobID, t int32, uid uint32) {
+	for _, o := range ls.st.Jobs() {
+		if o.Array != nil && o.Array.JobID == arrayID && o.Array.TaskID == t && o.State.Base() == sched.JobCancelled {
+			ls.requid[o.ID] = uid
+		}
+	}
 }
 
 // touchArray marks every record of an array changed (a task split off
@@ -461,18 +472,36 @@ func (ls *loopState) requeue(j *sched.Job, hold bool, now time.Time) error {
 }
 
 // signal sends a signal to a running job's processes.
-func (ls *loopState) signal(j *sched.Job, sig int, batchOnly bool) error {
+func (ls *loopState) signal(j *sched.Job, req api.JobControlRequest) error {
+	sig := req.Signal
+	if j.State.Base() == sched.JobPending {
+		// ESLURM_TRANSITION_STATE_NO_UPDATE (oracle: scancel -s USR1 of
+		// a held job).
+		return errors.New("Job can not be altered now, try again later")
+	}
 	if !isActive(j) {
 		return fmt.Errorf("%s", sched.ErrTransitionState)
 	}
 	if sig <= 0 || sig > 64 {
 		return &apiErr{status: http.StatusBadRequest, msg: "Invalid signal " + strconv.Itoa(sig)}
 	}
+	// The batch host gets the request as asked; the job's other nodes,
+	// which hold only steps, a steps-only one (unless --batch).
 	id := uint32(j.ID)
-	ls.agentCall(j, func(ctx context.Context, a *api.AgentClient) error {
-		_, err := a.Signal(ctx, id, api.SignalRequest{Signal: sig, BatchOnly: batchOnly})
-		return err
-	})
+	host := batchHost(j.Alloc.Nodes)
+	for _, n := range j.Alloc.Nodes {
+		r := api.SignalRequest{Signal: sig, BatchOnly: req.BatchOnly, Full: req.Full}
+		if n != host {
+			if req.BatchOnly && !req.Full {
+				continue
+			}
+			r = api.SignalRequest{Signal: sig}
+		}
+		ls.agentCallOn(n, j.ID, func(ctx context.Context, a *api.AgentClient) error {
+			_, err := a.Signal(ctx, id, r)
+			return err
+		})
+	}
 	ls.touch(j, "signal", syscall.Signal(sig).String())
 	return nil
 }

@@ -24,6 +24,8 @@ type loopState struct {
 	specs map[sched.JobID]*api.JobSpec
 	// site holds SiteFactor values set with scontrol update.
 	site map[sched.JobID]int32
+	// requid holds who cancelled a job (sacct's "CANCELLED by UID").
+	requid map[sched.JobID]uint32
 	// gpus holds the GPU device indices given to running jobs.
 	gpus map[sched.JobID][]int
 	// nodes are the agents' runtime data, parallel to Cluster.Nodes.
@@ -81,6 +83,8 @@ type jobRecord struct {
 	Spec       *api.JobSpec `json:"spec,omitempty"`
 	SiteFactor int32        `json:"site_factor,omitempty"`
 	GPUs       []int        `json:"gpus,omitempty"`
+	// CancelledBy is the uid that cancelled the job.
+	CancelledBy *uint32 `json:"cancelled_by,omitempty"`
 }
 
 func newLoopState(ctx context.Context, c *Controller) (*loopState, error) {
@@ -88,7 +92,7 @@ func newLoopState(ctx context.Context, c *Controller) (*loopState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ctld: %w", err)
 	}
-	ls := &loopState{c: c, cfg: c.schedConfig(), specs: map[sched.JobID]*api.JobSpec{}, site: map[sched.JobID]int32{},
+	ls := &loopState{c: c, cfg: c.schedConfig(), specs: map[sched.JobID]*api.JobSpec{}, site: map[sched.JobID]int32{}, requid: map[sched.JobID]uint32{},
 		gpus: map[sched.JobID][]int{}, launched: map[sched.JobID]int32{}, grace: map[sched.JobID]sched.Preemption{},
 		dirty: map[sched.JobID]struct{}{}, nodeDirty: map[int32]struct{}{}}
 	for i := range cluster.Nodes {
@@ -224,6 +228,9 @@ func (ls *loopState) replay(rec *jobRecord) error {
 	if len(rec.GPUs) > 0 {
 		ls.gpus[j.ID] = rec.GPUs
 	}
+	if rec.CancelledBy != nil {
+		ls.requid[j.ID] = *rec.CancelledBy
+	}
 	return nil
 }
 
@@ -267,7 +274,11 @@ func (ls *loopState) takeBatch() (*Batch, error) {
 		if j == nil {
 			continue
 		}
-		if err := enc.Encode(jobRecord{Job: j, Spec: ls.specs[id], SiteFactor: ls.site[id], GPUs: ls.gpus[id]}); err != nil {
+		rec := jobRecord{Job: j, Spec: ls.specs[id], SiteFactor: ls.site[id], GPUs: ls.gpus[id]}
+		if uid, ok := ls.requid[id]; ok {
+			rec.CancelledBy = &uid
+		}
+		if err := enc.Encode(rec); err != nil {
 			return nil, fmt.Errorf("encode job %d: %w", id, err)
 		}
 		ends = append(ends, buf.Len()-1) // without the encoder's newline
@@ -319,7 +330,7 @@ func (ls *loopState) runRows(j *sched.Job) []RunRow {
 	if !j.State.Finished() {
 		row.End = time.Time{}
 	}
-	row.State = j.State.String()
+	row.State = ls.acctState(j)
 	row.ExitCode = exitString(j.ExitCode)
 	if j.Reason == sched.ReasonBadConstraints {
 		// Failed at submission: slurmctld's exit code 1 reads 0:1 in
@@ -333,6 +344,17 @@ func (ls *loopState) runRows(j *sched.Job) []RunRow {
 	row.AllocTRES = ls.licenseTRES(ls.allocTRESVector(j).String(), j) // resv.go
 	row.Suspended = int64(j.Suspended / time.Second)
 	return append(out, row)
+}
+
+// acctState is the State of j's current run in accounting: a job
+// cancelled by someone reads "CANCELLED by UID", as slurmdbd records it
+// (oracle: sacct -o state%30 showed "CANCELLED by 1001" for jobs alice
+// cancelled, running or pending).
+func (ls *loopState) acctState(j *sched.Job) string {
+	if uid, ok := ls.requid[j.ID]; ok && j.State.Base() == sched.JobCancelled {
+		return fmt.Sprintf("%s by %d", j.State, uid)
+	}
+	return j.State.String()
 }
 
 // pastRunRow is the row of j's earlier run i (ended REQUEUED, PREEMPTED,

@@ -218,6 +218,27 @@ func TestCancelAndSignal(t *testing.T) {
 			t.Fatalf("got %s, output %q", st.State, readFile(t, out))
 		}
 	})
+	// Slurm signals the steps, not the batch script, unless --batch or
+	// --full (oracle: scancel -s USR1 of a job running `sleep 60` left it
+	// running); --full reaches the script and its children.
+	t.Run("signal USR1 without --batch or --full spares the script", func(t *testing.T) {
+		req := batch(t, 503, "echo ready; sleep 30")
+		launch(t, a, req)
+		waitFile(t, filepath.Join(req.SubmitDir, "slurm-503.out"), "ready", 3*time.Second)
+		if _, err := a.Signal(503, api.SignalRequest{Signal: int(syscall.SIGUSR1)}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if st, _ := a.Job(503); api.AgentJobFinal(st.State) {
+			t.Fatalf("job ended on a steps-only signal: %s %s", st.State, st.ExitCode)
+		}
+		if _, err := a.Signal(503, api.SignalRequest{Signal: int(syscall.SIGUSR1), Full: true}); err != nil {
+			t.Fatal(err)
+		}
+		if st := waitFinal(t, a, 503, 3*time.Second); st.State != api.StateFailed {
+			t.Fatalf("--full: got %s %s", st.State, st.ExitCode)
+		}
+	})
 	t.Run("errors", func(t *testing.T) {
 		if _, err := a.Terminate(999, api.TerminateRequest{}); !errors.Is(err, ErrUnknownJob) {
 			t.Fatalf("unknown job: %v", err)

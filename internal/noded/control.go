@@ -235,22 +235,48 @@ func (a *Agent) lookupActive(id uint32) (*job, error) {
 	return j, nil
 }
 
-// Signal sends a signal to a job (scancel --signal; --batch signals only
-// the batch shell).
+// Signal sends a signal to a job (scancel --signal): to its steps only by
+// default, as Slurm signals "all steps but not the batch step" (oracle:
+// scancel -s USR1 of a batch job running `sleep 60` left it running);
+// --batch signals only the batch shell, --full its process group and the
+// steps.
 func (a *Agent) Signal(id uint32, req api.SignalRequest) (api.JobStatus, error) {
+	if req.Signal <= 0 || req.Signal > 64 {
+		return api.JobStatus{}, fmt.Errorf("signal %d: %w", req.Signal, ErrBadRequest)
+	}
+	sig := syscall.Signal(req.Signal)
+	if !req.BatchOnly || req.Full {
+		a.signalSteps(id, sig)
+	}
+	if !req.BatchOnly && !req.Full {
+		return api.JobStatus{JobID: id}, nil // a node may hold steps only
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	j, err := a.lookupActive(id)
 	if err != nil {
 		return api.JobStatus{}, err
 	}
-	if req.Signal <= 0 || req.Signal > 64 {
-		return api.JobStatus{}, fmt.Errorf("signal %d: %w", req.Signal, ErrBadRequest)
-	}
-	if err := a.signal(j, syscall.Signal(req.Signal), req.BatchOnly); err != nil {
+	if err := a.signal(j, sig, !req.Full); err != nil {
 		return api.JobStatus{}, fmt.Errorf("job %d: kill: %w", id, err)
 	}
 	return j.rec.status(time.Now()), nil
+}
+
+// signalSteps sends sig to the tasks of job id's steps on this node.
+func (a *Agent) signalSteps(id uint32, sig syscall.Signal) {
+	t := a.steps()
+	t.mu.Lock()
+	var runs []*stepRun
+	for k, r := range t.steps {
+		if k.job == id {
+			runs = append(runs, r)
+		}
+	}
+	t.mu.Unlock()
+	for _, r := range runs {
+		r.signal(sig)
+	}
 }
 
 // Suspend stops a running job: SIGTSTP then SIGSTOP to its process group
