@@ -205,11 +205,11 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 		b.WriteString(res.Now.Local().Format("Mon Jan 02 15:04:05 2006") + "\n")
 	}
 	if !o.noHeader {
-		b.WriteString(renderRow(items, func(c byte) string { return squeueHeaders[c] }) + "\n")
+		b.WriteString(renderLine(items, func(c byte) string { return squeueHeaders[c] }) + "\n")
 	}
 	for i := range jobs {
 		j := &jobs[i]
-		b.WriteString(renderRow(items, func(c byte) string { return squeueField(j, c, res.Now) }) + "\n")
+		b.WriteString(renderLine(items, func(c byte) string { return squeueField(j, c, res.Now) }) + "\n")
 	}
 	return b.String(), nil
 }
@@ -608,6 +608,8 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 		return orNull(j.Dependency)
 	case 'v':
 		return orNull(j.Reservation)
+	case 'W':
+		return orNull(j.Licenses)
 	case 'Y':
 		return orNull(j.SchedNodes)
 	case 'N':
@@ -747,9 +749,15 @@ func parseFormat(s string) ([]fmtItem, error) {
 	return out, nil
 }
 
-// renderRow renders one line; values are padded to the width and cut
-// when longer, as Slurm's clients do.
+// renderRow renders one line with its trailing blanks cut (sinfo).
 func renderRow(items []fmtItem, value func(byte) string) string {
+	return strings.TrimRight(renderLine(items, value), " ")
+}
+
+// renderLine renders one line; values are padded to the width and cut
+// when longer, as Slurm's clients do. squeue keeps the trailing blanks
+// (oracle: `squeue -o '%i %.4t %N'` prints "3   PD " for a pending job).
+func renderLine(items []fmtItem, value func(byte) string) string {
 	var b strings.Builder
 	for _, it := range items {
 		if it.field == 0 {
@@ -758,7 +766,7 @@ func renderRow(items []fmtItem, value func(byte) string) string {
 		}
 		b.WriteString(pad(value(it.field), it.width, it.right))
 	}
-	return strings.TrimRight(b.String(), " ")
+	return b.String()
 }
 
 func pad(v string, width int, right bool) string {
@@ -824,7 +832,7 @@ func renderFields(jobs []api.JobInfo, spec string, header bool, now time.Time) (
 		for _, c := range cols {
 			l.WriteString(pad(v(c), c.width, c.right) + c.suffix)
 		}
-		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+		b.WriteString(l.String() + "\n") // -O keeps its padding (oracle)
 	}
 	if header {
 		line(func(c col) string { return c.head })

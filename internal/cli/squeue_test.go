@@ -202,3 +202,23 @@ func TestSqueueIterate(t *testing.T) {
 		}
 	}
 }
+
+// TestSqueueLicensesAndTrailingBlanks: %W prints -L as written ((null)
+// without licenses) and a line keeps its padding when the last field is
+// empty (oracle: "3   PD " for -o '%i %.4t %N' on a pending job).
+func TestSqueueLicensesAndTrailingBlanks(t *testing.T) {
+	run := api.JobInfo{JobIDStr: "1", State: "RUNNING", StateShort: "R", Licenses: "zeta:1,matlab", NodeList: "n1"}
+	pd := api.JobInfo{JobIDStr: "3", State: "PENDING", StateShort: "PD"}
+	o, err := parseSqueue([]string{"-h", "-S", "i", "-o", "%i %.4t %W %N"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := RenderSqueue(api.JobsResponse{Now: fixtureNow, Jobs: []api.JobInfo{run, pd}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1    R zeta:1,matlab n1\n3   PD (null) \n"
+	if out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}

@@ -104,11 +104,17 @@ func TestLicensesTwoAtATime(t *testing.T) {
 	h.expectState(a.ID, JobRunning, "")
 	h.expectState(b.ID, JobRunning, "")
 	h.expectState(c.ID, JobPending, ReasonLicenses)
+	// -L as written is what squeue %W and scontrol show job print
+	// (oracle: "-L zeta:1,matlab" shows Licenses=zeta:1,matlab)
+	if got := h.job(c.ID).Req.LicenseSpec; got != "matlab:2" {
+		t.Fatalf("LicenseSpec %q, want matlab:2", got)
+	}
 	d := h.mustSubmitRL("u", "-n 1 --time=1:00:00")
 	h.expectState(d.ID, JobRunning, "")
+	// sorted by name whatever the configuration order (oracle, 24.11)
 	show := FormatLicenses(h.st.Licenses(h.now), "", false)
-	want := "LicenseName=matlab\n    Total=4 Used=4 Free=0 Reserved=0 Remote=no\n" +
-		"LicenseName=ansys\n    Total=2 Used=0 Free=2 Reserved=0 Remote=no\n"
+	want := "LicenseName=ansys\n    Total=2 Used=0 Free=2 Reserved=0 Remote=no\n" +
+		"LicenseName=matlab\n    Total=4 Used=4 Free=0 Reserved=0 Remote=no\n"
 	if show != want {
 		t.Fatalf("scontrol show licenses:\n%s\nwant:\n%s", show, want)
 	}
