@@ -441,8 +441,8 @@ func TestReservedLicenses(t *testing.T) {
 	a := h.mustSubmitRL("alice", "-n 1 -L matlab:3 --time=10 --reservation=lic")
 	h.expectState(a.ID, JobRunning, "")
 	info := h.st.Licenses(h.now)
-	if info[0].Reserved != 3 || info[0].Used != 3 {
-		t.Fatalf("licenses %+v", info[0])
+	if info[1].Name != "matlab" || info[1].Reserved != 3 || info[1].Used != 3 {
+		t.Fatalf("licenses %+v", info)
 	}
 }
 
@@ -517,7 +517,11 @@ func TestEndedReservationFreesNodes(t *testing.T) {
 	h.mustScontrol("create reservation ReservationName=gone StartTime=now Duration=30 Nodes=node[1-4] Users=alice")
 	h.mustScontrol("create reservation ReservationName=later StartTime=now+2hours Duration=30 Nodes=node4 Users=alice")
 	j := h.mustSubmitRL("bob", "-N 1 --time=10")
-	h.expectState(j.ID, JobPending, ReasonResources)
+	// every node reserved: "ReqNodeNotAvail, Reserved for maintenance" (oracle)
+	h.expectState(j.ID, JobPending, ReasonReqNodeNotAvail)
+	if d := h.job(j.ID).StateDesc; d != StateDescReservedMaint {
+		t.Fatalf("state description %q", d)
+	}
 	w := h.mustSubmitRL("alice", "-N 1 --time=10 --begin=now+1hour --reservation=gone")
 	h.advance(31 * time.Minute)
 	h.expectState(j.ID, JobRunning, "")

@@ -331,7 +331,7 @@ func (st *State) depTargets(id JobID) []*Job {
 // requested partition fits, ALL unless every one does.
 func (st *State) checkPartitionLimits(j *Job, _ Submitter) error {
 	if !st.anyAcceptsSubmit(j) {
-		return reject(ErrPartConfig)
+		return reject(ErrPartInactive)
 	}
 	mode := st.Config.EnforcePartLimits
 	if mode == EnforcePartNo {
@@ -550,7 +550,7 @@ func (st *State) checkPrivileges(j *Job, who Submitter) error {
 // anyAcceptsSubmit reports whether one of the job's partitions takes new
 // jobs: UP and DOWN partitions do (a DOWN partition's jobs pend with
 // PartitionDown), DRAIN and INACTIVE ones refuse them, Slurm's
-// "Requested partition configuration not available now".
+// "Required partition not available (inactive or drain)".
 func (st *State) anyAcceptsSubmit(j *Job) bool {
 	for _, part := range j.Partitions {
 		switch st.Cluster.Partitions[part].State {

@@ -171,7 +171,7 @@ func TestOperatorOnlyOptions(t *testing.T) {
 }
 
 // TestPartitionStatesAtSubmit: DOWN takes jobs (they pend), DRAIN and
-// INACTIVE refuse them.
+// INACTIVE refuse them with Slurm's message (oracle, 24.11).
 func TestPartitionStatesAtSubmit(t *testing.T) {
 	h := newHarness(t, cpuConf(1, 4, `PartitionName=down Nodes=node1 State=DOWN
 PartitionName=drain Nodes=node1 State=DRAIN
@@ -179,8 +179,8 @@ PartitionName=off Nodes=node1 State=INACTIVE`))
 	j := h.mustSubmit("u", "-p down --time=10")
 	h.expectState(j.ID, JobPending, ReasonPartitionDown)
 	for _, p := range []string{"drain", "off"} {
-		if _, err := h.submit("u", "-p "+p+" --time=10"); !errors.Is(err, ErrPartConfig) ||
-			err.Error() != "Requested partition configuration not available now" {
+		if _, err := h.submit("u", "-p "+p+" --time=10"); !errors.Is(err, ErrPartInactive) ||
+			err.Error() != "Required partition not available (inactive or drain)" {
 			t.Fatalf("%s: %v", p, err)
 		}
 	}
