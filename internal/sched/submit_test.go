@@ -205,3 +205,19 @@ func TestMaxMemLimits(t *testing.T) {
 		t.Fatalf("allocated %d CPUs", j.Alloc.CPUs[0])
 	}
 }
+
+// TestPerJobTRESBeforeJobCounts: a job over its partition QOS's
+// MaxTRESPerJob shows that reason even when the QOS's MaxJobsPerUser is
+// used up too (oracle, partition-qos scenario: QOSMaxCpuPerJobLimit).
+func TestPerJobTRESBeforeJobCounts(t *testing.T) {
+	conf := cpuConf(4, 8, "AccountingStorageEnforce=limits,qos\nPartitionName=capped Nodes=node[1-4] QOS=partcap\n")
+	h := newHarness(t, conf)
+	h.sacctmgr(`sacctmgr -i add qos partcap MaxJobsPerUser=1 MaxTRESPerJob=cpu=4
+sacctmgr -i add account research
+sacctmgr -i add user alice Account=research`)
+	h.mustSubmit("alice", "-p capped --time=10")
+	second := h.mustSubmit("alice", "-p capped --time=10")
+	big := h.mustSubmit("alice", "-p capped -n 6 --time=10")
+	h.expectState(second.ID, JobPending, ReasonQOSMaxJobsPerUserLimit)
+	h.expectState(big.ID, JobPending, "QOSMaxCpuPerJobLimit")
+}
