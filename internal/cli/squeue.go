@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -413,15 +414,19 @@ func sortJobs(jobs []api.JobInfo, keys string, now time.Time) {
 	})
 }
 
-// tieOrder puts the newer job first; the tasks of one array keep their
-// task order (squeue -r expands them in order).
+// tieOrder puts the newer job record first (oracle: running tasks 1_2,
+// 1_1, 1_0 of one array, ids 9, 4, 3); the tasks of one record keep
+// their task order (squeue -r expands them in order).
 func tieOrder(a, b *api.JobInfo) bool {
-	if a.ArrayJobID != 0 && a.ArrayJobID == b.ArrayJobID {
+	if a.JobID == b.JobID {
 		return a.ArrayTaskID < b.ArrayTaskID
 	}
-	return jobOrder(a, b) > 0
+	return a.JobID > b.JobID
 }
 
+// jobOrder orders by array job id (job id), then task id; an array's
+// pending record (no task id) after its tasks, as Slurm sorts the
+// record's task id NO_VAL (oracle: -S i lists 1_0, 1_1, 1_[2-5%2]).
 func jobOrder(a, b *api.JobInfo) int {
 	ka, kb := a.JobID, b.JobID
 	if a.ArrayJobID != 0 {
@@ -433,7 +438,15 @@ func jobOrder(a, b *api.JobInfo) int {
 	if ka != kb {
 		return cmpNum(int64(ka), int64(kb))
 	}
-	return cmpNum(int64(a.ArrayTaskID), int64(b.ArrayTaskID))
+	return cmpNum(taskKey(a), taskKey(b))
+}
+
+// taskKey is a record's task id for sorting, an array's pending record last.
+func taskKey(j *api.JobInfo) int64 {
+	if j.ArrayJobID != 0 && j.ArrayTaskID < 0 {
+		return math.MaxInt64
+	}
+	return int64(j.ArrayTaskID)
 }
 
 func cmpNum(a, b int64) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,5 +221,34 @@ func TestSqueueLicensesAndTrailingBlanks(t *testing.T) {
 	want := "1    R zeta:1,matlab n1\n3   PD (null) \n"
 	if out != want {
 		t.Errorf("got %q, want %q", out, want)
+	}
+}
+
+// TestSqueueArrayOrder: -S i lists an array's pending record after its
+// running tasks; without -S, running tasks of one array tie newest
+// record first (oracle, array-throttle scenario).
+func TestSqueueArrayOrder(t *testing.T) {
+	task := func(id uint32, tid int32, st string) api.JobInfo {
+		return api.JobInfo{JobID: id, ArrayJobID: 1, ArrayTaskID: tid, JobIDStr: "1_" + strconv.Itoa(int(tid)), State: st,
+			StateShort: map[string]string{"RUNNING": "R", "PENDING": "PD"}[st], Partition: "main"}
+	}
+	meta := task(1, -1, "PENDING")
+	meta.JobIDStr = "1_[3-5%3]"
+	jobs := []api.JobInfo{meta, task(3, 0, "RUNNING"), task(4, 1, "RUNNING"), task(9, 2, "RUNNING")}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h", "-S", "i", "-o", "%i"}, "1_0\n1_1\n1_2\n1_[3-5%3]\n"},
+		{[]string{"-h", "-o", "%i"}, "1_[3-5%3]\n1_2\n1_1\n1_0\n"},
+	} {
+		o, err := parseSqueue(c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := RenderSqueue(api.JobsResponse{Now: fixtureNow, Jobs: slices.Clone(jobs)}, o)
+		if err != nil || out != c.want {
+			t.Errorf("%v: %q %v, want %q", c.args, out, err, c.want)
+		}
 	}
 }
