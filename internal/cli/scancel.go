@@ -86,6 +86,12 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 	}
 	code := 0
 	for _, r := range res.Results {
+		if r.Error == invalidJobID {
+			// Slurm 24.11's scancel is silent, exit 0, for a job or array
+			// task that does not exist (oracle: scancel 99, scancel 8_[5-6]
+			// where 8 is a task's own id).
+			continue
+		}
 		if r.Error != "" {
 			what := "Kill job error"
 			if req.Signal != 0 {
@@ -97,6 +103,9 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 	}
 	return code
 }
+
+// invalidJobID is the controller's answer for an unknown job id.
+const invalidJobID = "Invalid job id specified"
 
 // parseSignal reads a signal name or number: KILL, SIGKILL, 9, USR1.
 func parseSignal(s string) (int, error) {
