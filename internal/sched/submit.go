@@ -54,6 +54,11 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	}
 	if req.Hold {
 		j.Hold, j.Reason = HoldUser, ReasonJobHeldUser
+	} else if len(j.Req.Deps) > 0 {
+		// slurmctld gives a job with dependencies its reason when it
+		// accepts it, before any scheduling pass (oracle, dependencies:
+		// "3 a PD Dependency" a second after a burst of submissions).
+		j.Reason = ReasonDependency
 	}
 	if req.Priority > 0 && who.Admin {
 		j.Priority, j.DirectPriority = req.Priority, true

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -221,3 +222,23 @@ sacctmgr -i add user alice Account=research`)
 	h.expectState(second.ID, JobPending, ReasonQOSMaxJobsPerUserLimit)
 	h.expectState(big.ID, JobPending, "QOSMaxCpuPerJobLimit")
 }
+
+// TestDependencyReasonAtSubmit: a job with dependencies pends with reason
+// Dependency from its submission, before any scheduling pass (oracle,
+// dependencies scenario).
+func TestDependencyReasonAtSubmit(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 4, ""))
+	first := h.mustSubmit("u", "--time=10")
+	spec, _ := h.parseOpts("--time=10 -d afterok:" + fixtureJobID(first.ID))
+	spec.User = "u"
+	req, err := RequestFromSpec(&spec, h.now, time.UTC, &h.st.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := h.st.Submit(req, Submitter{User: "u"}, h.now)
+	if err != nil || j.Reason != ReasonDependency {
+		t.Fatalf("reason %q, err %v; want Dependency", j.Reason, err)
+	}
+}
+
+func fixtureJobID(id JobID) string { return strconv.FormatUint(uint64(id), 10) }
