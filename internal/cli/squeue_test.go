@@ -252,3 +252,15 @@ func TestSqueueArrayOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestShowJobNarrowsToTask: scontrol show job 1_5 of a pending array
+// record prints ArrayTaskId=5 (oracle, array-throttle scenario).
+func TestShowJobNarrowsToTask(t *testing.T) {
+	j := api.JobInfo{JobID: 1, ArrayJobID: 1, ArrayTaskID: -1, ArrayTasks: "3,5%3", ArrayThrottle: 3, Name: "arr",
+		State: "PENDING", Reason: "JobArrayTaskLimit"}
+	narrowToTask(&j, "1_5")
+	line := JobRecordLines(&j, fixtureNow)[0]
+	if want := "JobId=1 ArrayJobId=1 ArrayTaskId=5 ArrayTaskThrottle=3 JobName=arr"; line != want {
+		t.Errorf("got %q, want %q", line, want)
+	}
+}
