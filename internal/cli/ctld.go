@@ -72,7 +72,8 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "ctld: warning: %v\n", w)
 	}
 	log := newLogger(env, *verbose)
-	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log})
+	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log,
+		SubmitSchedDelay: ctld.SlurmSubmitSchedDelay})
 	if err != nil {
 		return Errorf(env, "ctld", "%v", err)
 	}

@@ -228,8 +228,9 @@ func TestScancelAndScontrolAgainstController(t *testing.T) {
 		stderr string
 	}{
 		{"scancel-none", runScancel, nil, 1, "", "scancel: error: No job identification provided\n"},
-		// Oracle: scancel keeps quiet about unknown and ended jobs.
+		// Slurm 24.11 is silent about an unknown job (oracle, scancel-options)
 		{"scancel-unknown", runScancel, []string{"99"}, 0, "", ""},
+		{"scancel-unknown-tasks", runScancel, []string{"8_[5-6]"}, 0, "", ""},
 		{"scancel-one", runScancel, []string{"1"}, 0, "", ""},
 		{"scancel-again", runScancel, []string{"1"}, 0, "", ""},
 		{"scancel-bad-state", runScancel, []string{"-t", "COMPLETED"}, 1, "", "scancel: error: Invalid job state specified: COMPLETED\n"},

@@ -163,6 +163,7 @@ func (s *scontrolRun) show(args []string) int {
 		}
 		var recs [][]string
 		for i := range res.Jobs {
+			narrowToTask(&res.Jobs[i], name)
 			recs = append(recs, JobRecordLines(&res.Jobs[i], res.Now))
 		}
 		s.printTrailed(recs)
@@ -442,6 +443,19 @@ func limitOrUnlimited(sec int64) string {
 		return "UNLIMITED"
 	}
 	return duration.Format(time.Duration(sec) * time.Second)
+}
+
+// narrowToTask shows a pending array record asked for by one of its
+// tasks (scontrol show job 1_5) as that task: Slurm prints
+// ArrayTaskId=5, not the record's 3,5%3 (oracle, array-throttle).
+func narrowToTask(j *api.JobInfo, name string) {
+	_, task, ok := strings.Cut(name, "_")
+	if !ok || j.ArrayJobID == 0 || j.ArrayTaskID >= 0 {
+		return
+	}
+	if t, err := strconv.Atoi(task); err == nil && t >= 0 {
+		j.ArrayTaskID = int32(t)
+	}
 }
 
 // JobRecordLines renders scontrol show job's attribute lines in Slurm

@@ -26,7 +26,7 @@ func (s *scontrolRun) reservation(words []string) int {
 	cmd, err := resv.ParseCommand(words)
 	if err != nil {
 		verb := resv.Verb(strings.ToLower(words[0]))
-		fmt.Fprintln(s.env.Stderr, resv.ClientMessage(verb, err))
+		fmt.Fprintln(s.env.Stderr, resv.ClientMessage(verb, wordAt(words, 1), err))
 		return 1
 	}
 	res, err := s.cl.ReservationCommand(s.ctx, api.ResvCommandRequest{Words: words, OneLiner: s.oneLiner})
@@ -43,11 +43,19 @@ func (s *scontrolRun) reservation(words []string) int {
 		if ae.Reason == "usage" { // scontrol's own message (ctld.ResvUsageReason)
 			e = &resv.UsageError{Msg: ae.Message}
 		}
-		fmt.Fprintln(s.env.Stderr, resv.ClientMessage(cmd.Verb, e))
+		fmt.Fprintln(s.env.Stderr, resv.ClientMessage(cmd.Verb, wordAt(words, 1), e))
 		return 1
 	}
 	fmt.Fprint(s.env.Stdout, res.Text)
 	return 0
+}
+
+// wordAt returns words[i], "" past the end.
+func wordAt(words []string, i int) string {
+	if i < len(words) {
+		return words[i]
+	}
+	return ""
 }
 
 // showLicenses prints scontrol show licenses [NAME].

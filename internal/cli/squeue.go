@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -205,11 +206,11 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 		b.WriteString(res.Now.Local().Format("Mon Jan 02 15:04:05 2006") + "\n")
 	}
 	if !o.noHeader {
-		b.WriteString(renderRow(items, func(c byte) string { return squeueHeaders[c] }) + "\n")
+		b.WriteString(renderLine(items, func(c byte) string { return squeueHeaders[c] }) + "\n")
 	}
 	for i := range jobs {
 		j := &jobs[i]
-		b.WriteString(renderRow(items, func(c byte) string { return squeueField(j, c, res.Now) }) + "\n")
+		b.WriteString(renderLine(items, func(c byte) string { return squeueField(j, c, res.Now) }) + "\n")
 	}
 	return b.String(), nil
 }
@@ -413,15 +414,19 @@ func sortJobs(jobs []api.JobInfo, keys string, now time.Time) {
 	})
 }
 
-// tieOrder puts the newer job first; the tasks of one array keep their
-// task order (squeue -r expands them in order).
+// tieOrder puts the newer job record first (oracle: running tasks 1_2,
+// 1_1, 1_0 of one array, ids 9, 4, 3); the tasks of one record keep
+// their task order (squeue -r expands them in order).
 func tieOrder(a, b *api.JobInfo) bool {
-	if a.ArrayJobID != 0 && a.ArrayJobID == b.ArrayJobID {
+	if a.JobID == b.JobID {
 		return a.ArrayTaskID < b.ArrayTaskID
 	}
-	return jobOrder(a, b) > 0
+	return a.JobID > b.JobID
 }
 
+// jobOrder orders by array job id (job id), then task id; an array's
+// pending record (no task id) after its tasks, as Slurm sorts the
+// record's task id NO_VAL (oracle: -S i lists 1_0, 1_1, 1_[2-5%2]).
 func jobOrder(a, b *api.JobInfo) int {
 	ka, kb := a.JobID, b.JobID
 	if a.ArrayJobID != 0 {
@@ -433,7 +438,15 @@ func jobOrder(a, b *api.JobInfo) int {
 	if ka != kb {
 		return cmpNum(int64(ka), int64(kb))
 	}
-	return cmpNum(int64(a.ArrayTaskID), int64(b.ArrayTaskID))
+	return cmpNum(taskKey(a), taskKey(b))
+}
+
+// taskKey is a record's task id for sorting, an array's pending record last.
+func taskKey(j *api.JobInfo) int64 {
+	if j.ArrayJobID != 0 && j.ArrayTaskID < 0 {
+		return math.MaxInt64
+	}
+	return int64(j.ArrayTaskID)
 }
 
 func cmpNum(a, b int64) int {
@@ -608,6 +621,8 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 		return orNull(j.Dependency)
 	case 'v':
 		return orNull(j.Reservation)
+	case 'W':
+		return orNull(j.Licenses)
 	case 'Y':
 		return orNull(j.SchedNodes)
 	case 'N':
@@ -747,9 +762,15 @@ func parseFormat(s string) ([]fmtItem, error) {
 	return out, nil
 }
 
-// renderRow renders one line; values are padded to the width and cut
-// when longer, as Slurm's clients do.
+// renderRow renders one line with its trailing blanks cut (sinfo).
 func renderRow(items []fmtItem, value func(byte) string) string {
+	return strings.TrimRight(renderLine(items, value), " ")
+}
+
+// renderLine renders one line; values are padded to the width and cut
+// when longer, as Slurm's clients do. squeue keeps the trailing blanks
+// (oracle: `squeue -o '%i %.4t %N'` prints "3   PD " for a pending job).
+func renderLine(items []fmtItem, value func(byte) string) string {
 	var b strings.Builder
 	for _, it := range items {
 		if it.field == 0 {
@@ -758,7 +779,7 @@ func renderRow(items []fmtItem, value func(byte) string) string {
 		}
 		b.WriteString(pad(value(it.field), it.width, it.right))
 	}
-	return strings.TrimRight(b.String(), " ")
+	return b.String()
 }
 
 func pad(v string, width int, right bool) string {
@@ -824,7 +845,7 @@ func renderFields(jobs []api.JobInfo, spec string, header bool, now time.Time) (
 		for _, c := range cols {
 			l.WriteString(pad(v(c), c.width, c.right) + c.suffix)
 		}
-		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+		b.WriteString(l.String() + "\n") // -O keeps its padding (oracle)
 	}
 	if header {
 		line(func(c col) string { return c.head })

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,5 +213,66 @@ func TestSqueuePriorityDigits(t *testing.T) {
 		if got := squeueField(&j, 'p', time.Time{}); got != want {
 			t.Errorf("priority %d: %%p %q, want %q", prio, got, want)
 		}
+	}
+}
+
+// TestSqueueLicensesAndTrailingBlanks: %W prints -L as written ((null)
+// without licenses) and a line keeps its padding when the last field is
+// empty (oracle: "3   PD " for -o '%i %.4t %N' on a pending job).
+func TestSqueueLicensesAndTrailingBlanks(t *testing.T) {
+	run := api.JobInfo{JobIDStr: "1", State: "RUNNING", StateShort: "R", Licenses: "zeta:1,matlab", NodeList: "n1"}
+	pd := api.JobInfo{JobIDStr: "3", State: "PENDING", StateShort: "PD"}
+	o, err := parseSqueue([]string{"-h", "-S", "i", "-o", "%i %.4t %W %N"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := RenderSqueue(api.JobsResponse{Now: fixtureNow, Jobs: []api.JobInfo{run, pd}}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1    R zeta:1,matlab n1\n3   PD (null) \n"
+	if out != want {
+		t.Errorf("got %q, want %q", out, want)
+	}
+}
+
+// TestSqueueArrayOrder: -S i lists an array's pending record after its
+// running tasks; without -S, running tasks of one array tie newest
+// record first (oracle, array-throttle scenario).
+func TestSqueueArrayOrder(t *testing.T) {
+	task := func(id uint32, tid int32, st string) api.JobInfo {
+		return api.JobInfo{JobID: id, ArrayJobID: 1, ArrayTaskID: tid, JobIDStr: "1_" + strconv.Itoa(int(tid)), State: st,
+			StateShort: map[string]string{"RUNNING": "R", "PENDING": "PD"}[st], Partition: "main"}
+	}
+	meta := task(1, -1, "PENDING")
+	meta.JobIDStr = "1_[3-5%3]"
+	jobs := []api.JobInfo{meta, task(3, 0, "RUNNING"), task(4, 1, "RUNNING"), task(9, 2, "RUNNING")}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-h", "-S", "i", "-o", "%i"}, "1_0\n1_1\n1_2\n1_[3-5%3]\n"},
+		{[]string{"-h", "-o", "%i"}, "1_[3-5%3]\n1_2\n1_1\n1_0\n"},
+	} {
+		o, err := parseSqueue(c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := RenderSqueue(api.JobsResponse{Now: fixtureNow, Jobs: slices.Clone(jobs)}, o)
+		if err != nil || out != c.want {
+			t.Errorf("%v: %q %v, want %q", c.args, out, err, c.want)
+		}
+	}
+}
+
+// TestShowJobNarrowsToTask: scontrol show job 1_5 of a pending array
+// record prints ArrayTaskId=5 (oracle, array-throttle scenario).
+func TestShowJobNarrowsToTask(t *testing.T) {
+	j := api.JobInfo{JobID: 1, ArrayJobID: 1, ArrayTaskID: -1, ArrayTasks: "3,5%3", ArrayThrottle: 3, Name: "arr",
+		State: "PENDING", Reason: "JobArrayTaskLimit"}
+	narrowToTask(&j, "1_5")
+	line := JobRecordLines(&j, fixtureNow)[0]
+	if want := "JobId=1 ArrayJobId=1 ArrayTaskId=5 ArrayTaskThrottle=3 JobName=arr"; line != want {
+		t.Errorf("got %q, want %q", line, want)
 	}
 }

@@ -45,6 +45,13 @@ type Options struct {
 	// SchedDelay batches event-driven scheduling: after an event the
 	// scheduler runs at most this much later (default 20 ms).
 	SchedDelay time.Duration
+	// SubmitSchedDelay is how long after a submission the pass it asks
+	// for waits (0: SchedDelay). Slurm's main scheduler runs between 1.2
+	// and 1.6 s after a submission (oracle: a job submitted 1.2 s after
+	// an array gets its id before the array's tasks start and take
+	// theirs, one submitted 1.6 s after does not); `sluice up` uses
+	// SlurmSubmitSchedDelay so that job ids are allocated as Slurm's.
+	SubmitSchedDelay time.Duration
 	// HeartbeatInterval is what agents are told to use (default
 	// SlurmdTimeout/3, at most 30 s).
 	HeartbeatInterval time.Duration
@@ -294,7 +301,11 @@ func (c *Controller) loop() {
 		if ls.wantSched && schedTimer == nil {
 			// A long queue makes a cycle costly: wait at least twice the
 			// last cycle so that requests keep most of the loop's time.
-			schedTimer = time.After(max(c.opts.SchedDelay, 2*ls.stats.LastCycle))
+			d := max(c.opts.SchedDelay, 2*ls.stats.LastCycle)
+			if wait := ls.schedAfter.Sub(c.now()); wait > d {
+				d = wait
+			}
+			schedTimer = time.After(d)
 		}
 		batch = batch[:0]
 		select {
@@ -320,6 +331,11 @@ func (c *Controller) loop() {
 		for _, cl := range batch {
 			cl.res, cl.err = c.safeRun(ls, cl.fn)
 		}
+		if ls.schedRearm {
+			// A submission delays the pass already planned by another
+			// event (Options.SubmitSchedDelay).
+			ls.schedRearm, schedTimer = false, nil
+		}
 		b, err := ls.takeBatch()
 		if err != nil {
 			// Nothing of this batch can be stored: answer errors now;
@@ -335,6 +351,10 @@ func (c *Controller) loop() {
 		cm.commit(pendingCommit{b: b, calls: batch, outbox: ls.takeOutbox()})
 	}
 }
+
+// SlurmSubmitSchedDelay is Options.SubmitSchedDelay as Slurm 24.11
+// behaves (see there).
+const SlurmSubmitSchedDelay = 1250 * time.Millisecond
 
 // failCalls turns the answers of calls that succeeded into "Unable to
 // save state" errors: their changes are not stored.

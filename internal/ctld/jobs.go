@@ -108,6 +108,9 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 		ae.jobID = uint32(j.ID)
 		return api.SubmitResponse{}, ae
 	}
+	if ls.schedAfter.IsZero() && ls.c.opts.SubmitSchedDelay > 0 {
+		ls.schedAfter, ls.schedRearm = now.Add(ls.c.opts.SubmitSchedDelay), true
+	}
 	ls.wantSched = true
 	return api.SubmitResponse{JobID: uint32(j.ID), Cluster: ls.st.Cluster.Name}, nil
 }

@@ -106,7 +106,7 @@ func TestPartitionCreateUpdateDelete(t *testing.T) {
 
 		c.mustPart(api.PartitionUpdate, "PartitionName=gpu", "State=INACTIVE")
 		_, err = c.client.Submit(c.ctx(), api.SubmitRequest{Spec: c.wrap("true", inPart("gpu"))})
-		if err == nil || !strings.Contains(err.Error(), "Requested partition configuration not available now") {
+		if err == nil || !strings.Contains(err.Error(), "Required partition not available (inactive or drain)") {
 			t.Fatalf("submit to an INACTIVE partition: %v", err)
 		}
 		c.mustPart(api.PartitionDelete, "PartitionName=gpu")

@@ -352,7 +352,10 @@ func (c *Controller) startResvTimer() {
 // runs in (a magnetic one included), else the one it asked for.
 func (ls *loopState) resvJobInfo(j *sched.Job, info *api.JobInfo) {
 	if len(j.Req.Licenses) > 0 {
-		info.Licenses = sched.FormatLicenseReq(j.Req.Licenses)
+		info.Licenses = j.Req.LicenseSpec
+		if info.Licenses == "" {
+			info.Licenses = sched.FormatLicenseReq(j.Req.Licenses)
+		}
 	}
 	if name := ls.st.JobReservation(j); name != "" {
 		info.Reservation = name

@@ -16,7 +16,7 @@ import (
 // state changes are stored with the batch, the agent calls go to the
 // outbox (sent after the commit).
 func (ls *loopState) schedule(now time.Time) {
-	ls.wantSched = false
+	ls.wantSched, ls.schedAfter = false, time.Time{}
 	if now.Sub(ls.lastPrio) >= ls.prio.period() {
 		ls.recalcPriorities(now)
 	}
@@ -177,6 +177,7 @@ func (ls *loopState) afterPreempt(j *sched.Job, was sched.JobState, mode sched.P
 	ls.touch(j, "preempt", j.State.String())
 	switch {
 	case j.State.Base() == sched.JobSuspended && was.Base() == sched.JobRunning:
+		ls.wantSched = true // the gang step may give the cores back (sched/gang.go)
 		ls.agentCallNodes(was, j, func(ctx context.Context, a *api.AgentClient) error {
 			_, err := a.Suspend(ctx, id)
 			return err

@@ -47,6 +47,12 @@ type loopState struct {
 	outbox    []func()
 
 	wantSched bool
+	// schedAfter is when a scheduling pass asked for by a submission may
+	// run (Options.SubmitSchedDelay), zero if none is waiting.
+	schedAfter time.Time
+	// schedRearm asks the loop to plan the next pass again (schedAfter
+	// was just set).
+	schedRearm bool
 	// started is when this controller started (agents that never
 	// register after a restart time out from it).
 	started   time.Time

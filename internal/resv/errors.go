@@ -37,7 +37,9 @@ var (
 	ErrInvalidLicenses = errors.New("Invalid license specification")
 	// ErrNotPermitted is ESLURM_ACCESS_DENIED: only root/SlurmUser/admins
 	// manage reservations.
-	ErrNotPermitted = errors.New("Access/permission denied")
+	// Slurm 24.11 answers a user's reservation command with "Invalid
+	// user id" (oracle: create, update and delete by alice or bob).
+	ErrNotPermitted = errors.New("Invalid user id")
 )
 
 // UsageError is a mistake scontrol itself reports before asking the
@@ -48,11 +50,14 @@ type UsageError struct{ Msg string }
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// ClientMessage is what scontrol prints for a failed reservation command:
-// scontrol's own usage messages as they are, the controller's errors
-// after "Error creating the reservation: " (updating, deleting). The
-// command exits 1.
-func ClientMessage(v Verb, err error) string {
+// ClientMessage is what scontrol prints for a failed reservation command
+// (arg is the word after the verb, as typed): scontrol's own usage
+// messages as they are; a controller error after "Error creating the
+// reservation: " (create), "slurm_update error: " (update) or
+// "delete_reservation ARG: " (delete), as Slurm 24.11 prints them
+// (oracle: "delete_reservation reservation=nosuch: Requested reservation
+// is invalid"). The command exits 1.
+func ClientMessage(v Verb, arg string, err error) string {
 	if ue, ok := err.(*UsageError); ok {
 		return ue.Msg
 	}
@@ -60,9 +65,9 @@ func ClientMessage(v Verb, err error) string {
 	case VerbCreate:
 		return "Error creating the reservation: " + err.Error()
 	case VerbUpdate:
-		return "Error updating the reservation: " + err.Error()
+		return "slurm_update error: " + err.Error()
 	case VerbDelete:
-		return "Error deleting the reservation: " + err.Error()
+		return "delete_reservation " + arg + ": " + err.Error()
 	}
 	return err.Error()
 }

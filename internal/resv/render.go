@@ -48,7 +48,7 @@ func Show(r *Reservation, now time.Time, o ShowOptions) string {
 		fmt.Sprintf("Nodes=%s NodeCnt=%d CoreCnt=%d Features=%s PartitionName=%s Flags=%s",
 			hostlist.Compress(r.Nodes), len(r.Nodes), r.CoreCnt, null(r.Features), null(r.Partition), r.Flags),
 		"TRES=" + r.tresString(),
-		fmt.Sprintf("Users=%s Groups=%s Accounts=%s Licenses=%s State=%s BurstBuffer=%s Watts=n/a",
+		fmt.Sprintf("Users=%s Groups=%s Accounts=%s Licenses=%s State=%s BurstBuffer=%s",
 			list(r.Users, r.UsersDenied), list(r.Groups, false), list(r.Accounts, r.AccountsDenied),
 			licString(r.Licenses), r.State(now), null(r.BurstBuffer)),
 		"MaxStartDelay=" + maxDelay(r.MaxStartDelay),

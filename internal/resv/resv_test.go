@@ -209,7 +209,7 @@ func TestShowLayout(t *testing.T) {
 	want := "ReservationName=test StartTime=2026-01-05T09:00:00 EndTime=2026-01-05T09:01:00 Duration=00:01:00\n" +
 		"   Nodes=node[01-04] NodeCnt=4 CoreCnt=0 Features=(null) PartitionName=gpu Flags=SPEC_NODES\n" +
 		"   TRES=license/matlab=2\n" +
-		"   Users=user1 Groups=(null) Accounts=(null) Licenses=matlab:2 State=ACTIVE BurstBuffer=(null) Watts=n/a\n" +
+		"   Users=user1 Groups=(null) Accounts=(null) Licenses=matlab:2 State=ACTIVE BurstBuffer=(null)\n" +
 		"   MaxStartDelay=(null)\n\n"
 	if got := Show(r, now, ShowOptions{}); got != want {
 		t.Fatalf("show:\n%s\nwant:\n%s", got, want)
@@ -259,16 +259,19 @@ func FuzzParseCommand(f *testing.F) {
 func TestClientMessage(t *testing.T) {
 	cases := []struct {
 		v    Verb
+		arg  string
 		err  error
 		want string
 	}{
-		{VerbCreate, ErrOverlap, "Error creating the reservation: Reservation request overlaps with existing reservation"},
-		{VerbUpdate, ErrInvalid, "Error updating the reservation: Requested reservation is invalid"},
-		{VerbDelete, ErrBusy, "Error deleting the reservation: Reservation is in use"},
-		{VerbCreate, &UsageError{"StartTime must be specified.  No reservation created."}, "StartTime must be specified.  No reservation created."},
+		{VerbCreate, "reservation", ErrOverlap, "Error creating the reservation: Reservation request overlaps with existing reservation"},
+		// oracle (24.11): update and delete errors, a user's command
+		{VerbUpdate, "ReservationName=nosuch", ErrInvalid, "slurm_update error: Requested reservation is invalid"},
+		{VerbDelete, "reservation=nosuch", ErrInvalid, "delete_reservation reservation=nosuch: Requested reservation is invalid"},
+		{VerbDelete, "ReservationName=maint", ErrNotPermitted, "delete_reservation ReservationName=maint: Invalid user id"},
+		{VerbCreate, "reservation", &UsageError{"StartTime must be specified.  No reservation created."}, "StartTime must be specified.  No reservation created."},
 	}
 	for _, c := range cases {
-		if got := ClientMessage(c.v, c.err); got != c.want {
+		if got := ClientMessage(c.v, c.arg, c.err); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)
 		}
 	}

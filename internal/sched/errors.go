@@ -35,6 +35,7 @@ var (
 	ErrInvalidTimeLimit   = errors.New("Requested time limit is invalid (missing or exceeds some limit)")
 	ErrNodeConfig         = errors.New("Requested node configuration is not available")
 	ErrPartConfig         = errors.New("Requested partition configuration not available now")
+	ErrPartInactive       = errors.New("Required partition not available (inactive or drain)")
 	ErrNodeCount          = errors.New("Node count specification invalid")
 	ErrTooManyCPUs        = errors.New("More processors requested than permitted")
 	ErrMemory             = errors.New("Memory required by task is not available")

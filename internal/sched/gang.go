@@ -48,12 +48,33 @@ func runGang(c *Cycle) {
 	})
 	for _, j := range susp {
 		if p := c.State.jobs[j.SuspendedBy]; j.SuspendedBy != 0 && p != nil && isActive(p) {
+			if gangSwaps(c, j, p) {
+				c.Preempt(p, PreemptSuspend, j.ID, 0)
+				c.Resume(j)
+			}
 			continue // its preemptor still holds its cores
 		}
 		if cpusFree(c.Avail, &j.Alloc) && allUsable(c.Avail, &j.Alloc) {
 			c.Resume(j)
 		}
 	}
+}
+
+// gangSwaps reports whether the gang scheduler gives victim back the
+// cores its QOS preemptor p took: it knows only partition tiers, so in
+// a FORCE partition of the same tier the job it tracked first (the
+// victim) keeps the row and the preemptor is suspended in its turn
+// (oracle, preempt-qos-suspend: the high-QOS job ends SUSPENDED, the
+// normal job it preempted RUNNING).
+func gangSwaps(c *Cycle, victim, p *Job) bool {
+	if c.Config.PreemptType != PreemptQOS || p.State.Base() != JobRunning || victim.Partition < 0 || p.Partition < 0 {
+		return false
+	}
+	if !victim.StartTime.Before(p.StartTime) && !(victim.StartTime.Equal(p.StartTime) && victim.ID < p.ID) {
+		return false // the preemptor is the older job: it keeps the row
+	}
+	vp, pp := &c.Cluster.Partitions[victim.Partition], &c.Cluster.Partitions[p.Partition]
+	return vp.PriorityTier == pp.PriorityTier && vp.OverSubscribe.Mode == OverSubscribeForce && pp.OverSubscribe.Mode == OverSubscribeForce
 }
 
 func hasForcePartition(cl *Cluster) bool {

@@ -36,9 +36,7 @@ func (c *Cycle) gate() {
 			if r := c.partGate(j, part); r != "" {
 				if c.pend[slot].Reason == "" {
 					c.pend[slot].Reason, c.pend[slot].Partition = r, part
-					if r == ReasonReqNodeNotAvail {
-						c.pend[slot].StateDesc = c.unavailableDesc(j)
-					}
+					c.pend[slot].StateDesc = c.partGateDesc(j, part, r)
 				}
 				continue
 			}
@@ -196,6 +194,9 @@ func (c *Cycle) partGate(j *Job, part int32) Reason {
 		return ReasonPartitionInactive
 	}
 	if r := partitionLimitReason(c.State.Policy, c.Cluster, j, part); r != "" {
+		if r == ReasonAccountNotAllowed {
+			return ReasonPartitionConfig // what squeue shows (oracle, 24.11)
+		}
 		return r
 	}
 	jm := c.JobMask(j)
@@ -417,6 +418,28 @@ func (c *Cycle) unavailableDesc(j *Job) string {
 		}
 	}
 	return "ReqNodeNotAvail, UnavailableNodes:" + hostlist.Compress(down)
+}
+
+// StateDescNodesDown is what squeue shows for a job whose partition has
+// no usable node: the reason's text with spaces (oracle, 24.11).
+const StateDescNodesDown = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+
+// partGateDesc returns the state description squeue shows instead of a
+// partition gate's reason r, "" if none.
+func (c *Cycle) partGateDesc(j *Job, part int32, r Reason) string {
+	switch r {
+	case ReasonReqNodeNotAvail:
+		return c.unavailableDesc(j)
+	case ReasonNodesDown:
+		return StateDescNodesDown
+	case ReasonQOSNotAllowed:
+		if pt := &c.Cluster.Partitions[part]; pt.AllowQOS != nil {
+			// Slurm: "(qosonly allows normal not other)"
+			return "Job's QOS not permitted to use this partition (" + pt.Name + " allows " +
+				strings.Join(pt.AllowQOS, ",") + " not " + j.QOS + ")"
+		}
+	}
+	return ""
 }
 
 // partHasUsable reports (cached per cycle) whether partition part has a

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -107,8 +108,9 @@ type LicenseInfo struct {
 // Free is what a job outside any reservation could take now.
 func (l LicenseInfo) Free() int64 { return max(l.Total-l.Used-l.Reserved, 0) }
 
-// Licenses returns the cluster's licenses with their use at now, in
-// configuration order.
+// Licenses returns the cluster's licenses with their use at now, sorted
+// by name as scontrol show lic lists them (oracle: Licenses=matlab:2,
+// zeta:1,fluent:1 shows fluent, matlab, zeta).
 func (st *State) Licenses(now time.Time) []LicenseInfo {
 	used := st.licensesInUse()
 	resvd := st.reservedLicenses(now, nil)
@@ -116,6 +118,7 @@ func (st *State) Licenses(now time.Time) []LicenseInfo {
 	for i, l := range st.Cluster.Licenses {
 		out[i] = LicenseInfo{Name: l.Name, Total: l.Total, Used: used[i], Reserved: resvd[i]}
 	}
+	slices.SortStableFunc(out, func(a, b LicenseInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

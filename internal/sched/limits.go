@@ -198,6 +198,17 @@ func runTRES(ct *counter, t int32) int64 {
 // It returns the first limit's reason, or "".
 func (lc *limitCheck) runnable() Reason {
 	var cl claims
+	// A QOS's per-job TRES limits come first: Slurm sets their reason
+	// when it validates the job and keeps it whatever the counts (oracle,
+	// partition-qos: -n 6 over MaxTRESPerJob=cpu=4 of a partition QOS
+	// with MaxJobsPerUser=1 already used shows QOSMaxCpuPerJobLimit).
+	for _, q := range lc.qos {
+		if q >= 0 {
+			if r := lc.qosPerJobTRES(q, &cl); r != "" {
+				return r
+			}
+		}
+	}
 	for _, q := range lc.qos {
 		if q >= 0 {
 			if r := lc.qosCounts(q, &cl); r != "" {
@@ -216,6 +227,22 @@ func (lc *limitCheck) runnable() Reason {
 		}
 	}
 	return lc.assocTRES(&cl)
+}
+
+// qosPerJobTRES checks QOS q's MaxTRESPerJob and MaxTRESPerNode.
+func (lc *limitCheck) qosPerJobTRES(q int32, cl *claims) Reason {
+	qp := &lc.p.QOS[q]
+	for _, l := range qp.MaxTRESPerJob {
+		if cl.claim(lkMaxTRESPJ, l.TRES) && lc.req[l.TRES] > l.Value {
+			return reasonsQOSMaxTRESPJ[tresFamily(lc.p.TRES[l.TRES])]
+		}
+	}
+	for _, l := range qp.MaxTRESPerNode {
+		if cl.claim(lkMaxTRESPN, l.TRES) && lc.perNode[l.TRES] > l.Value {
+			return reasonsQOSMaxTRESPN[tresFamily(lc.p.TRES[l.TRES])]
+		}
+	}
+	return ""
 }
 
 func (lc *limitCheck) qosCounts(q int32, cl *claims) Reason {
@@ -274,16 +301,6 @@ func (lc *limitCheck) qosTRES(q int32, cl *claims) Reason {
 	for _, l := range qp.GrpTRES {
 		if cl.claim(lkGrpTRES, l.TRES) && runTRES(qc, l.TRES)+lc.req[l.TRES] > l.Value {
 			return reasonsQOSGrpTRES[tresFamily(lc.p.TRES[l.TRES])]
-		}
-	}
-	for _, l := range qp.MaxTRESPerJob {
-		if cl.claim(lkMaxTRESPJ, l.TRES) && lc.req[l.TRES] > l.Value {
-			return reasonsQOSMaxTRESPJ[tresFamily(lc.p.TRES[l.TRES])]
-		}
-	}
-	for _, l := range qp.MaxTRESPerNode {
-		if cl.claim(lkMaxTRESPN, l.TRES) && lc.perNode[l.TRES] > l.Value {
-			return reasonsQOSMaxTRESPN[tresFamily(lc.p.TRES[l.TRES])]
 		}
 	}
 	uc := lc.ownerCounter(false, q, lc.user)

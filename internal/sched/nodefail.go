@@ -50,8 +50,11 @@ func allocHas(al *Alloc, node int32) bool {
 }
 
 // CancelArrayTask cancels one task of an array (scancel 123_7). A task
-// still inside the pending array record is split off into its own record,
-// ended CANCELLED; a task already split off is cancelled like any job.
+// still inside the pending array record is only taken out of it, without
+// a job id or record of its own, as Slurm 24.11 does (oracle: after
+// scancel 25_4 of pending tasks, the next job is 27 after 25 and its
+// task 26, and "Job 25_4 not found"); the record's last pending task
+// ends it CANCELLED; a task already split off is cancelled like any job.
 func (st *State) CancelArrayTask(arrayID JobID, task int32, now time.Time) error {
 	for _, j := range st.jobList {
 		if j.Array == nil || j.Array.JobID != arrayID || j.State.Finished() {
@@ -61,6 +64,10 @@ func (st *State) CancelArrayTask(arrayID JobID, task int32, now time.Time) error
 			return st.Cancel(j.ID, now)
 		}
 		if j.Array.TaskID < 0 && j.Array.Tasks.Has(int(task)) {
+			if j.Array.Tasks.Count() > 1 {
+				j.Array.Tasks.Clear(int(task))
+				return nil
+			}
 			t := st.splitTask(j, task)
 			return st.End(t.ID, JobCancelled, 0, now)
 		}

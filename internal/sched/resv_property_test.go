@@ -151,7 +151,7 @@ func TestReservationRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := h2.mustSubmitRL("bob", "-N 2 --exclusive --time=10")
-	h2.expectState(j.ID, JobPending, ReasonResources)
+	h2.expectState(j.ID, JobPending, ReasonReqNodeNotAvail) // one node outside it (oracle)
 	if err := h2.st.RestoreReservation(saved); err == nil {
 		t.Fatal("restored twice")
 	}

@@ -104,11 +104,17 @@ func TestLicensesTwoAtATime(t *testing.T) {
 	h.expectState(a.ID, JobRunning, "")
 	h.expectState(b.ID, JobRunning, "")
 	h.expectState(c.ID, JobPending, ReasonLicenses)
+	// -L as written is what squeue %W and scontrol show job print
+	// (oracle: "-L zeta:1,matlab" shows Licenses=zeta:1,matlab)
+	if got := h.job(c.ID).Req.LicenseSpec; got != "matlab:2" {
+		t.Fatalf("LicenseSpec %q, want matlab:2", got)
+	}
 	d := h.mustSubmitRL("u", "-n 1 --time=1:00:00")
 	h.expectState(d.ID, JobRunning, "")
+	// sorted by name whatever the configuration order (oracle, 24.11)
 	show := FormatLicenses(h.st.Licenses(h.now), "", false)
-	want := "LicenseName=matlab\n    Total=4 Used=4 Free=0 Reserved=0 Remote=no\n" +
-		"LicenseName=ansys\n    Total=2 Used=0 Free=2 Reserved=0 Remote=no\n"
+	want := "LicenseName=ansys\n    Total=2 Used=0 Free=2 Reserved=0 Remote=no\n" +
+		"LicenseName=matlab\n    Total=4 Used=4 Free=0 Reserved=0 Remote=no\n"
 	if show != want {
 		t.Fatalf("scontrol show licenses:\n%s\nwant:\n%s", show, want)
 	}
@@ -435,8 +441,8 @@ func TestReservedLicenses(t *testing.T) {
 	a := h.mustSubmitRL("alice", "-n 1 -L matlab:3 --time=10 --reservation=lic")
 	h.expectState(a.ID, JobRunning, "")
 	info := h.st.Licenses(h.now)
-	if info[0].Reserved != 3 || info[0].Used != 3 {
-		t.Fatalf("licenses %+v", info[0])
+	if info[1].Name != "matlab" || info[1].Reserved != 3 || info[1].Used != 3 {
+		t.Fatalf("licenses %+v", info)
 	}
 }
 
@@ -511,7 +517,11 @@ func TestEndedReservationFreesNodes(t *testing.T) {
 	h.mustScontrol("create reservation ReservationName=gone StartTime=now Duration=30 Nodes=node[1-4] Users=alice")
 	h.mustScontrol("create reservation ReservationName=later StartTime=now+2hours Duration=30 Nodes=node4 Users=alice")
 	j := h.mustSubmitRL("bob", "-N 1 --time=10")
-	h.expectState(j.ID, JobPending, ReasonResources)
+	// every node reserved: "ReqNodeNotAvail, Reserved for maintenance" (oracle)
+	h.expectState(j.ID, JobPending, ReasonReqNodeNotAvail)
+	if d := h.job(j.ID).StateDesc; d != StateDescReservedMaint {
+		t.Fatalf("state description %q", d)
+	}
 	w := h.mustSubmitRL("alice", "-N 1 --time=10 --begin=now+1hour --reservation=gone")
 	h.advance(31 * time.Minute)
 	h.expectState(j.ID, JobRunning, "")

@@ -555,3 +555,27 @@ sacctmgr -i modify account a set qos+=lowc,lowx,high
 		t.Errorf("job not preempted has PreemptTime %v", x.PreemptTime)
 	}
 }
+
+// TestQOSSuspendGangSwapsBack: with QOS preemption and SUSPEND,GANG in a
+// FORCE:1 partition, the gang scheduler (which knows only partition
+// tiers) gives the cores back to the job it tracked first: the high-QOS
+// job ends suspended and its victim running (oracle,
+// preempt-qos-suspend scenario: "1 n1 normal R", "6 h1 high S").
+func TestQOSSuspendGangSwapsBack(t *testing.T) {
+	h := newHarness(t, s6Conf)
+	h.sacctmgr(s6Acct)
+	var normal []*Job
+	for i := 0; i < 5; i++ {
+		normal = append(normal, h.mustSubmit("u", "-n 1 --time=01:00:00"))
+	}
+	h.advance(time.Minute)
+	hi := h.mustSubmit("u", "--qos=high -n 1 --time=00:10:00")
+	h.schedule()
+	h.expectState(hi.ID, JobSuspended, "")
+	for _, j := range normal[:4] {
+		h.expectState(j.ID, JobRunning, "")
+	}
+	h.expectState(normal[4].ID, JobPending, ReasonResources)
+	h.schedule()
+	h.expectState(hi.ID, JobSuspended, "") // no flip-flop
+}

@@ -207,6 +207,14 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 	if c.resvFitFailed(rec) {
 		return false // a reservation's job blocks only its reservation; MAINT reason
 	}
+	if desc := c.unusableDesc(rec); desc != "" {
+		// Too few nodes are up and unreserved for it even with every job
+		// ended: Slurm's ReqNodeNotAvail, which does not block the
+		// partition.
+		c.setReason(rec, ReasonReqNodeNotAvail)
+		c.pend[rec.slot].StateDesc = desc
+		return false
+	}
 	c.setReason(rec, ReasonResources)
 	c.blockers = append(c.blockers, j.ID)
 	if len(j.Req.NodeList) > 0 {
@@ -219,6 +227,37 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 	}
 	c.failPartition(rec)
 	return false
+}
+
+// StateDescMayBeReserved is what squeue shows for a job that the nodes
+// up and not reserved for others could not run even when idle (a node
+// drained, nodes in another's reservation).
+const StateDescMayBeReserved = "ReqNodeNotAvail, May be reserved for other job"
+
+// unusableDesc returns the state description of rec when the nodes of
+// its partition up and outside other reservations could not run it even
+// if idle, "" when they could: "Reserved for maintenance" when
+// reservations hold all of them (oracle: a reservation of every node
+// for alice, bob's -N1 job), else "May be reserved for other job"
+// (a drained node, nodes in another's reservation).
+func (c *Cycle) unusableDesc(rec *QueueRec) string {
+	pt := &c.Cluster.Partitions[rec.Part]
+	m := pt.Nodes.Clone()
+	m.And(c.Avail.Usable)
+	if jm := c.JobMask(rec.Job); jm != nil {
+		m.And(jm)
+	}
+	if m.Empty() {
+		return ""
+	}
+	c.resvMask(rec, m)
+	switch {
+	case m.Empty():
+		return StateDescReservedMaint
+	case !c.sel.canEverFit(rec.Job, pt, c.State.emptyView(), m):
+		return StateDescMayBeReserved
+	}
+	return ""
 }
 
 // failPartition takes the record's partition out of the rest of the pass.

@@ -84,6 +84,7 @@ func RequestFromSpec(s *api.JobSpec, now time.Time, loc *time.Location, cfg *Con
 	if r.Licenses, err = ParseLicenseReq(s.Licenses); err != nil {
 		return r, err
 	}
+	r.LicenseSpec = s.Licenses
 	if r.NodeList, err = expandHosts(s.NodeList); err != nil {
 		return r, err
 	}

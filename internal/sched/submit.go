@@ -54,6 +54,11 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 	}
 	if req.Hold {
 		j.Hold, j.Reason = HoldUser, ReasonJobHeldUser
+	} else if len(j.Req.Deps) > 0 {
+		// slurmctld gives a job with dependencies its reason when it
+		// accepts it, before any scheduling pass (oracle, dependencies:
+		// "3 a PD Dependency" a second after a burst of submissions).
+		j.Reason = ReasonDependency
 	}
 	if req.Priority > 0 && who.Admin {
 		j.Priority, j.DirectPriority = req.Priority, true
@@ -331,7 +336,7 @@ func (st *State) depTargets(id JobID) []*Job {
 // requested partition fits, ALL unless every one does.
 func (st *State) checkPartitionLimits(j *Job, _ Submitter) error {
 	if !st.anyAcceptsSubmit(j) {
-		return reject(ErrPartConfig)
+		return reject(ErrPartInactive)
 	}
 	mode := st.Config.EnforcePartLimits
 	if mode == EnforcePartNo {
@@ -555,7 +560,7 @@ func (st *State) checkPrivileges(j *Job, who Submitter) error {
 // anyAcceptsSubmit reports whether one of the job's partitions takes new
 // jobs: UP and DOWN partitions do (a DOWN partition's jobs pend with
 // PartitionDown), DRAIN and INACTIVE ones refuse them, Slurm's
-// "Requested partition configuration not available now".
+// "Required partition not available (inactive or drain)".
 func (st *State) anyAcceptsSubmit(j *Job) bool {
 	for _, part := range j.Partitions {
 		switch st.Cluster.Partitions[part].State {

@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -171,7 +172,7 @@ func TestOperatorOnlyOptions(t *testing.T) {
 }
 
 // TestPartitionStatesAtSubmit: DOWN takes jobs (they pend), DRAIN and
-// INACTIVE refuse them.
+// INACTIVE refuse them with Slurm's message (oracle, 24.11).
 func TestPartitionStatesAtSubmit(t *testing.T) {
 	h := newHarness(t, cpuConf(1, 4, `PartitionName=down Nodes=node1 State=DOWN
 PartitionName=drain Nodes=node1 State=DRAIN
@@ -179,8 +180,8 @@ PartitionName=off Nodes=node1 State=INACTIVE`))
 	j := h.mustSubmit("u", "-p down --time=10")
 	h.expectState(j.ID, JobPending, ReasonPartitionDown)
 	for _, p := range []string{"drain", "off"} {
-		if _, err := h.submit("u", "-p "+p+" --time=10"); !errors.Is(err, ErrPartConfig) ||
-			err.Error() != "Requested partition configuration not available now" {
+		if _, err := h.submit("u", "-p "+p+" --time=10"); !errors.Is(err, ErrPartInactive) ||
+			err.Error() != "Required partition not available (inactive or drain)" {
 			t.Fatalf("%s: %v", p, err)
 		}
 	}
@@ -205,3 +206,39 @@ func TestMaxMemLimits(t *testing.T) {
 		t.Fatalf("allocated %d CPUs", j.Alloc.CPUs[0])
 	}
 }
+
+// TestPerJobTRESBeforeJobCounts: a job over its partition QOS's
+// MaxTRESPerJob shows that reason even when the QOS's MaxJobsPerUser is
+// used up too (oracle, partition-qos scenario: QOSMaxCpuPerJobLimit).
+func TestPerJobTRESBeforeJobCounts(t *testing.T) {
+	conf := cpuConf(4, 8, "AccountingStorageEnforce=limits,qos\nPartitionName=capped Nodes=node[1-4] QOS=partcap\n")
+	h := newHarness(t, conf)
+	h.sacctmgr(`sacctmgr -i add qos partcap MaxJobsPerUser=1 MaxTRESPerJob=cpu=4
+sacctmgr -i add account research
+sacctmgr -i add user alice Account=research`)
+	h.mustSubmit("alice", "-p capped --time=10")
+	second := h.mustSubmit("alice", "-p capped --time=10")
+	big := h.mustSubmit("alice", "-p capped -n 6 --time=10")
+	h.expectState(second.ID, JobPending, ReasonQOSMaxJobsPerUserLimit)
+	h.expectState(big.ID, JobPending, "QOSMaxCpuPerJobLimit")
+}
+
+// TestDependencyReasonAtSubmit: a job with dependencies pends with reason
+// Dependency from its submission, before any scheduling pass (oracle,
+// dependencies scenario).
+func TestDependencyReasonAtSubmit(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 4, ""))
+	first := h.mustSubmit("u", "--time=10")
+	spec, _ := h.parseOpts("--time=10 -d afterok:" + fixtureJobID(first.ID))
+	spec.User = "u"
+	req, err := RequestFromSpec(&spec, h.now, time.UTC, &h.st.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := h.st.Submit(req, Submitter{User: "u"}, h.now)
+	if err != nil || j.Reason != ReasonDependency {
+		t.Fatalf("reason %q, err %v; want Dependency", j.Reason, err)
+	}
+}
+
+func fixtureJobID(id JobID) string { return strconv.FormatUint(uint64(id), 10) }

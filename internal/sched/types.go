@@ -450,8 +450,11 @@ type Request struct {
 	Requeue bool
 	// Reservation is --reservation (a comma list: the first usable one).
 	Reservation string
-	// Licenses is --licenses/-L (see license.go).
-	Licenses []LicenseReq
+	// Licenses is --licenses/-L (see license.go); LicenseSpec is the
+	// option as written, which squeue %W and scontrol show job print
+	// (Slurm: "-L matlab" shows Licenses=matlab, not matlab:1).
+	Licenses    []LicenseReq
+	LicenseSpec string
 }
 
 // ArrayInfo describes a job array member. A pending array whose tasks have
