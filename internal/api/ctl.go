@@ -321,12 +321,15 @@ type NodesResponse struct {
 
 // PartitionRecord is one partition as sinfo and scontrol show it.
 type PartitionRecord struct {
-	Name              string   `json:"name"`
-	Default           bool     `json:"default,omitempty"`
-	State             string   `json:"state"` // UP, DOWN, DRAIN, INACTIVE
-	MaxTimeSec        int64    `json:"max_time_s"`
-	DefaultTimeSec    int64    `json:"default_time_s,omitempty"`
-	Nodes             string   `json:"nodes"`
+	Name           string `json:"name"`
+	Default        bool   `json:"default,omitempty"`
+	State          string `json:"state"` // UP, DOWN, DRAIN, INACTIVE
+	MaxTimeSec     int64  `json:"max_time_s"`
+	DefaultTimeSec int64  `json:"default_time_s,omitempty"`
+	Nodes          string `json:"nodes"`
+	// NodeSets is the part of Nodes= naming node sets ("ALL" for
+	// Nodes=ALL), which scontrol shows as NodeSets=.
+	NodeSets          string   `json:"node_sets,omitempty"`
 	NodeNames         []string `json:"node_names"`
 	TotalCPUs         int64    `json:"total_cpus"`
 	TotalNodes        int      `json:"total_nodes"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -585,14 +586,14 @@ func PartitionRecordLines(p *api.PartitionRecord) []string {
 	if p.DefMemPerCPU > 0 {
 		memLine = fmt.Sprintf("DefMemPerCPU=%d MaxMemPerNode=%s", p.DefMemPerCPU, memOrUnlimited(p.MaxMemPerNode))
 	}
-	return []string{
+	lines := []string{
 		"PartitionName=" + p.Name,
 		fmt.Sprintf("AllowGroups=%s AllowAccounts=%s AllowQos=%s", p.AllowGroups, p.AllowAccounts, p.AllowQOS),
 		fmt.Sprintf("AllocNodes=ALL Default=%s QoS=%s", upperYesNo(p.Default), qos),
-		fmt.Sprintf("DefaultTime=%s DisableRootJobs=NO ExclusiveUser=%s GraceTime=%d Hidden=%s", def,
+		fmt.Sprintf("DefaultTime=%s DisableRootJobs=NO ExclusiveUser=%s ExclusiveTopo=NO GraceTime=%d Hidden=%s", def,
 			upperYesNo(p.ExclusiveUser), p.GraceTimeSec, upperYesNo(p.Hidden)),
-		fmt.Sprintf("MaxNodes=%s MaxTime=%s MinNodes=%d LLN=NO MaxCPUsPerNode=%s", countOrUnlimited(p.MaxNodes),
-			limitOrUnlimited(p.MaxTimeSec), p.MinNodes, countOrUnlimited(p.MaxCPUsPerNode)),
+		fmt.Sprintf("MaxNodes=%s MaxTime=%s MinNodes=%d LLN=NO MaxCPUsPerNode=%s MaxCPUsPerSocket=UNLIMITED",
+			countOrUnlimited(p.MaxNodes), limitOrUnlimited(p.MaxTimeSec), p.MinNodes, countOrUnlimited(p.MaxCPUsPerNode)),
 		"Nodes=" + p.Nodes,
 		fmt.Sprintf("PriorityJobFactor=%d PriorityTier=%d RootOnly=%s ReqResv=NO OverSubscribe=%s",
 			p.PriorityJobFactor, p.PriorityTier, upperYesNo(p.RootOnly), p.OverSubscribe),
@@ -602,6 +603,12 @@ func PartitionRecordLines(p *api.PartitionRecord) []string {
 		memLine,
 		"TRES=" + p.TRES,
 	}
+	if p.NodeSets != "" {
+		// Slurm 24.11 shows the node sets of Nodes= (ALL included)
+		// before the node list.
+		lines = slices.Insert(lines, 5, "NodeSets="+p.NodeSets)
+	}
+	return lines
 }
 
 // secsPreSuspend is SecsPreSuspend: the seconds the job had run when it

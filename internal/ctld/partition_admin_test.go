@@ -387,3 +387,16 @@ add user root account=a`)
 		t.Errorf("after restart: job %+v, partitions %q", j, c.partitionNames())
 	}
 }
+
+// TestPartitionNodeSets: Slurm 24.11's scontrol show partition has
+// NodeSets=ALL for a partition of Nodes=ALL and no NodeSets for a node
+// list.
+func TestPartitionNodeSets(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, extra: "PartitionName=every Nodes=ALL State=UP\n"})
+	if p, _ := c.partition("every"); p.NodeSets != "ALL" || p.Nodes != "n[1-2]" {
+		t.Errorf("Nodes=ALL: NodeSets=%q Nodes=%q, want ALL and n[1-2]", p.NodeSets, p.Nodes)
+	}
+	if p, _ := c.partition("debug"); p.NodeSets != "" {
+		t.Errorf("Nodes=n[1-2]: NodeSets=%q, want none", p.NodeSets)
+	}
+}

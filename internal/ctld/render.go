@@ -393,7 +393,33 @@ func (ls *loopState) partitionRecord(i int) api.PartitionRecord {
 	if p.DefaultTime == 0 {
 		rec.DefaultTimeSec = 0
 	}
+	rec.NodeSets = ls.partitionNodeSets(p.Name)
 	return rec
+}
+
+// partitionNodeSets is the NodeSets= scontrol shows for a partition: the
+// node sets its Nodes= names, "ALL" for Nodes=ALL (Slurm 24.11). A
+// partition made by scontrol create has none.
+func (ls *loopState) partitionNodeSets(name string) string {
+	if ls.c == nil || ls.c.cfg == nil {
+		return ""
+	}
+	for _, cp := range ls.c.cfg.Partitions {
+		if cp.Name != name {
+			continue
+		}
+		if strings.EqualFold(cp.NodesExpr, "ALL") {
+			return "ALL"
+		}
+		var sets []string
+		for _, item := range strings.Split(cp.NodesExpr, ",") {
+			if ls.c.cfg.NodeSet(item) != nil {
+				sets = append(sets, item)
+			}
+		}
+		return strings.Join(sets, ",")
+	}
+	return ""
 }
 
 // preemptModeString prints a PreemptMode the way scontrol does.
