@@ -63,7 +63,9 @@ type Cycle struct {
 	corrIdx map[JobID]*corrIndex
 	// partUsable caches whether a partition has a usable node (1 yes, -1 no).
 	partUsable []int8
-	passNodes  NodeSet // nodes the main pass still offers
+	// partCaps caches partCapacity per partition (gate.go).
+	partCaps  []cachedCap
+	passNodes NodeSet // nodes the main pass still offers
 	// blockers are the jobs the main pass found no room for; unsure is
 	// set when it skipped a record for another reason (main_stuck.go).
 	blockers []JobID
