@@ -586,12 +586,14 @@ func sinfoExtraField(r *sinfoRow, c byte) string {
 }
 
 // aiot prints sinfo's allocated/idle/other/total counts of nodes (%F)
-// or CPUs (%C); "other" is down, drained or not responding.
+// or CPUs (%C); "other" is down, drained, failing or unknown. A node
+// that is only not responding ("idle*" after scontrol's resume, before
+// slurmctld's ping) counts by its base state, as Slurm 24.11 does.
 func aiot(nodes []*api.NodeRecord, cpus bool) string {
 	var a, i, o, t int
 	for _, n := range nodes {
 		other := strings.HasPrefix(n.StateShort, "down") || strings.HasPrefix(n.StateShort, "drain") ||
-			strings.HasPrefix(n.StateShort, "fail") || strings.HasSuffix(n.StateShort, "*") || strings.HasPrefix(n.StateShort, "unk")
+			strings.HasPrefix(n.StateShort, "fail") || strings.HasPrefix(n.StateShort, "unk")
 		if cpus {
 			t += n.CPUs
 			switch {

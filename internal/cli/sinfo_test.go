@@ -218,6 +218,10 @@ func TestSinfoOracleLayouts(t *testing.T) {
 		{"Format sized", []string{"-O", "NodeList:5,StateLong:.12x,nodes:3|,GresUsed", "-n", "n1"}, nil,
 			"NODEL       STATExNOD|GRES_USED           \nn1      allocatedx1  |gpu:0               \n"},
 		{"all", []string{"-a", "-h", "-o", "%P %a"}, nil, "main* up\n"},
+		{"not responding counts idle", []string{"-h", "-o", "%t %F %C %A"}, func(r *api.NodesResponse) {
+			r.Nodes = r.Nodes[3:]
+			r.Nodes[0].State, r.Nodes[0].StateShort = "IDLE+NOT_RESPONDING", "idle*"
+		}, "idle* 0/1/0/1 0/8/0/8 0/1\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
