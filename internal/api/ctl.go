@@ -284,17 +284,21 @@ type NodeRecord struct {
 	// State is the long state with flags ("IDLE", "MIXED+DRAIN",
 	// "DOWN+NOT_RESPONDING"), StateShort sinfo's compact one ("idle",
 	// "drng", "down*"), StateLong sinfo's %T ("idle", "draining", ...).
-	State      string    `json:"state"`
-	StateShort string    `json:"state_short"`
-	StateLong  string    `json:"state_long"`
-	CPUs       int       `json:"cpus"`
-	AllocCPUs  int       `json:"alloc_cpus"`
-	Sockets    int       `json:"sockets"`
-	Cores      int       `json:"cores_per_socket"`
-	Threads    int       `json:"threads_per_core"`
-	RealMemory int64     `json:"real_memory_mb"`
-	AllocMem   int64     `json:"alloc_mem_mb"`
-	FreeMem    int64     `json:"free_mem_mb,omitempty"`
+	State      string `json:"state"`
+	StateShort string `json:"state_short"`
+	StateLong  string `json:"state_long"`
+	CPUs       int    `json:"cpus"`
+	AllocCPUs  int    `json:"alloc_cpus"`
+	Sockets    int    `json:"sockets"`
+	Cores      int    `json:"cores_per_socket"`
+	Threads    int    `json:"threads_per_core"`
+	RealMemory int64  `json:"real_memory_mb"`
+	AllocMem   int64  `json:"alloc_mem_mb"`
+	FreeMem    int64  `json:"free_mem_mb,omitempty"`
+	// CPULoad and FreeMem are the host's as its agent last reported them,
+	// when LoadKnown (sinfo and scontrol print N/A otherwise).
+	CPULoad    float64   `json:"cpu_load,omitempty"`
+	LoadKnown  bool      `json:"load_known,omitempty"`
 	Gres       string    `json:"gres,omitempty"`
 	GresUsed   string    `json:"gres_used,omitempty"`
 	Features   string    `json:"features,omitempty"`

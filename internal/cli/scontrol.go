@@ -574,12 +574,12 @@ func NodeRecordLines(n *api.NodeRecord) []string {
 	sort.Strings(parts)
 	lines := []string{
 		fmt.Sprintf("NodeName=%s CoresPerSocket=%d", n.Name, n.Cores),
-		fmt.Sprintf("CPUAlloc=%d CPUEfctv=%d CPUTot=%d CPULoad=N/A", n.AllocCPUs, n.CPUs, n.CPUs),
+		fmt.Sprintf("CPUAlloc=%d CPUEfctv=%d CPUTot=%d CPULoad=%s", n.AllocCPUs, n.CPUs, n.CPUs, nodeLoad(n)),
 		"AvailableFeatures=" + orNull(n.Features),
 		"ActiveFeatures=" + orNull(n.Features),
 		"Gres=" + orNull(n.Gres),
 		fmt.Sprintf("NodeAddr=%s NodeHostName=%s Version=%s", orNA(n.Addr), orNA(n.Hostname), orNA(n.Version)),
-		fmt.Sprintf("RealMemory=%d AllocMem=%d FreeMem=N/A Sockets=%d Boards=1", n.RealMemory, n.AllocMem, n.Sockets),
+		fmt.Sprintf("RealMemory=%d AllocMem=%d FreeMem=%s Sockets=%d Boards=1", n.RealMemory, n.AllocMem, nodeFreeMem(n), n.Sockets),
 		fmt.Sprintf("State=%s ThreadsPerCore=%d TmpDisk=0 Weight=%d Owner=N/A MCS_label=N/A", n.State, n.Threads, n.Weight),
 		"Partitions=" + strings.Join(parts, ","),
 		fmt.Sprintf("BootTime=%s SlurmdStartTime=%s", timeOrNone(n.BootTime, "None"), timeOrNone(n.BootTime, "None")),
@@ -615,6 +615,22 @@ func memOrUnlimited(n int64) string {
 		return "UNLIMITED"
 	}
 	return strconv.FormatInt(n, 10)
+}
+
+// nodeLoad and nodeFreeMem are the host's figures its agent reported
+// (CPULoad=5.20, FreeMem=10657), N/A before it did.
+func nodeLoad(n *api.NodeRecord) string {
+	if !n.LoadKnown {
+		return "N/A"
+	}
+	return strconv.FormatFloat(n.CPULoad, 'f', 2, 64)
+}
+
+func nodeFreeMem(n *api.NodeRecord) string {
+	if !n.LoadKnown {
+		return "N/A"
+	}
+	return strconv.FormatInt(n.FreeMem, 10)
 }
 
 // PartitionRecordLines renders scontrol show partition.

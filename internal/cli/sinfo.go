@@ -499,7 +499,10 @@ func sinfoField(r *sinfoRow, c byte) string {
 	case 'm':
 		return strconv.FormatInt(n.RealMemory, 10)
 	case 'e':
-		return strconv.FormatInt(n.RealMemory-n.AllocMem, 10)
+		if !n.LoadKnown {
+			return "N/A"
+		}
+		return strconv.FormatInt(n.FreeMem, 10) // the host's, as slurmd reports it
 	case 'z':
 		return fmt.Sprintf("%d:%d:%d", n.Sockets, n.Cores, n.Threads)
 	case 'd':
@@ -538,7 +541,10 @@ func sinfoField(r *sinfoRow, c byte) string {
 		}
 		return p.AllowGroups
 	case 'O':
-		return "N/A"
+		if !n.LoadKnown {
+			return "N/A"
+		}
+		return strconv.FormatFloat(n.CPULoad, 'f', 2, 64)
 	case 'X':
 		return strconv.Itoa(n.Sockets)
 	case 'Y':

@@ -218,6 +218,10 @@ func TestSinfoOracleLayouts(t *testing.T) {
 		{"Format sized", []string{"-O", "NodeList:5,StateLong:.12x,nodes:3|,GresUsed", "-n", "n1"}, nil,
 			"NODEL       STATExNOD|GRES_USED           \nn1      allocatedx1  |gpu:0               \n"},
 		{"all", []string{"-a", "-h", "-o", "%P %a"}, nil, "main* up\n"},
+		{"host load unknown", []string{"-N", "-h", "-o", "%N %O %e", "-n", "n1"}, nil, "n1 N/A N/A\n"},
+		{"host load", []string{"-N", "-h", "-o", "%N %O %e", "-n", "n1"}, func(r *api.NodesResponse) {
+			r.Nodes[0].CPULoad, r.Nodes[0].FreeMem, r.Nodes[0].LoadKnown = 2.67, 16665, true
+		}, "n1 2.67 16665\n"},
 		{"not responding counts idle", []string{"-h", "-o", "%t %F %C %A"}, func(r *api.NodesResponse) {
 			r.Nodes = r.Nodes[3:]
 			r.Nodes[0].State, r.Nodes[0].StateShort = "IDLE+NOT_RESPONDING", "idle*"

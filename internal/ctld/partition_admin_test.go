@@ -400,3 +400,17 @@ func TestPartitionNodeSets(t *testing.T) {
 		t.Errorf("Nodes=n[1-2]: NodeSets=%q, want none", p.NodeSets)
 	}
 }
+
+// TestNodeHostLoad: a registered node carries its host's load and free
+// memory as its agent reports them (sinfo %O/%e, scontrol CPULoad= and
+// FreeMem=, as slurmd reports them to Slurm's controller).
+func TestNodeHostLoad(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	res, err := c.client.Nodes(c.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Nodes[0]; !n.LoadKnown || n.FreeMem <= 0 || n.CPULoad < 0 {
+		t.Errorf("n1: load known %v, CPULoad %v, FreeMem %d", n.LoadKnown, n.CPULoad, n.FreeMem)
+	}
+}

@@ -305,6 +305,9 @@ func (ls *loopState) nodeRecord(i int) api.NodeRecord {
 		AllocMem: n.AllocMem, Features: strings.Join(n.Features, ","), Weight: n.Weight, Reason: n.Reason,
 		ReasonTime: n.ReasonTime, ReasonUser: n.ReasonUser, Addr: rt.info.Addr, Hostname: rt.info.Hostname,
 		Version: rt.info.Version, BootTime: rt.info.BootTime, LastHeard: rt.lastHeard, Jobs: int(n.Jobs)}
+	if l := rt.info.Load; l != nil && rt.registered {
+		rec.CPULoad, rec.FreeMem, rec.LoadKnown = l.CPULoad, l.FreeMemMB, true
+	}
 	for _, p := range n.Partitions {
 		rec.Partitions = append(rec.Partitions, cl.Partitions[p].Name)
 	}
