@@ -38,6 +38,9 @@ type sinfoOpts struct {
 	format, fields, parts, states, nodes                  string
 	// badFields are the -O names sinfo does not know.
 	badFields []string
+	// hideHidden leaves out Hidden partitions not named by -p: Slurm's
+	// sinfo does for a user other than root without -a.
+	hideHidden bool
 }
 
 func parseSinfo(args []string) (*sinfoOpts, error) {
@@ -64,6 +67,10 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 	}
 	return o, checkSinfoStates(o.states)
 }
+
+// forUser sets what uid may see: a user other than root sees Hidden
+// partitions only with -a.
+func (o *sinfoOpts) forUser(uid int) { o.hideHidden = !o.all && uid != 0 }
 
 func runSinfo(ctx context.Context, env *Env, args []string) int {
 	if sinfoWantsReservations(args) {
@@ -97,6 +104,7 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return clientError(env, "sinfo", err)
 	}
+	o.forUser(env.UID)
 	out, err := RenderSinfo(nodes, parts, o)
 	if err != nil {
 		return Errorf(env, "sinfo", "%v", err)
@@ -287,7 +295,7 @@ func sinfoRows(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOp
 	var rows []sinfoRow
 	for pi := range parts.Partitions {
 		p := &parts.Partitions[pi]
-		if o.parts != "" && !inList(o.parts, p.Name) {
+		if o.parts != "" && !inList(o.parts, p.Name) || o.parts == "" && o.hideHidden && p.Hidden {
 			continue
 		}
 		for _, name := range p.NodeNames {

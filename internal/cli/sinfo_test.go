@@ -248,6 +248,34 @@ func TestSinfoOracleLayouts(t *testing.T) {
 	}
 }
 
+// TestSinfoHidden: Slurm 24.11's sinfo lists a Hidden partition to
+// alice only with -a or -p naming it (root sees it always).
+func TestSinfoHidden(t *testing.T) {
+	nodes, parts := oracleSinfoFixture()
+	secret := parts.Partitions[0]
+	secret.Name, secret.Default, secret.Hidden = "secret", false, true
+	parts.Partitions = append(parts.Partitions, secret)
+	for _, c := range []struct {
+		args []string
+		uid  int
+		want string
+	}{
+		{nil, 1000, "main*\n"},
+		{[]string{"-a"}, 1000, "main*\nsecret\n"},
+		{[]string{"-p", "secret"}, 1000, "secret\n"},
+		{nil, 0, "main*\nsecret\n"},
+	} {
+		o, err := parseSinfo(append([]string{"-h", "-o", "%P"}, c.args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.forUser(c.uid)
+		if got, _ := RenderSinfo(nodes, parts, o); got != c.want {
+			t.Errorf("uid %d sinfo %q: %q, want %q", c.uid, c.args, got, c.want)
+		}
+	}
+}
+
 // TestSinfoFormatUnknownField: sinfo -O reports an unknown name and
 // prints the other fields.
 func TestSinfoFormatUnknownField(t *testing.T) {
