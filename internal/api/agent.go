@@ -144,6 +144,8 @@ type NodeInfo struct {
 	OS        string        `json:"os,omitempty"`
 	BootTime  time.Time     `json:"boot_time"`
 	Resources NodeResources `json:"resources"`
+	// Load is the host's load when the agent registered (nil: unknown).
+	Load *HostLoad `json:"load,omitempty"`
 }
 
 // RegisterRequest is sent by an agent when it starts (and again whenever the
@@ -185,6 +187,16 @@ type Heartbeat struct {
 	Node string      `json:"node"`
 	Time time.Time   `json:"time"`
 	Jobs []JobStatus `json:"jobs,omitempty"`
+	// Load is the host's load and free memory now (nil: unknown).
+	Load *HostLoad `json:"load,omitempty"`
+}
+
+// HostLoad is what a node's OS reports, as slurmd does for sinfo's
+// CPU_LOAD and FREE_MEM and scontrol's CPULoad= and FreeMem=: the
+// 1-minute load average and the free memory (MemFree, MB).
+type HostLoad struct {
+	CPULoad   float64 `json:"cpu_load"`
+	FreeMemMB int64   `json:"free_mem_mb"`
 }
 
 // HeartbeatResponse asks the agent to register again when the controller

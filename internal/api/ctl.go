@@ -299,17 +299,21 @@ type NodeRecord struct {
 	// State is the long state with flags ("IDLE", "MIXED+DRAIN",
 	// "DOWN+NOT_RESPONDING"), StateShort sinfo's compact one ("idle",
 	// "drng", "down*"), StateLong sinfo's %T ("idle", "draining", ...).
-	State      string    `json:"state"`
-	StateShort string    `json:"state_short"`
-	StateLong  string    `json:"state_long"`
-	CPUs       int       `json:"cpus"`
-	AllocCPUs  int       `json:"alloc_cpus"`
-	Sockets    int       `json:"sockets"`
-	Cores      int       `json:"cores_per_socket"`
-	Threads    int       `json:"threads_per_core"`
-	RealMemory int64     `json:"real_memory_mb"`
-	AllocMem   int64     `json:"alloc_mem_mb"`
-	FreeMem    int64     `json:"free_mem_mb,omitempty"`
+	State      string `json:"state"`
+	StateShort string `json:"state_short"`
+	StateLong  string `json:"state_long"`
+	CPUs       int    `json:"cpus"`
+	AllocCPUs  int    `json:"alloc_cpus"`
+	Sockets    int    `json:"sockets"`
+	Cores      int    `json:"cores_per_socket"`
+	Threads    int    `json:"threads_per_core"`
+	RealMemory int64  `json:"real_memory_mb"`
+	AllocMem   int64  `json:"alloc_mem_mb"`
+	FreeMem    int64  `json:"free_mem_mb,omitempty"`
+	// CPULoad and FreeMem are the host's as its agent last reported them,
+	// when LoadKnown (sinfo and scontrol print N/A otherwise).
+	CPULoad    float64   `json:"cpu_load,omitempty"`
+	LoadKnown  bool      `json:"load_known,omitempty"`
 	Gres       string    `json:"gres,omitempty"`
 	GresUsed   string    `json:"gres_used,omitempty"`
 	Features   string    `json:"features,omitempty"`
@@ -338,12 +342,15 @@ type NodesResponse struct {
 
 // PartitionRecord is one partition as sinfo and scontrol show it.
 type PartitionRecord struct {
-	Name              string   `json:"name"`
-	Default           bool     `json:"default,omitempty"`
-	State             string   `json:"state"` // UP, DOWN, DRAIN, INACTIVE
-	MaxTimeSec        int64    `json:"max_time_s"`
-	DefaultTimeSec    int64    `json:"default_time_s,omitempty"`
-	Nodes             string   `json:"nodes"`
+	Name           string `json:"name"`
+	Default        bool   `json:"default,omitempty"`
+	State          string `json:"state"` // UP, DOWN, DRAIN, INACTIVE
+	MaxTimeSec     int64  `json:"max_time_s"`
+	DefaultTimeSec int64  `json:"default_time_s,omitempty"`
+	Nodes          string `json:"nodes"`
+	// NodeSets is the part of Nodes= naming node sets ("ALL" for
+	// Nodes=ALL), which scontrol shows as NodeSets=.
+	NodeSets          string   `json:"node_sets,omitempty"`
 	NodeNames         []string `json:"node_names"`
 	TotalCPUs         int64    `json:"total_cpus"`
 	TotalNodes        int      `json:"total_nodes"`
@@ -368,9 +375,7 @@ type PartitionRecord struct {
 	Hidden            bool     `json:"hidden,omitempty"`
 	RootOnly          bool     `json:"root_only,omitempty"`
 	ExclusiveUser     bool     `json:"exclusive_user,omitempty"`
-	// NodeSets is "ALL" for a partition of Nodes=ALL (scontrol's NodeSets=).
-	NodeSets string `json:"node_sets,omitempty"`
-	TRES     string `json:"tres,omitempty"`
+	TRES              string   `json:"tres,omitempty"`
 }
 
 // PartitionsResponse lists partitions in configuration order.

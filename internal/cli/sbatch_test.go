@@ -246,8 +246,20 @@ func TestScancelAndScontrolAgainstController(t *testing.T) {
 			"scontrol: error: Update of ArrayTaskThrottle is only allowed on ArrayJobId\nRequested operation not supported on this system for job 2\n"},
 		{"update-throttle-negative", runScontrol, []string{"update", "JobId=2", "ArrayTaskThrottle=-1"}, 1, "", "scontrol: error: Invalid ArrayTaskThrottle value\n"},
 		{"suspend-pending", runScontrol, []string{"suspend", "2"}, 1, "", "scontrol: error: Requested operation not supported on this job state for job 2\n"},
+		// Slurm 24.11's scontrol update node refusals (oracle, node-states).
 		{"drain-no-reason", runScontrol, []string{"update", "NodeName=c1", "State=DRAIN"}, 1, "",
-			"scontrol: error: You must specify a reason when DOWNING or DRAINING a node. Request denied\n"},
+			"You must specify a reason when DOWNING or DRAINING a node. Request denied\n"},
+		{"node-unknown", runScontrol, []string{"update", "nodename=n9", "state=resume"}, 1, "",
+			"slurm_update error: Invalid node name specified\n"},
+		{"node-bad-state", runScontrol, []string{"update", "nodename=c1", "state=banana"}, 1, "",
+			"Invalid input: state=banana\nRequest aborted\n" +
+				"Valid states are: NoResp DRAIN FAIL FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN\n" +
+				"Not all states are valid given a node's prior state\n"},
+		{"node-unsupported-state", runScontrol, []string{"update", "nodename=c1", "state=mix"}, 1, "",
+			"slurm_update error: Invalid node state specified\n"},
+		{"node-bad-key", runScontrol, []string{"update", "nodename=c1", "foo=bar"}, 1, "",
+			"Update of this parameter is not supported: foo=bar\nRequest aborted\n"},
+		{"drain-abbreviated", runScontrol, []string{"update", "NodeName=c1", "State=drai", "Reason=disk"}, 0, "", ""},
 		{"drain", runScontrol, []string{"update", "NodeName=c1", "State=DRAIN", "Reason=disk"}, 0, "", ""},
 		{"show-unknown", runScontrol, []string{"show", "job", "77"}, 1, "", "slurm_load_jobs error: Invalid job id specified\n"},
 		{"scancel-user", runScancel, []string{"-u", "root"}, 0, "", ""},

@@ -295,23 +295,68 @@ func (s *scontrolRun) update(args []string) int {
 		}
 		return code
 	case "nodename", "node":
-		req := api.NodeUpdateRequest{Nodes: kvs[0][1]}
-		for _, kv := range kvs[1:] {
-			switch strings.ToLower(kv[0]) {
-			case "state":
-				req.State = kv[1]
-			case "reason":
-				req.Reason = kv[1]
-			default:
-				return Errorf(s.env, "scontrol", "Update of %s is not supported for nodes", kv[0])
-			}
-		}
-		if err := s.cl.UpdateNode(s.ctx, req); err != nil {
-			return clientError(s.env, "scontrol", err)
-		}
-		return 0
+		return s.updateNode(kvs)
 	}
 	return Errorf(s.env, "scontrol", "Invalid input: %s", args[0])
+}
+
+// updateNode runs scontrol update NodeName=... State=... Reason=...; it
+// refuses a bad state, an unknown key or a missing reason itself and
+// slurmctld's refusals as "slurm_update error: MSG", as Slurm 24.11's
+// scontrol does.
+func (s *scontrolRun) updateNode(kvs [][2]string) int {
+	req := api.NodeUpdateRequest{Nodes: kvs[0][1]}
+	for _, kv := range kvs[1:] {
+		switch strings.ToLower(kv[0]) {
+		case "state":
+			state, ok := nodeUpdateState(kv[1])
+			if !ok {
+				fmt.Fprintf(s.env.Stderr, "Invalid input: %s=%s\nRequest aborted\n"+
+					"Valid states are: NoResp DRAIN FAIL FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN\n"+
+					"Not all states are valid given a node's prior state\n", kv[0], kv[1])
+				return 1
+			}
+			req.State = state
+		case "reason":
+			req.Reason = kv[1]
+		default:
+			fmt.Fprintf(s.env.Stderr, "Update of this parameter is not supported: %s=%s\nRequest aborted\n", kv[0], kv[1])
+			return 1
+		}
+	}
+	if (req.State == "DRAIN" || req.State == "DOWN" || req.State == "FAIL") && req.Reason == "" {
+		fmt.Fprintln(s.env.Stderr, "You must specify a reason when DOWNING or DRAINING a node. Request denied")
+		return 1
+	}
+	if err := s.cl.UpdateNode(s.ctx, req); err != nil {
+		var ae *api.Error
+		if !errors.As(err, &ae) {
+			return clientError(s.env, "scontrol", err)
+		}
+		fmt.Fprintf(s.env.Stderr, "slurm_update error: %s\n", ae.Message)
+		return 1
+	}
+	return 0
+}
+
+// nodeUpdateStates are the State= values scontrol update node takes: the
+// node states and the update-only ones (scontrol(1)).
+var nodeUpdateStates = []string{"UNKNOWN", "DOWN", "IDLE", "ALLOCATED", "ERROR", "MIXED", "FUTURE", "NORESP", "DRAIN",
+	"FAIL", "RESUME", "POWER_DOWN", "POWER_UP", "UNDRAIN", "CANCEL_REBOOT", "POWER_DOWN_ASAP", "POWER_DOWN_FORCE"}
+
+// nodeUpdateState resolves a State= value: Slurm's scontrol takes any
+// case-insensitive abbreviation of at least 3 characters ("dow", "mix").
+func nodeUpdateState(v string) (string, bool) {
+	u := strings.ToUpper(v)
+	if len(u) < 3 {
+		return "", false
+	}
+	for _, st := range nodeUpdateStates {
+		if strings.HasPrefix(st, u) {
+			return st, true
+		}
+	}
+	return "", false
 }
 
 // partitionWords recognises a partition command's words after the verb:
@@ -629,7 +674,7 @@ func NodeRecordLines(n *api.NodeRecord) []string {
 	}
 	lines := []string{
 		fmt.Sprintf("%s CoresPerSocket=%d ", first, n.Cores),
-		fmt.Sprintf("CPUAlloc=%d CPUEfctv=%d CPUTot=%d CPULoad=N/A", n.AllocCPUs, n.CPUs, n.CPUs),
+		fmt.Sprintf("CPUAlloc=%d CPUEfctv=%d CPUTot=%d CPULoad=%s", n.AllocCPUs, n.CPUs, n.CPUs, nodeLoad(n)),
 		"AvailableFeatures=" + orNull(n.Features),
 		"ActiveFeatures=" + orNull(n.Features),
 		"Gres=" + orNull(n.Gres),
@@ -639,7 +684,7 @@ func NodeRecordLines(n *api.NodeRecord) []string {
 		lines = append(lines, "OS="+n.OS+" ")
 	}
 	lines = append(lines,
-		fmt.Sprintf("RealMemory=%d AllocMem=%d FreeMem=N/A Sockets=%d Boards=1", n.RealMemory, n.AllocMem, n.Sockets),
+		fmt.Sprintf("RealMemory=%d AllocMem=%d FreeMem=%s Sockets=%d Boards=1", n.RealMemory, n.AllocMem, nodeFreeMem(n), n.Sockets),
 		fmt.Sprintf("State=%s ThreadsPerCore=%d TmpDisk=0 Weight=%d Owner=N/A MCS_label=N/A", n.State, n.Threads, n.Weight),
 		"Partitions="+strings.Join(parts, ",")+" ",
 		fmt.Sprintf("BootTime=%s SlurmdStartTime=%s", timeOrNone(n.BootTime, "None"), timeOrNone(n.BootTime, "None")),
@@ -676,6 +721,22 @@ func memOrUnlimited(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
+// nodeLoad and nodeFreeMem are the host's figures its agent reported
+// (CPULoad=5.20, FreeMem=10657), N/A before it did.
+func nodeLoad(n *api.NodeRecord) string {
+	if !n.LoadKnown {
+		return "N/A"
+	}
+	return strconv.FormatFloat(n.CPULoad, 'f', 2, 64)
+}
+
+func nodeFreeMem(n *api.NodeRecord) string {
+	if !n.LoadKnown {
+		return "N/A"
+	}
+	return strconv.FormatInt(n.FreeMem, 10)
+}
+
 // PartitionRecordLines renders scontrol show partition.
 func PartitionRecordLines(p *api.PartitionRecord) []string {
 	def := "NONE"
@@ -708,6 +769,8 @@ func PartitionRecordLines(p *api.PartitionRecord) []string {
 		"TRES=" + p.TRES,
 	}
 	if p.NodeSets != "" {
+		// Slurm 24.11 shows the node sets of Nodes= (ALL included)
+		// before the node list.
 		lines = slices.Insert(lines, 5, "NodeSets="+p.NodeSets)
 	}
 	return lines

@@ -277,3 +277,28 @@ func TestScontrolShowHostnames(t *testing.T) {
 		t.Errorf("show hostnames n[1-: %d %q", code, errb)
 	}
 }
+
+// TestScontrolShowPartitionOracle: a partition of Nodes=ALL as Slurm
+// 24.11's scontrol show partition prints it (oracle, 4 nodes of 8 CPUs).
+func TestScontrolShowPartitionOracle(t *testing.T) {
+	p := api.PartitionRecord{Name: "main", Default: true, State: "UP", MaxTimeSec: api.TimeInfinite, Nodes: "n[1-4]",
+		NodeSets: "ALL", TotalCPUs: 32, TotalNodes: 4, MaxNodes: -1, MaxCPUsPerNode: -1, PriorityJobFactor: 1,
+		PriorityTier: 1, OverSubscribe: "NO", PreemptMode: "REQUEUE", AllowAccounts: "ALL", AllowQOS: "ALL",
+		AllowGroups: "ALL", TRES: "cpu=32,mem=250G,node=4,billing=32,gres/gpu=16"}
+	want := `PartitionName=main
+   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL
+   AllocNodes=ALL Default=YES QoS=N/A
+   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO ExclusiveTopo=NO GraceTime=0 Hidden=NO
+   MaxNodes=UNLIMITED MaxTime=UNLIMITED MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED MaxCPUsPerSocket=UNLIMITED
+   NodeSets=ALL
+   Nodes=n[1-4]
+   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO
+   OverTimeLimit=NONE PreemptMode=REQUEUE
+   State=UP TotalCPUs=32 TotalNodes=4 SelectTypeParameters=NONE
+   JobDefaults=(null)
+   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED
+   TRES=cpu=32,mem=250G,node=4,billing=32,gres/gpu=16`
+	if got := strings.Join(PartitionRecordLines(&p), "\n   "); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}

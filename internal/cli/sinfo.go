@@ -20,19 +20,27 @@ func init() {
 	Register(Command{Name: "sinfo", Summary: "view partitions and nodes", Link: true, Run: runSinfo})
 }
 
-// Slurm's sinfo layouts (sinfo.1, SEMANTICS §3.3).
+// Slurm's sinfo layouts (sinfo.1, SEMANTICS §3.3), as Slurm 24.11 prints
+// them: one space before the -s node list and the -N -l CPU count
+// left-justified. "#" (not valid in a user's format) is the width of the
+// longest value, at least sinfoFitMin's.
 const (
 	sinfoDefault  = "%#P %.5a %.10l %.6D %.6t %N"
-	sinfoSummary  = "%#P %.5a %.10l %.16F  %N"
+	sinfoSummary  = "%#P %.5a %.10l %.16F %N"
 	sinfoLong     = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %.11i %N"
 	sinfoNode     = "%#N %.6D %#P %6t"
-	sinfoNodeLong = "%#N %.6D %#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E"
+	sinfoNodeLong = "%#N %.6D %#P %.11T %4c %.8z %.6m %.8d %.6w %.8f %20E"
 	sinfoReasons  = "%20E %9u %19H %N"
 )
 
 type sinfoOpts struct {
-	noHeader, long, nodeMode, summary, reasons, help bool
-	format, parts, states, nodes                     string
+	noHeader, long, nodeMode, summary, reasons, help, all bool
+	format, fields, parts, states, nodes                  string
+	// badFields are the -O names sinfo does not know.
+	badFields []string
+	// hideHidden leaves out Hidden partitions not named by -p: Slurm's
+	// sinfo does for a user other than root without -a.
+	hideHidden bool
 }
 
 func parseSinfo(args []string) (*sinfoOpts, error) {
@@ -45,7 +53,9 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 	fs.BoolVarP(&o.summary, "summarize", "s", false, "")
 	fs.BoolVarP(&o.reasons, "list-reasons", "R", false, "")
 	fs.BoolVar(&o.help, "help", false, "")
+	fs.BoolVarP(&o.all, "all", "a", false, "")
 	fs.StringVarP(&o.format, "format", "o", "", "")
+	fs.StringVarP(&o.fields, "Format", "O", "", "")
 	fs.StringVarP(&o.parts, "partition", "p", "", "")
 	fs.StringVarP(&o.states, "states", "t", "", "")
 	fs.StringVarP(&o.nodes, "nodes", "n", "", "")
@@ -57,6 +67,10 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 	}
 	return o, checkSinfoStates(o.states)
 }
+
+// forUser sets what uid may see: a user other than root sees Hidden
+// partitions only with -a.
+func (o *sinfoOpts) forUser(uid int) { o.hideHidden = !o.all && uid != 0 }
 
 func runSinfo(ctx context.Context, env *Env, args []string) int {
 	if sinfoWantsReservations(args) {
@@ -90,11 +104,15 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return clientError(env, "sinfo", err)
 	}
+	o.forUser(env.UID)
 	out, err := RenderSinfo(nodes, parts, o)
 	if err != nil {
 		return Errorf(env, "sinfo", "%v", err)
 	}
 	fmt.Fprint(env.Stdout, out)
+	for _, f := range o.badFields {
+		Errorf(env, "sinfo", "Invalid job format specification: %s", f)
+	}
 	return 0
 }
 
@@ -102,13 +120,52 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 type sinfoRow struct {
 	n    *api.NodeRecord
 	p    *api.PartitionRecord
+	pi   int      // the partition's configuration order
 	list []string // grouped node names
 	// members are the grouped nodes (for the A/I/O/T counts).
 	members []*api.NodeRecord
 }
 
-// RenderSinfo prints nodes and partitions the way sinfo does.
+// RenderSinfo prints nodes and partitions the way sinfo does. Unknown
+// -O field names are left out and listed in o.badFields.
 func RenderSinfo(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOpts) (string, error) {
+	items, err := sinfoItems(o)
+	if err != nil {
+		return "", err
+	}
+	rows, err := sinfoRows(nodes, parts, o)
+	if err != nil {
+		return "", err
+	}
+	if !o.nodeMode {
+		rows = groupRows(items, rows, o.summary)
+	}
+	sortSinfoRows(rows, o.nodeMode)
+	fitWidths(items, rows, o.nodeMode)
+	var b strings.Builder
+	if o.long {
+		b.WriteString(nodes.Now.Local().Format("Mon Jan 02 15:04:05 2006") + "\n")
+	}
+	headers := sinfoHeaders
+	if o.fields != "" {
+		headers = sinfoFieldHeaders
+	}
+	if !o.noHeader {
+		b.WriteString(renderSinfoRow(items, func(c byte) string { return headers[c] }) + "\n")
+	}
+	for i := range rows {
+		b.WriteString(renderSinfoRow(items, func(c byte) string { return sinfoField(&rows[i], c) }) + "\n")
+	}
+	return b.String(), nil
+}
+
+// sinfoItems parses the layout: -O, -o or the one of the options.
+func sinfoItems(o *sinfoOpts) ([]fmtItem, error) {
+	if o.fields != "" {
+		items, bad := parseSinfoFields(o.fields)
+		o.badFields = bad
+		return items, nil
+	}
 	format := o.format
 	switch {
 	case format != "":
@@ -125,39 +182,98 @@ func RenderSinfo(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfo
 	default:
 		format = sinfoDefault
 	}
-	items, err := parseFormat(format)
-	if err != nil {
-		return "", err
-	}
-	rows, err := sinfoRows(nodes, parts, o)
-	if err != nil {
-		return "", err
-	}
-	if !o.nodeMode {
-		rows = groupRows(items, rows, o.summary)
-	}
-	// %#X: the width of the longest value (or header).
+	return parseFormat(format)
+}
+
+// sinfoFitMin is the least width of a "#" field: Slurm sizes its built-in
+// layouts to at least 9 characters ("PARTITION").
+var sinfoFitMin = map[byte]int{'P': 9, 'N': 9}
+
+// fitWidths sizes the "#" fields to the longest value; with -N the
+// partition is right-justified, as Slurm's node layouts print it.
+func fitWidths(items []fmtItem, rows []sinfoRow, nodeMode bool) {
 	for i := range items {
 		if !items[i].fit {
 			continue
 		}
-		w := len(sinfoHeaders[items[i].field])
+		w := max(sinfoFitMin[items[i].field], len(sinfoHeaders[items[i].field]))
 		for _, r := range rows {
 			w = max(w, len(sinfoField(&r, items[i].field)))
 		}
 		items[i].width = w
+		items[i].right = items[i].right || nodeMode && items[i].field == 'P'
 	}
+}
+
+// renderSinfoRow prints one line; unlike squeue, sinfo keeps the padding
+// of the last field ("STATE " in sinfo -N).
+func renderSinfoRow(items []fmtItem, value func(byte) string) string {
 	var b strings.Builder
-	if o.long {
-		b.WriteString(nodes.Now.Local().Format("Mon Jan 02 15:04:05 2006") + "\n")
+	for _, it := range items {
+		if it.field == 0 {
+			b.WriteString(it.lit)
+			continue
+		}
+		b.WriteString(pad(value(it.field), it.width, it.right))
 	}
-	if !o.noHeader {
-		b.WriteString(renderRow(items, func(c byte) string { return sinfoHeaders[c] }) + "\n")
+	return b.String()
+}
+
+// sortSinfoRows applies sinfo's default sort: "N" (node name) with -N,
+// else "#P,-t": partitions in configuration order, then node states in
+// decreasing order of Slurm's node_state value (base state, then flags:
+// drained before mixed before allocated before idle).
+func sortSinfoRows(rows []sinfoRow, nodeMode bool) {
+	if nodeMode {
+		slices.SortStableFunc(rows, func(a, b sinfoRow) int { return cmpNodeOrder(a.n.Name, b.n.Name) })
+		return
 	}
-	for i := range rows {
-		b.WriteString(renderRow(items, func(c byte) string { return sinfoField(&rows[i], c) }) + "\n")
+	slices.SortStableFunc(rows, func(a, b sinfoRow) int {
+		if a.pi != b.pi {
+			return a.pi - b.pi
+		}
+		return int(nodeStateValue(b.n)) - int(nodeStateValue(a.n))
+	})
+}
+
+// cmpNodeOrder orders node names as sinfo -N does: n2 before n10.
+func cmpNodeOrder(a, b string) int {
+	ia, ib := strings.IndexAny(a, "0123456789"), strings.IndexAny(b, "0123456789")
+	if ia > 0 && ia == ib && a[:ia] == b[:ib] {
+		na, ea := strconv.Atoi(a[ia:])
+		nb, eb := strconv.Atoi(b[ib:])
+		if ea == nil && eb == nil && na != nb {
+			return na - nb
+		}
 	}
-	return b.String(), nil
+	return strings.Compare(a, b)
+}
+
+// Slurm's node_state encoding (slurm.h): the base state in the low bits,
+// flags above; sinfo's "-t" sort compares the whole value.
+var (
+	nodeStateBase = map[string]uint32{"UNKNOWN": 0, "DOWN": 1, "IDLE": 2, "ALLOCATED": 3, "MIXED": 5, "FUTURE": 6,
+		"RESERVED": 2, "MAINT": 2}
+	nodeStateFlag = map[string]uint32{"RESERVED": 0x20, "DRAIN": 0x200, "COMPLETING": 0x400, "NOT_RESPONDING": 0x800,
+		"POWERED_DOWN": 0x1000, "FAIL": 0x2000, "MAINT": 0x8000, "MAINTENANCE": 0x8000}
+)
+
+func nodeStateValue(n *api.NodeRecord) uint32 {
+	var v uint32
+	for i, part := range strings.Split(n.State, "+") {
+		if i == 0 {
+			v = nodeStateBase[part]
+			if part == "RESERVED" || part == "MAINT" {
+				v |= nodeStateFlag[part]
+			}
+			continue
+		}
+		v |= nodeStateFlag[part]
+	}
+	if strings.HasSuffix(n.StateShort, "*") {
+		v |= nodeStateFlag["NOT_RESPONDING"]
+	}
+	return v
 }
 
 func sinfoRows(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOpts) ([]sinfoRow, error) {
@@ -179,7 +295,7 @@ func sinfoRows(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOp
 	var rows []sinfoRow
 	for pi := range parts.Partitions {
 		p := &parts.Partitions[pi]
-		if o.parts != "" && !inList(o.parts, p.Name) {
+		if o.parts != "" && !inList(o.parts, p.Name) || o.parts == "" && o.hideHidden && p.Hidden {
 			continue
 		}
 		for _, name := range p.NodeNames {
@@ -190,7 +306,7 @@ func sinfoRows(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOp
 			if o.reasons && n.Reason == "" {
 				continue
 			}
-			rows = append(rows, sinfoRow{n: n, p: p, list: []string{name}, members: []*api.NodeRecord{n}})
+			rows = append(rows, sinfoRow{n: n, p: p, pi: pi, list: []string{name}, members: []*api.NodeRecord{n}})
 		}
 	}
 	if o.reasons {
@@ -327,7 +443,7 @@ func groupRows(items []fmtItem, rows []sinfoRow, summary bool) []sinfoRow {
 		var key strings.Builder
 		key.WriteString(r.p.Name + "\x00")
 		for _, it := range items {
-			if it.field == 0 || it.field == 'N' || it.field == 'D' || it.field == 'F' || it.field == 'C' || it.field == 'n' || it.field == 'o' {
+			if it.field == 0 || it.field == 'N' || it.field == 'D' || it.field == 'F' || it.field == 'A' || it.field == 'C' || it.field == 'n' || it.field == 'o' {
 				continue
 			}
 			if summary && (it.field == 't' || it.field == 'T') {
@@ -341,7 +457,7 @@ func groupRows(items []fmtItem, rows []sinfoRow, summary bool) []sinfoRow {
 			continue
 		}
 		idx[key.String()] = len(out)
-		out = append(out, sinfoRow{n: r.n, p: r.p, list: append([]string(nil), r.list...), members: append([]*api.NodeRecord(nil), r.members...)})
+		out = append(out, sinfoRow{n: r.n, p: r.p, pi: r.pi, list: append([]string(nil), r.list...), members: append([]*api.NodeRecord(nil), r.members...)})
 	}
 	return out
 }
@@ -352,6 +468,7 @@ var sinfoHeaders = map[byte]string{
 	'm': "MEMORY", 'e': "FREE_MEM", 'z': "S:C:T", 'd': "TMP_DISK", 'w': "WEIGHT", 'f': "AVAIL_FEATURES",
 	'b': "ACTIVE_FEATURES", 'E': "REASON", 'u': "USER", 'H': "TIMESTAMP", 'G': "GRES", 's': "JOB_SIZE",
 	'r': "ROOT", 'h': "OVERSUBS", 'g': "GROUPS", 'O': "CPU_LOAD", 'n': "HOSTNAMES", 'o': "NODE_ADDR",
+	'A': "NODES(A/I)", 'B': "MAX_CPUS_PER_NODE", 'U': "USER",
 	'X': "SOCKETS", 'Y': "CORES", 'Z': "THREADS", 'i': "RESERVATION", 'p': "PRIO_TIER", 'V': "VERSION",
 }
 
@@ -367,7 +484,7 @@ func sinfoField(r *sinfoRow, c byte) string {
 	case 'R':
 		return p.Name
 	case 'a':
-		return map[string]string{"UP": "up", "DOWN": "down", "DRAIN": "drain", "INACTIVE": "inact"}[p.State]
+		return map[string]string{"UP": "up", "DOWN": "down", "DRAIN": "drain", "INACTIVE": "inactive"}[p.State]
 	case 'l':
 		return sinfoTime(p.MaxTimeSec)
 	case 'L':
@@ -390,7 +507,10 @@ func sinfoField(r *sinfoRow, c byte) string {
 	case 'm':
 		return strconv.FormatInt(n.RealMemory, 10)
 	case 'e':
-		return strconv.FormatInt(n.RealMemory-n.AllocMem, 10)
+		if !n.LoadKnown {
+			return "N/A"
+		}
+		return strconv.FormatInt(n.FreeMem, 10) // the host's, as slurmd reports it
 	case 'z':
 		return fmt.Sprintf("%d:%d:%d", n.Sockets, n.Cores, n.Threads)
 	case 'd':
@@ -400,7 +520,10 @@ func sinfoField(r *sinfoRow, c byte) string {
 	case 'f', 'b':
 		return orNull(n.Features)
 	case 'E':
-		return noneIfEmpty(n.Reason)
+		if n.Reason == "" {
+			return "none" // sinfo's %E, unlike scontrol's Reason=None
+		}
+		return n.Reason
 	case 'u':
 		return orUnknown(n.ReasonUser)
 	case 'H':
@@ -426,7 +549,10 @@ func sinfoField(r *sinfoRow, c byte) string {
 		}
 		return p.AllowGroups
 	case 'O':
-		return "N/A"
+		if !n.LoadKnown {
+			return "N/A"
+		}
+		return strconv.FormatFloat(n.CPULoad, 'f', 2, 64)
 	case 'X':
 		return strconv.Itoa(n.Sockets)
 	case 'Y':
@@ -439,17 +565,49 @@ func sinfoField(r *sinfoRow, c byte) string {
 		return strconv.Itoa(int(p.PriorityTier))
 	case 'V':
 		return orNA(n.Version)
+	case 'A':
+		aiot := strings.Split(aiot(r.members, false), "/")
+		return aiot[0] + "/" + aiot[1]
+	case 'B':
+		return countOrUnlimited(p.MaxCPUsPerNode)
+	case 'U':
+		return orUnknown(n.ReasonUser)
+	}
+	return sinfoExtraField(r, c)
+}
+
+// sinfoExtraField renders the -O fields that -o has no letter for.
+func sinfoExtraField(r *sinfoRow, c byte) string {
+	switch c {
+	case sfAllocMem:
+		return strconv.FormatInt(r.n.AllocMem, 10)
+	case sfGresUsed:
+		return orNull(r.n.GresUsed)
+	case sfStateComplete:
+		return strings.ToLower(r.n.State)
+	case sfPreemptMode:
+		return r.p.PreemptMode
+	case sfPriorityJobFactor:
+		return strconv.Itoa(int(r.p.PriorityJobFactor))
+	case sfComment, sfExtra:
+		return "(null)"
+	case sfAllocNodes:
+		return "all"
+	case sfCluster:
+		return "N/A"
 	}
 	return ""
 }
 
 // aiot prints sinfo's allocated/idle/other/total counts of nodes (%F)
-// or CPUs (%C); "other" is down, drained or not responding.
+// or CPUs (%C); "other" is down, drained, failing or unknown. A node
+// that is only not responding ("idle*" after scontrol's resume, before
+// slurmctld's ping) counts by its base state, as Slurm 24.11 does.
 func aiot(nodes []*api.NodeRecord, cpus bool) string {
 	var a, i, o, t int
 	for _, n := range nodes {
 		other := strings.HasPrefix(n.StateShort, "down") || strings.HasPrefix(n.StateShort, "drain") ||
-			strings.HasPrefix(n.StateShort, "fail") || strings.HasSuffix(n.StateShort, "*") || strings.HasPrefix(n.StateShort, "unk")
+			strings.HasPrefix(n.StateShort, "fail") || strings.HasPrefix(n.StateShort, "unk")
 		if cpus {
 			t += n.CPUs
 			switch {

@@ -164,3 +164,128 @@ func FuzzSinfoStates(f *testing.F) {
 		}
 	})
 }
+
+// oracleSinfoFixture is the sinfo-formats scenario's cluster in Slurm
+// 24.11 (test/oracle/golden/sinfo-formats.golden): four 8-CPU nodes, a
+// 16-CPU job on n[1-2], a 3-CPU job on n3 (DefMemPerCPU=1000).
+func oracleSinfoFixture() (api.NodesResponse, api.PartitionsResponse) {
+	n := func(name, state, short, long string, alloc int) api.NodeRecord {
+		return api.NodeRecord{Name: name, State: state, StateShort: short, StateLong: long, CPUs: 8, AllocCPUs: alloc,
+			AllocMem: int64(alloc) * 1000, Sockets: 1, Cores: 8, Threads: 1, RealMemory: 64000, Weight: 1, Gres: "gpu:4",
+			GresUsed: "gpu:0", Jobs: min(alloc, 1)}
+	}
+	nodes := []api.NodeRecord{n("n1", "ALLOCATED", "alloc", "allocated", 8), n("n2", "ALLOCATED", "alloc", "allocated", 8),
+		n("n3", "MIXED", "mix", "mixed", 3), n("n4", "IDLE", "idle", "idle", 0)}
+	part := api.PartitionRecord{Name: "main", Default: true, State: "UP", MaxTimeSec: api.TimeInfinite,
+		NodeNames: []string{"n1", "n2", "n3", "n4"}, Nodes: "n[1-4]", MaxNodes: -1, MaxCPUsPerNode: -1}
+	return api.NodesResponse{Now: fixtureNow, Nodes: nodes}, api.PartitionsResponse{Now: fixtureNow, Partitions: []api.PartitionRecord{part}}
+}
+
+// TestSinfoOracleLayouts: Slurm 24.11's sinfo sorts partition rows by
+// decreasing node state (mix, alloc, idle; drain and idle* first), keeps
+// the padding of the last field, sizes -N's node list and right-justifies
+// its partition, prints "none" for no reason, and -O fields 20 wide.
+func TestSinfoOracleLayouts(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		edit func(*api.NodesResponse)
+		want string
+	}{
+		{"default", nil, nil, "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" +
+			"main*        up   infinite      1    mix n3\nmain*        up   infinite      2  alloc n[1-2]\n" +
+			"main*        up   infinite      1   idle n4\n"},
+		{"drained first", nil, func(r *api.NodesResponse) {
+			r.Nodes[3].State, r.Nodes[3].StateShort, r.Nodes[3].Reason = "IDLE+DRAIN", "drain", "maintenance"
+		}, "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n" +
+			"main*        up   infinite      1  drain n4\nmain*        up   infinite      1    mix n3\n" +
+			"main*        up   infinite      2  alloc n[1-2]\n"},
+		{"not responding first", []string{"-h", "-o", "%P %a %l %D %t %N"}, func(r *api.NodesResponse) {
+			r.Nodes[3].State, r.Nodes[3].StateShort = "IDLE+NOT_RESPONDING", "idle*"
+		}, "main* up infinite 1 idle* n4\nmain* up infinite 1 mix n3\nmain* up infinite 2 alloc n[1-2]\n"},
+		{"node", []string{"-N"}, nil, "NODELIST   NODES PARTITION STATE \n" +
+			"n1             1     main* alloc \nn2             1     main* alloc \n" +
+			"n3             1     main* mix   \nn4             1     main* idle  \n"},
+		{"node long reason", []string{"-N", "-l", "-n", "n4"}, nil, "Fri Jan 02 10:00:00 2026\n" +
+			"NODELIST   NODES PARTITION       STATE CPUS    S:C:T MEMORY TMP_DISK WEIGHT AVAIL_FE REASON              \n" +
+			"n4             1     main*        idle 8       1:8:1  64000        0      1   (null) none                \n"},
+		{"summarize", []string{"-s"}, nil, "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\n" +
+			"main*        up   infinite          3/1/0/4 n[1-4]\n"},
+		{"Format", []string{"-h", "-O", "NodeList,StateLong,CPUsState,Memory,AllocMem"}, nil,
+			"n3                  mixed               3/5/0/8             64000               3000                \n" +
+				"n[1-2]              allocated           16/0/0/16           64000               8000                \n" +
+				"n4                  idle                0/8/0/8             64000               0                   \n"},
+		{"Format sized", []string{"-O", "NodeList:5,StateLong:.12x,nodes:3|,GresUsed", "-n", "n1"}, nil,
+			"NODEL       STATExNOD|GRES_USED           \nn1      allocatedx1  |gpu:0               \n"},
+		{"all", []string{"-a", "-h", "-o", "%P %a"}, nil, "main* up\n"},
+		{"host load unknown", []string{"-N", "-h", "-o", "%N %O %e", "-n", "n1"}, nil, "n1 N/A N/A\n"},
+		{"host load", []string{"-N", "-h", "-o", "%N %O %e", "-n", "n1"}, func(r *api.NodesResponse) {
+			r.Nodes[0].CPULoad, r.Nodes[0].FreeMem, r.Nodes[0].LoadKnown = 2.67, 16665, true
+		}, "n1 2.67 16665\n"},
+		{"not responding counts idle", []string{"-h", "-o", "%t %F %C %A"}, func(r *api.NodesResponse) {
+			r.Nodes = r.Nodes[3:]
+			r.Nodes[0].State, r.Nodes[0].StateShort = "IDLE+NOT_RESPONDING", "idle*"
+		}, "idle* 0/1/0/1 0/8/0/8 0/1\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, err := parseSinfo(c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes, parts := oracleSinfoFixture()
+			if c.edit != nil {
+				c.edit(&nodes)
+			}
+			got, err := RenderSinfo(nodes, parts, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != c.want {
+				t.Errorf("sinfo %q:\n%s\nwant:\n%s", c.args, got, c.want)
+			}
+		})
+	}
+}
+
+// TestSinfoHidden: Slurm 24.11's sinfo lists a Hidden partition to
+// alice only with -a or -p naming it (root sees it always).
+func TestSinfoHidden(t *testing.T) {
+	nodes, parts := oracleSinfoFixture()
+	secret := parts.Partitions[0]
+	secret.Name, secret.Default, secret.Hidden = "secret", false, true
+	parts.Partitions = append(parts.Partitions, secret)
+	for _, c := range []struct {
+		args []string
+		uid  int
+		want string
+	}{
+		{nil, 1000, "main*\n"},
+		{[]string{"-a"}, 1000, "main*\nsecret\n"},
+		{[]string{"-p", "secret"}, 1000, "secret\n"},
+		{nil, 0, "main*\nsecret\n"},
+	} {
+		o, err := parseSinfo(append([]string{"-h", "-o", "%P"}, c.args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.forUser(c.uid)
+		if got, _ := RenderSinfo(nodes, parts, o); got != c.want {
+			t.Errorf("uid %d sinfo %q: %q, want %q", c.uid, c.args, got, c.want)
+		}
+	}
+}
+
+// TestSinfoFormatUnknownField: sinfo -O reports an unknown name and
+// prints the other fields.
+func TestSinfoFormatUnknownField(t *testing.T) {
+	o, err := parseSinfo([]string{"-h", "-O", "foo,nodes:3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, parts := oracleSinfoFixture()
+	got, _ := RenderSinfo(nodes, parts, o)
+	if got != "4  \n" || !slices.Equal(o.badFields, []string{"foo"}) {
+		t.Errorf("got %q, bad %q", got, o.badFields)
+	}
+}

@@ -74,7 +74,7 @@ func (c *Controller) agentMux() http.Handler {
 			return
 		}
 		node := api.AgentNode(r.Context())
-		res, err := c.do(r.Context(), func(ls *loopState) (any, error) { return ls.heartbeat(node), nil })
+		res, err := c.do(r.Context(), func(ls *loopState) (any, error) { return ls.heartbeat(node, hb.Load), nil })
 		if err != nil {
 			api.WriteAgentError(w, http.StatusServiceUnavailable, err.Error())
 			return
@@ -249,12 +249,15 @@ func (ls *loopState) reconcile(i int32, jobs []api.JobStatus) {
 
 // heartbeat records that a node is alive; an unknown or DOWN node is asked
 // to register again.
-func (ls *loopState) heartbeat(node string) api.HeartbeatResponse {
+func (ls *loopState) heartbeat(node string, load *api.HostLoad) api.HeartbeatResponse {
 	i := ls.st.Cluster.NodeIndex(node)
 	if i < 0 || !ls.nodes[i].registered {
 		return api.HeartbeatResponse{Reregister: true}
 	}
 	ls.nodes[i].lastHeard = ls.c.now()
+	if load != nil {
+		ls.nodes[i].info.Load = load
+	}
 	n := &ls.st.Cluster.Nodes[i]
 	if n.State.Has(sched.NodeFlagNoRespond) {
 		n.State &^= sched.NodeFlagNoRespond

@@ -739,7 +739,9 @@ func parseUpdate(u *sched.JobUpdate, site **int32, origKey, v string, admin bool
 // updateNode applies scontrol update NodeName=... State=... Reason=...
 func (ls *loopState) updateNode(w Who, req api.NodeUpdateRequest) error {
 	if !ls.isAdmin(w) {
-		return denied()
+		// Slurm 24.11 refuses a non-admin's node update with
+		// ESLURM_USER_ID_MISSING.
+		return &apiErr{status: http.StatusForbidden, msg: "Invalid user id"}
 	}
 	names, err := hostlist.Expand(req.Nodes)
 	if err != nil || len(names) == 0 {
@@ -751,7 +753,7 @@ func (ls *loopState) updateNode(w Who, req api.NodeUpdateRequest) error {
 	}
 	for _, name := range names {
 		if ls.st.Cluster.NodeIndex(name) < 0 {
-			return &apiErr{status: http.StatusNotFound, msg: sched.ErrInvalidNodeName.Error() + ": " + name}
+			return &apiErr{status: http.StatusNotFound, msg: sched.ErrInvalidNodeName.Error()} // unnamed, as Slurm
 		}
 	}
 	now := ls.c.now()

@@ -387,3 +387,30 @@ add user root account=a`)
 		t.Errorf("after restart: job %+v, partitions %q", j, c.partitionNames())
 	}
 }
+
+// TestPartitionNodeSets: Slurm 24.11's scontrol show partition has
+// NodeSets=ALL for a partition of Nodes=ALL and no NodeSets for a node
+// list.
+func TestPartitionNodeSets(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, extra: "PartitionName=every Nodes=ALL State=UP\n"})
+	if p, _ := c.partition("every"); p.NodeSets != "ALL" || p.Nodes != "n[1-2]" {
+		t.Errorf("Nodes=ALL: NodeSets=%q Nodes=%q, want ALL and n[1-2]", p.NodeSets, p.Nodes)
+	}
+	if p, _ := c.partition("debug"); p.NodeSets != "" {
+		t.Errorf("Nodes=n[1-2]: NodeSets=%q, want none", p.NodeSets)
+	}
+}
+
+// TestNodeHostLoad: a registered node carries its host's load and free
+// memory as its agent reports them (sinfo %O/%e, scontrol CPULoad= and
+// FreeMem=, as slurmd reports them to Slurm's controller).
+func TestNodeHostLoad(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	res, err := c.client.Nodes(c.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := res.Nodes[0]; !n.LoadKnown || n.FreeMem <= 0 || n.CPULoad < 0 {
+		t.Errorf("n1: load known %v, CPULoad %v, FreeMem %d", n.LoadKnown, n.CPULoad, n.FreeMem)
+	}
+}

@@ -358,6 +358,9 @@ func (ls *loopState) nodeRecord(i int) api.NodeRecord {
 		ReasonTime: n.ReasonTime, ReasonUser: n.ReasonUser, Addr: rt.info.Addr, Hostname: rt.info.Hostname,
 		Version: rt.info.Version, BootTime: rt.info.BootTime, LastHeard: rt.lastHeard, Jobs: int(n.Jobs),
 		Arch: rt.info.Arch, OS: rt.info.OS}
+	if l := rt.info.Load; l != nil && rt.registered {
+		rec.CPULoad, rec.FreeMem, rec.LoadKnown = l.CPULoad, l.FreeMemMB, true
+	}
 	for _, p := range n.Partitions {
 		rec.Partitions = append(rec.Partitions, cl.Partitions[p].Name)
 	}
@@ -478,10 +481,33 @@ func (ls *loopState) partitionRecord(i int) api.PartitionRecord {
 	if p.DefaultTime == 0 {
 		rec.DefaultTimeSec = 0
 	}
-	if cp := ls.c.cfg.Partition(p.Name); cp != nil && strings.EqualFold(cp.NodesExpr, "ALL") {
-		rec.NodeSets = "ALL" // Slurm 24.11 shows NodeSets=ALL for Nodes=ALL only
-	}
+	rec.NodeSets = ls.partitionNodeSets(p.Name)
 	return rec
+}
+
+// partitionNodeSets is the NodeSets= scontrol shows for a partition: the
+// node sets its Nodes= names, "ALL" for Nodes=ALL (Slurm 24.11). A
+// partition made by scontrol create has none.
+func (ls *loopState) partitionNodeSets(name string) string {
+	if ls.c == nil || ls.c.cfg == nil {
+		return ""
+	}
+	for _, cp := range ls.c.cfg.Partitions {
+		if cp.Name != name {
+			continue
+		}
+		if strings.EqualFold(cp.NodesExpr, "ALL") {
+			return "ALL"
+		}
+		var sets []string
+		for _, item := range strings.Split(cp.NodesExpr, ",") {
+			if ls.c.cfg.NodeSet(item) != nil {
+				sets = append(sets, item)
+			}
+		}
+		return strings.Join(sets, ",")
+	}
+	return ""
 }
 
 // preemptModeString prints a PreemptMode the way scontrol does.

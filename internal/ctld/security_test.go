@@ -160,8 +160,8 @@ func TestSubmitAsAnotherUserOnlyForRoot(t *testing.T) {
 func TestNodeUpdateAndTokensNeedAdmin(t *testing.T) {
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	drain := api.NodeUpdateRequest{Nodes: "n1", State: "DRAIN", Reason: "maintenance"}
-	if code, msg := c.as(alice, "POST", api.PathNodeUpdate, drain, nil); code != 403 || msg != "Access/permission denied" {
-		t.Errorf("alice drains n1: %d %q", code, msg)
+	if code, msg := c.as(alice, "POST", api.PathNodeUpdate, drain, nil); code != 403 || msg != "Invalid user id" {
+		t.Errorf("alice drains n1: %d %q, want Slurm's \"Invalid user id\"", code, msg)
 	}
 	if code, msg := c.as(root, "POST", api.PathNodeUpdate, api.NodeUpdateRequest{Nodes: "n1", State: "DRAIN"}, nil); code != 400 ||
 		!strings.Contains(msg, "You must specify a reason") {

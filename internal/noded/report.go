@@ -19,7 +19,9 @@ func (a *Agent) controllerLoop(ctx context.Context) {
 	for {
 		wait := interval
 		if !registered {
-			resp, err := a.ctl.Register(ctx, api.RegisterRequest{Node: a.Info(), Jobs: a.Jobs()})
+			info := a.Info()
+			info.Load = hostLoad()
+			resp, err := a.ctl.Register(ctx, api.RegisterRequest{Node: info, Jobs: a.Jobs()})
 			if err != nil {
 				a.log.Warn("registration failed", "err", err)
 				wait, retry = retry, min(retry*2, 10*time.Second)
@@ -32,7 +34,7 @@ func (a *Agent) controllerLoop(ctx context.Context) {
 				}
 			}
 		} else {
-			resp, err := a.ctl.Heartbeat(ctx, api.Heartbeat{Node: a.cfg.Name, Time: time.Now(), Jobs: a.Jobs()})
+			resp, err := a.ctl.Heartbeat(ctx, api.Heartbeat{Node: a.cfg.Name, Time: time.Now(), Jobs: a.Jobs(), Load: hostLoad()})
 			switch {
 			case err != nil:
 				a.log.Warn("heartbeat failed", "err", err)

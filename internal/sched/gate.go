@@ -210,13 +210,74 @@ func (c *Cycle) partGate(j *Job, part int32) Reason {
 		m.And(jm)
 		empty = m.Empty()
 	}
-	if empty {
-		if len(j.Req.NodeList) > 0 {
-			return ReasonReqNodeNotAvail
-		}
+	if empty && len(j.Req.NodeList) > 0 {
+		return ReasonReqNodeNotAvail
+	}
+	return c.capacityReason(j, part, jm, empty)
+}
+
+// partCap is what a partition's nodes offer whatever their load: alive
+// nodes (neither DOWN, FAIL nor drained; a draining node still counts),
+// and the usable nodes and their CPUs.
+type partCap struct {
+	alive, usable int32
+	cpus          int64
+}
+
+// capacityReason is Slurm 24.11's reason for a job its partition cannot
+// run even when idle: fewer alive nodes than it needs pends it on "Nodes
+// required for job are DOWN, DRAINED or reserved for jobs in higher
+// priority partitions"; too few usable nodes or CPUs on ReqNodeNotAvail,
+// "May be reserved for other job" (oracle, node-states).
+func (c *Cycle) capacityReason(j *Job, part int32, jm NodeSet, empty bool) Reason {
+	minNodes, _ := shapeTasks(&j.Req)
+	if !empty && minNodes <= 1 && cpuFloor(&j.Req, &c.Cluster.Partitions[part]) <= 1 {
+		return "" // fast path: any usable node runs it
+	}
+	pc := c.partCapacity(part, jm)
+	switch {
+	case pc.alive < minNodes:
 		return ReasonNodesDown
+	case empty || pc.usable < minNodes || pc.cpus < cpuFloor(&j.Req, &c.Cluster.Partitions[part]):
+		return ReasonReqNodeNotAvail
 	}
 	return ""
+}
+
+// partCapacity counts partition part's nodes (within the job mask jm,
+// if any); cached per cycle without a mask.
+func (c *Cycle) partCapacity(part int32, jm NodeSet) partCap {
+	if jm == nil && c.partCaps != nil && c.partCaps[part].ok {
+		return c.partCaps[part].partCap
+	}
+	var pc partCap
+	c.Cluster.Partitions[part].Nodes.ForEach(func(i int) bool {
+		if jm != nil && !jm.Has(i) {
+			return true
+		}
+		n := &c.Cluster.Nodes[i]
+		busy := n.State.Base() == NodeMixed || n.State.Base() == NodeAllocated
+		if n.State.Base() != NodeDown && !n.State.Has(NodeFlagFail) && (!n.State.Has(NodeFlagDrain) || busy) {
+			pc.alive++
+		}
+		if c.Avail.Usable.Has(i) {
+			pc.usable++
+			pc.cpus += int64(n.CPUs)
+		}
+		return true
+	})
+	if jm == nil {
+		if c.partCaps == nil {
+			c.partCaps = make([]cachedCap, len(c.Cluster.Partitions))
+		}
+		c.partCaps[part] = cachedCap{partCap: pc, ok: true}
+	}
+	return pc
+}
+
+type cachedCap struct {
+	partCap
+	ok bool
 }
 
 // partitionLimitReason checks j against partition part's own limits and
@@ -409,8 +470,12 @@ func (st *State) checkFeatures(j *Job, _ Submitter) error {
 
 // unavailableDesc is Slurm's state description for ReqNodeNotAvail:
 // "ReqNodeNotAvail, UnavailableNodes:node[1-2]" naming the requested nodes
-// that cannot take work.
+// that cannot take work, "ReqNodeNotAvail, May be reserved for other
+// job" for a job that requested none.
 func (c *Cycle) unavailableDesc(j *Job) string {
+	if len(j.Req.NodeList) == 0 {
+		return StateDescMayBeReserved
+	}
 	var down []string
 	for _, name := range j.Req.NodeList {
 		if i := c.Cluster.NodeIndex(name); i >= 0 && !c.Avail.Usable.Has(int(i)) {
@@ -419,10 +484,6 @@ func (c *Cycle) unavailableDesc(j *Job) string {
 	}
 	return "ReqNodeNotAvail, UnavailableNodes:" + hostlist.Compress(down)
 }
-
-// StateDescNodesDown is what squeue shows for a job whose partition has
-// no usable node: the reason's text with spaces (oracle, 24.11).
-const StateDescNodesDown = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
 
 // partGateDesc returns the state description squeue shows instead of a
 // partition gate's reason r, "" if none.

@@ -42,17 +42,20 @@ func TestNodeUnavailableDescriptions(t *testing.T) {
 	if err := h.st.SetNodeState("node1", NodeIdle|NodeFlagDrain, "disk check", h.now); err != nil {
 		t.Fatal(err)
 	}
+	// Oracle (2 nodes): n1 drained and idle, sbatch -N2 pends on "Nodes
+	// required for job are DOWN, DRAINED or reserved for jobs in higher
+	// priority partitions", and still after n2 goes down.
+	want := "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
 	j := h.mustSubmit("u", "-N 2 --time=10")
-	h.expectState(j.ID, JobPending, ReasonReqNodeNotAvail)
-	if got := h.job(j.ID).StateDesc; got != "ReqNodeNotAvail, May be reserved for other job" {
-		t.Errorf("one node drained: %q", got)
+	h.expectState(j.ID, JobPending, ReasonNodesDown)
+	if got := h.job(j.ID).StateDesc; got != want {
+		t.Errorf("one node drained: %q, want %q", got, want)
 	}
 	small := h.mustSubmit("u", "-N 1 --time=10")
 	h.expectState(small.ID, JobRunning, "") // the partition is not blocked
 	_ = h.st.SetNodeState("node2", NodeDown, "broken", h.now)
 	h.schedule()
 	h.expectState(j.ID, JobPending, ReasonNodesDown)
-	want := "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
 	if got := h.job(j.ID).StateDesc; got != want {
 		t.Errorf("no node up: %q, want %q", got, want)
 	}

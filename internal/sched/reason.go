@@ -62,4 +62,10 @@ const (
 const (
 	// StateDescRequeuedHeld is the description of a job requeued held.
 	StateDescRequeuedHeld = "job requeued in held state"
+	// StateDescNodesDown is what squeue shows for ReasonNodesDown (scontrol
+	// shows the reason, with underscores).
+	StateDescNodesDown = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
+	// StateDescMayBeReserved is what squeue shows for ReqNodeNotAvail of a
+	// job that named no nodes.
+	StateDescMayBeReserved = "ReqNodeNotAvail, May be reserved for other job"
 )

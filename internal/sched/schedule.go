@@ -63,7 +63,9 @@ type Cycle struct {
 	corrIdx map[JobID]*corrIndex
 	// partUsable caches whether a partition has a usable node (1 yes, -1 no).
 	partUsable []int8
-	passNodes  NodeSet // nodes the main pass still offers
+	// partCaps caches partCapacity per partition (gate.go).
+	partCaps  []cachedCap
+	passNodes NodeSet // nodes the main pass still offers
 	// blockers are the jobs the main pass found no room for; unsure is
 	// set when it skipped a record for another reason (main_stuck.go).
 	blockers []JobID
@@ -228,11 +230,6 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 	c.failPartition(rec)
 	return false
 }
-
-// StateDescMayBeReserved is what squeue shows for a job that the nodes
-// up and not reserved for others could not run even when idle (a node
-// drained, nodes in another's reservation).
-const StateDescMayBeReserved = "ReqNodeNotAvail, May be reserved for other job"
 
 // unusableDesc returns the state description of rec when the nodes of
 // its partition up and outside other reservations could not run it even

@@ -123,6 +123,42 @@ func TestNodeStates(t *testing.T) {
 	h.expectState(k.ID, JobPending, ReasonNodesDown)
 }
 
+// TestCapacityReasons: Slurm 24.11 (oracle, node-states): a job needing
+// more nodes than are neither DOWN nor drained (a draining node counts)
+// pends on "Nodes required for job are DOWN, DRAINED or reserved for jobs
+// in higher priority partitions"; one needing more usable nodes or CPUs
+// than the partition has, even idle, on "ReqNodeNotAvail, May be
+// reserved for other job"; one that fits the idle usable nodes on
+// Resources.
+func TestCapacityReasons(t *testing.T) {
+	h := noBackfill(newHarness(t, cpuConf(3, 4, "")))
+	run := h.mustSubmit("u", "-w node1 -n 2 --time=10")
+	_ = h.st.SetNodeState("node1", NodeMixed|NodeFlagDrain, "disk check", h.now) // draining
+	_ = h.st.SetNodeState("node3", NodeDown, "broken", h.now)
+	two := h.mustSubmit("u", "-N 2 --time=10")
+	three := h.mustSubmit("u", "-N 3 --time=10")
+	cpus := h.mustSubmit("u", "-n 6 --time=10")
+	h.mustSubmit("u", "-n 4 --time=10") // fills node2
+	fits := h.mustSubmit("u", "-n 3 --time=10")
+	h.schedule()
+	for _, c := range []struct {
+		j      *Job
+		reason Reason
+		desc   string
+	}{
+		{two, ReasonReqNodeNotAvail, "ReqNodeNotAvail, May be reserved for other job"},
+		{three, ReasonNodesDown, "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"},
+		{cpus, ReasonReqNodeNotAvail, "ReqNodeNotAvail, May be reserved for other job"},
+		{fits, ReasonResources, ""},
+	} {
+		j := h.job(c.j.ID)
+		if j.State.Base() != JobPending || j.Reason != c.reason || j.StateDesc != c.desc {
+			t.Errorf("job %d: %s %s %q, want PENDING %s %q", j.ID, j.State, j.Reason, j.StateDesc, c.reason, c.desc)
+		}
+	}
+	h.expectState(run.ID, JobRunning, "")
+}
+
 // TestMultiNodeNeedsRoomyNodes: when the best-fitting nodes are too small
 // together, the job takes roomier ones rather than pending.
 func TestMultiNodeNeedsRoomyNodes(t *testing.T) {
