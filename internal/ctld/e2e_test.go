@@ -118,6 +118,31 @@ func TestHoldRelease(t *testing.T) {
 	c.waitState(id2, "COMPLETED", 10*time.Second)
 }
 
+// TestHoldRunningJob: Slurm holds a running job too (oracle: scontrol
+// uhold of a running job exits 0, squeue shows "R JobHeldUser" with
+// priority 0, scontrol release gives "R None" and its priority back) and
+// refuses a hold of a finished job with "Job has already finished".
+func TestHoldRunningJob(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("sleep 30"))
+	c.waitState(id, "RUNNING", 10*time.Second)
+	c.control(api.OpUHold, idStr(id))
+	if j := c.job(id); j.State != "RUNNING" || j.Reason != "JobHeldUser" || j.Priority != 0 {
+		t.Fatalf("held running job: state %s reason %s priority %d", j.State, j.Reason, j.Priority)
+	}
+	c.control(api.OpRelease, idStr(id))
+	// a running job's reason is not rendered: squeue prints None
+	if j := c.job(id); j.State != "RUNNING" || j.Reason != "" || j.Priority == 0 {
+		t.Fatalf("released running job: state %s reason %s priority %d", j.State, j.Reason, j.Priority)
+	}
+	done := c.submit(c.wrap("true"))
+	c.waitState(done, "COMPLETED", 10*time.Second)
+	res, err := c.client.Control(c.ctx(), api.JobControlRequest{Op: api.OpHold, Jobs: []string{idStr(done)}})
+	if err != nil || len(res.Results) != 1 || res.Results[0].Error != "Job has already finished" {
+		t.Errorf("hold of a finished job: %+v, %v", res, err)
+	}
+}
+
 func TestTimeLimitTimeout(t *testing.T) {
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.TimeLimitSec = 1 }))

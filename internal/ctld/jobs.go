@@ -511,7 +511,7 @@ func (ls *loopState) signal(j *sched.Job, req api.JobControlRequest) error {
 
 // errMsg strips the "job N: " prefix the core adds, keeping Slurm's text.
 func errMsg(err error) error {
-	for _, s := range []error{sched.ErrInvalidJobID, sched.ErrAlreadyDone, sched.ErrJobPending, sched.ErrNotPending,
+	for _, s := range []error{sched.ErrInvalidJobID, sched.ErrAlreadyDone, sched.ErrJobPending, sched.ErrNotPending, sched.ErrJobFinished,
 		sched.ErrTransitionState, sched.ErrAccessDenied, sched.ErrDisabled, sched.ErrInvalidNodeName, sched.ErrJobHeld} {
 		if errors.Is(err, s) {
 			return errors.New(s.Error())

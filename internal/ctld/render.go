@@ -98,8 +98,10 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		ReqTRES: ls.reqTRES(j), Features: r.Constraint, Dependency: sched.DependencyString(j), Requeue: r.Requeue,
 		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
 		Reservation: r.Reservation}
-	if j.State.Base() == sched.JobPending || j.State.Finished() {
-		info.Reason = string(j.Reason) // BadConstraints on a job failed at submission, else None
+	if j.State.Base() == sched.JobPending || j.State.Finished() || j.Hold != sched.HoldNone {
+		// BadConstraints on a job failed at submission, else None; a held
+		// running job shows its hold (Slurm: "R JobHeldUser").
+		info.Reason = string(j.Reason)
 	}
 	if j.State.Base() == sched.JobPending {
 		if info.ExpectedStart.IsZero() && r.BeginTime.After(now) {

@@ -51,12 +51,14 @@ var (
 	ErrInvalidJobID       = errors.New("Invalid job id specified")
 	ErrAlreadyDone        = errors.New("Job/step already completing or completed")
 	ErrJobPending         = errors.New("Job is pending execution")
-	ErrNotPending         = errors.New("Job is no longer pending execution")
-	ErrDisabled           = errors.New("Requested operation is presently disabled")
-	ErrBatchOnly          = errors.New("Only batch jobs are accepted or processed")
-	ErrInvalidNodeName    = errors.New("Invalid node name specified")
-	ErrTransitionState    = errors.New("Requested operation not supported on this job state")
-	ErrHeldByAdmin        = errors.New("Access/permission denied")
+	// ErrJobFinished refuses a hold or release of a finished job.
+	ErrJobFinished     = errors.New("Job has already finished")
+	ErrNotPending      = errors.New("Job is no longer pending execution")
+	ErrDisabled        = errors.New("Requested operation is presently disabled")
+	ErrBatchOnly       = errors.New("Only batch jobs are accepted or processed")
+	ErrInvalidNodeName = errors.New("Invalid node name specified")
+	ErrTransitionState = errors.New("Requested operation not supported on this job state")
+	ErrHeldByAdmin     = errors.New("Access/permission denied")
 	// ErrInvalidUserID is Slurm's answer to a hold or release of another
 	// user's job (a requeue or cancel of it is ErrAccessDenied).
 	ErrInvalidUserID = errors.New("Invalid user id")

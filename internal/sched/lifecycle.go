@@ -382,15 +382,18 @@ func (st *State) Resume(id JobID, now time.Time) error {
 	return nil
 }
 
-// Hold holds a pending job (scontrol hold / uhold): priority 0 in Slurm,
-// reason JobHeldAdmin when an operator holds it, JobHeldUser otherwise.
+// Hold holds a job (scontrol hold / uhold): priority 0 in Slurm, reason
+// JobHeldAdmin when an operator holds it, JobHeldUser otherwise. Slurm
+// also holds a running job (it keeps running, squeue shows "R
+// JobHeldUser" and priority 0 until a release); a finished one is refused
+// with "Job has already finished".
 func (st *State) Hold(id JobID, admin bool) error {
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err
 	}
-	if j.State.Base() != JobPending {
-		return fmt.Errorf("job %d: %w", id, ErrNotPending)
+	if j.State.Finished() {
+		return fmt.Errorf("job %d: %w", id, ErrJobFinished)
 	}
 	if admin {
 		j.Hold, j.Reason = HoldAdmin, ReasonJobHeldAdmin
@@ -400,15 +403,15 @@ func (st *State) Hold(id JobID, admin bool) error {
 	return nil
 }
 
-// Release releases a held job (scontrol release). A user may not release
-// an operator's hold.
+// Release releases a held job (scontrol release), running ones included
+// as in Slurm. A user may not release an operator's hold.
 func (st *State) Release(id JobID, admin bool) error {
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err
 	}
-	if j.State.Base() != JobPending {
-		return fmt.Errorf("job %d: %w", id, ErrNotPending)
+	if j.State.Finished() {
+		return fmt.Errorf("job %d: %w", id, ErrJobFinished)
 	}
 	if j.Hold == HoldAdmin && !admin {
 		return fmt.Errorf("job %d: %w", id, ErrAccessDenied)

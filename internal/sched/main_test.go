@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -187,6 +188,32 @@ func TestHoldReleaseAndBeginTime(t *testing.T) {
 	}
 	h.advance(31 * time.Minute)
 	h.expectState(b.ID, JobRunning, "")
+}
+
+// TestHoldRunningJob: Slurm's hold and release apply to a running job
+// (it keeps running with reason JobHeldUser until released) and refuse a
+// finished one with "Job has already finished".
+func TestHoldRunningJob(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 4, ""))
+	j := h.mustSubmit("u", "--time=10")
+	h.expectState(j.ID, JobRunning, "")
+	if err := h.st.Hold(j.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	if j.State.Base() != JobRunning || j.Reason != ReasonJobHeldUser {
+		t.Fatalf("held running job: %s (%s)", j.State, j.Reason)
+	}
+	if err := h.st.Release(j.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if j.State.Base() != JobRunning || j.Reason != ReasonNone || j.Hold != HoldNone {
+		t.Fatalf("released running job: %s (%s)", j.State, j.Reason)
+	}
+	h.advance(11 * time.Minute)
+	if err := h.st.Hold(j.ID, true); !errors.Is(err, ErrJobFinished) {
+		t.Fatalf("hold of a finished job: %v", err)
+	}
 }
 
 // TestRequeueKeepsIDAndWaits: Slurm's requeue: PENDING with reason
