@@ -200,19 +200,17 @@ func sshareCell(tr *Tree, cfg *Config, i int, name string, opt SshareOptions) st
 	case "RawUsage":
 		return strconv.FormatUint(uint64(a.UsageRaw), 10)
 	case "NormUsage":
-		if a.AwaitingPass || isRoot && cfg.Flags.FairTree() {
+		if a.AwaitingPass || isRoot {
 			// not computed before the next PriorityCalcPeriod pass; the
-			// root row's is blank under Fair Tree (Slurm 24.11 oracle)
+			// root row's is blank (Slurm 24.11 oracle, Fair Tree and
+			// classic)
 			return ""
 		}
 		return fmtDouble(a.NormUsage)
 	case "EffectvUsage":
 		return fmtDouble(a.EffectvUsage)
 	case "FairShare":
-		if !a.IsUser() {
-			return ""
-		}
-		return fmtDouble(a.FairShare)
+		return sshareFairShare(a, cfg, isRoot)
 	case "LevelFS":
 		if isRoot || !cfg.Flags.FairTree() || a.LevelFS == fsParentLevelFS {
 			return ""
@@ -286,4 +284,24 @@ func compareTRES(a, b string) int {
 		return 1
 	}
 	return strings.Compare(a, b)
+}
+
+// sshareFairShare is an association's FairShare cell: users only under
+// Fair Tree; every row under classic fair share (NO_FAIR_TREE), where
+// Slurm prints an account's 2^(-EffectvUsage/NormShares) too, root's
+// included (oracle: root 0.500000, an account with EffectvUsage 1 and
+// NormShares 0.6 0.314980).
+func sshareFairShare(a *Assoc, cfg *Config, isRoot bool) string {
+	switch {
+	case a.IsUser():
+		return fmtDouble(a.FairShare)
+	case cfg.Flags&FlagNoFairTree == 0:
+		return ""
+	case isRoot:
+		if a.NormShares <= 0 {
+			return fmtDouble(0)
+		}
+		return fmtDouble(math.Exp2(-a.EffectvUsage / a.NormShares))
+	}
+	return fmtDouble(a.FairShare)
 }

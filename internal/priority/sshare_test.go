@@ -91,3 +91,41 @@ func TestSshareClassicAndParent(t *testing.T) {
 		t.Errorf("unknown field accepted")
 	}
 }
+
+// TestSshareClassicAccountRows: under classic fair share (NO_FAIR_TREE)
+// Slurm prints a FairShare for the root and account rows too,
+// 2^(-EffectvUsage/NormShares), and the root row's NormUsage is blank
+// (oracle, fairshare-classic: all usage is alice's).
+func TestSshareClassicAccountRows(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Flags = FlagNoFairTree
+	tr := buildTree(t, user("root", 1), account("batch", 1, user("charlie", 1)),
+		account("research", 3, user("alice", 1), user("bob", 1)))
+	alice, _ := tr.Lookup("research", "alice")
+	addUsage(tr, alice, 3600)
+	tr.Recompute(&cfg)
+	got, err := FormatSshare(tr, &cfg, SshareOptions{All: true, Parsable2: true,
+		Format: []string{"Account", "User", "RawShares", "NormShares", "EffectvUsage", "FairShare"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Account|User|RawShares|NormShares|EffectvUsage|FairShare
+root|||1.000000|1.000000|0.500000
+ root|root|1|0.200000|0.000000|1.000000
+ batch||1|0.200000|0.000000|1.000000
+  batch|charlie|1|0.200000|0.000000|1.000000
+ research||3|0.600000|1.000000|0.314980
+  research|alice|1|0.300000|1.000000|0.099213
+  research|bob|1|0.300000|0.500000|0.314980
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	long, err := FormatSshare(tr, &cfg, SshareOptions{All: true, Parsable2: true, Long: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root := strings.Split(long, "\n")[1]; !strings.HasPrefix(root, "root|||1.000000|3600||1.000000|0.500000|") {
+		t.Errorf("root row of sshare -l: %q", root)
+	}
+}
