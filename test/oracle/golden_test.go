@@ -50,12 +50,28 @@ func TestSluiceAgainstGolden(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	var log strings.Builder
-	outs := suite.CheckGolden(ctx, func() Target { return &SluiceTarget{Binary: bin, BaseConf: suite.BaseConf} }, 4, &log)
+	newSluice := func() Target { return &SluiceTarget{Binary: bin, BaseConf: suite.BaseConf} }
+	outs := suite.CheckGolden(ctx, newSluice, 4, &log)
 	var report strings.Builder
 	total, unexpected, stale := Report(&report, outs, suite.Known)
 	t.Log("\n" + report.String())
+	// Real clusters have timing: a scenario with an unexpected difference
+	// is played once more, and only a point that differs both times, or
+	// a scenario that cannot be played twice, fails.
+	if retry := scenariosOf(outs, unexpected); len(retry) > 0 {
+		again := *suite
+		again.Scenarios = retry
+		outs2 := again.CheckGolden(ctx, newSluice, 4, &log)
+		var report2 strings.Builder
+		_, unexpected2, _ := Report(&report2, outs2, suite.Known)
+		t.Logf("played again: %d scenarios\n%s", len(retry), report2.String())
+		unexpected = bothTimes(unexpected, unexpected2)
+		outs = replayed(outs, outs2)
+	}
+	failed := map[string]bool{}
 	for _, o := range outs {
 		if o.Err != nil {
+			failed[o.Scenario.Name] = true
 			t.Errorf("%s: %v", o.Scenario.Name, o.Err)
 		}
 	}
@@ -67,4 +83,54 @@ func TestSluiceAgainstGolden(t *testing.T) {
 	}
 	// The summary line, also when the test passes (go test -v shows it).
 	t.Log(total.String())
+}
+
+// scenariosOf returns the scenarios of the diffs and of the outcomes that
+// failed to play.
+func scenariosOf(outs []Outcome, diffs []Diff) []*Scenario {
+	names := map[string]bool{}
+	for _, d := range diffs {
+		names[d.Scenario] = true
+	}
+	var out []*Scenario
+	for _, o := range outs {
+		if names[o.Scenario.Name] || o.Err != nil {
+			out = append(out, o.Scenario)
+		}
+	}
+	return out
+}
+
+// replayed keeps the first outcome of each scenario, with the error of the
+// second play for those played again: one that played the second time
+// did not fail.
+func replayed(first, second []Outcome) []Outcome {
+	again := map[string]Outcome{}
+	for _, o := range second {
+		again[o.Scenario.Name] = o
+	}
+	out := make([]Outcome, len(first))
+	for i, o := range first {
+		if o2, ok := again[o.Scenario.Name]; ok && (o.Err == nil || o2.Err == nil) {
+			o.Err = nil
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// bothTimes keeps the diffs of a that b has too (same scenario, step and
+// point).
+func bothTimes(a, b []Diff) []Diff {
+	seen := map[string]bool{}
+	for _, d := range b {
+		seen[knownKey(d.Scenario, d.Step, d.Point)] = true
+	}
+	var out []Diff
+	for _, d := range a {
+		if seen[knownKey(d.Scenario, d.Step, d.Point)] {
+			out = append(out, d)
+		}
+	}
+	return out
 }
