@@ -59,6 +59,10 @@ func (st *State) Submit(req Request, who Submitter, now time.Time) (*Job, error)
 		// accepts it, before any scheduling pass (oracle, dependencies:
 		// "3 a PD Dependency" a second after a burst of submissions).
 		j.Reason = ReasonDependency
+	} else if j.Req.BeginTime.After(now) {
+		// Likewise a job with a begin time ahead (oracle, holds-begin:
+		// "2 PD BeginTime" before the first pass).
+		j.Reason = ReasonBeginTime
 	}
 	if req.Priority > 0 && who.Admin {
 		j.Priority, j.DirectPriority = req.Priority, true

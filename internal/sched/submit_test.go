@@ -242,3 +242,20 @@ func TestDependencyReasonAtSubmit(t *testing.T) {
 }
 
 func fixtureJobID(id JobID) string { return strconv.FormatUint(uint64(id), 10) }
+
+// TestBeginTimeReasonAtSubmit: a job whose begin time is ahead pends with
+// BeginTime from its submission, before any pass (oracle, holds-begin:
+// "2 PD BeginTime" a second after `sbatch --begin=now+600`).
+func TestBeginTimeReasonAtSubmit(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 4, ""))
+	spec, _ := h.parseOpts("--time=10 --begin=now+600")
+	spec.User = "u"
+	req, err := RequestFromSpec(&spec, h.now, time.UTC, &h.st.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := h.st.Submit(req, Submitter{User: "u"}, h.now)
+	if err != nil || j.Reason != ReasonBeginTime {
+		t.Fatalf("reason %q, err %v; want BeginTime", j.Reason, err)
+	}
+}
