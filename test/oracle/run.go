@@ -150,11 +150,22 @@ func (s *Suite) Live(ctx context.Context, oracles []Target, newSluice func() Tar
 	})
 }
 
+// each plays f on every scenario, parallel at a time, the longest first
+// (by their sleeps) so that a few long scenarios do not end the run
+// alone; the outcomes keep the suite's order.
 func (s *Suite) each(parallel int, f func(*Scenario) Outcome) []Outcome {
 	out := make([]Outcome, len(s.Scenarios))
+	order := make([]int, len(s.Scenarios))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		return s.Scenarios[order[a]].Sleeps() > s.Scenarios[order[b]].Sleeps()
+	})
 	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
-	for i, sc := range s.Scenarios {
+	for _, i := range order {
+		sc := s.Scenarios[i]
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {

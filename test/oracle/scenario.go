@@ -50,6 +50,17 @@ type Step struct {
 	Sort  bool          // Run: compare stdout with its lines sorted
 }
 
+// Sleeps is the time the scenario's sleep steps take.
+func (sc *Scenario) Sleeps() time.Duration {
+	var d time.Duration
+	for _, st := range sc.Steps {
+		if st.Kind == Sleep {
+			d += st.Dur
+		}
+	}
+	return d
+}
+
 // Title of a step as printed in the golden file and the diff.
 func (s Step) String() string {
 	switch s.Kind {
