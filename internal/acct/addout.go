@@ -191,13 +191,5 @@ func tresByName(v tresVec) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		if k == "mem" {
-			parts[i] = k + "=" + formatMB(v[k])
-		} else {
-			parts[i] = fmt.Sprintf("%s=%d", k, v[k])
-		}
-	}
-	return strings.Join(parts, ",")
+	return joinTRES(keys, v)
 }

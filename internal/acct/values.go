@@ -258,6 +258,12 @@ func formatTRES(st *State, v tresVec) string {
 		}
 		return keys[i] < keys[j]
 	})
+	return joinTRES(keys, v)
+}
+
+// joinTRES prints v's entries in the order of keys, memory with a unit
+// (cpu=2,mem=1G).
+func joinTRES(keys []string, v tresVec) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		if k == "mem" {

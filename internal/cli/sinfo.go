@@ -151,10 +151,10 @@ func RenderSinfo(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfo
 		headers = sinfoFieldHeaders
 	}
 	if !o.noHeader {
-		b.WriteString(renderSinfoRow(items, func(c byte) string { return headers[c] }) + "\n")
+		b.WriteString(renderLine(items, func(c byte) string { return headers[c] }) + "\n")
 	}
 	for i := range rows {
-		b.WriteString(renderSinfoRow(items, func(c byte) string { return sinfoField(&rows[i], c) }) + "\n")
+		b.WriteString(renderLine(items, func(c byte) string { return sinfoField(&rows[i], c) }) + "\n")
 	}
 	return b.String(), nil
 }
@@ -203,20 +203,6 @@ func fitWidths(items []fmtItem, rows []sinfoRow, nodeMode bool) {
 		items[i].width = w
 		items[i].right = items[i].right || nodeMode && items[i].field == 'P'
 	}
-}
-
-// renderSinfoRow prints one line; unlike squeue, sinfo keeps the padding
-// of the last field ("STATE " in sinfo -N).
-func renderSinfoRow(items []fmtItem, value func(byte) string) string {
-	var b strings.Builder
-	for _, it := range items {
-		if it.field == 0 {
-			b.WriteString(it.lit)
-			continue
-		}
-		b.WriteString(pad(value(it.field), it.width, it.right))
-	}
-	return b.String()
 }
 
 // sortSinfoRows applies sinfo's default sort: "N" (node name) with -N,

@@ -767,9 +767,10 @@ func renderRow(items []fmtItem, value func(byte) string) string {
 	return strings.TrimRight(renderLine(items, value), " ")
 }
 
-// renderLine renders one line; values are padded to the width and cut
-// when longer, as Slurm's clients do. squeue keeps the trailing blanks
-// (oracle: `squeue -o '%i %.4t %N'` prints "3   PD " for a pending job).
+// renderLine renders one line of squeue or sinfo; values are padded to
+// the width and cut when longer, as Slurm's clients do, and the last
+// field keeps its padding (oracle: `squeue -o '%i %.4t %N'` prints
+// "3   PD " for a pending job, sinfo -N "STATE ").
 func renderLine(items []fmtItem, value func(byte) string) string {
 	var b strings.Builder
 	for _, it := range items {
