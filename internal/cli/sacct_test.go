@@ -134,19 +134,7 @@ func TestSacctRequeuedLatestRun(t *testing.T) {
 		{"-n -P -o JobID,State -D -j 20", "20|PREEMPTED\n20.batch|CANCELLED\n20|PENDING\n"},
 		{"-n -P -o JobID,State -X -E now+2minutes", "20|PENDING\n"},
 	}
-	for _, c := range cases {
-		o, err := parseSacct(strings.Fields(c.args))
-		if err != nil {
-			t.Fatalf("%s: %v", c.args, err)
-		}
-		out, err := RenderSacct(res, o, 0, time.UTC)
-		if err != nil {
-			t.Fatalf("%s: %v", c.args, err)
-		}
-		if out != c.want {
-			t.Errorf("sacct %s:\n%s\nwant:\n%s", c.args, out, c.want)
-		}
-	}
+	checkSacct(t, res, cases)
 }
 
 // TestSacctSuspendedTime: Elapsed (and CPUTime) leave out the time the
@@ -256,19 +244,7 @@ func TestSacctOracleSelection(t *testing.T) {
 		{"-X -n -P --delimiter=: -o jobid,state -j 5", "5:COMPLETED\n"},
 		{"-X -o jobid,derivedexitcode -j 6", "JobID        DerivedExitCode \n------------ --------------- \n6                        0:0 \n"},
 	}
-	for _, c := range cases {
-		o, err := parseSacct(strings.Fields(c.args))
-		if err != nil {
-			t.Fatalf("%s: %v", c.args, err)
-		}
-		out, err := RenderSacct(res, o, 0, time.UTC)
-		if err != nil {
-			t.Fatalf("%s: %v", c.args, err)
-		}
-		if out != c.want {
-			t.Errorf("sacct %s:\n%s\nwant:\n%s", c.args, out, c.want)
-		}
-	}
+	checkSacct(t, res, cases)
 }
 
 // TestSacctNTasks: NTasks is blank on a job's record and the task count
@@ -287,5 +263,24 @@ func TestSacctNTasks(t *testing.T) {
 	out, _ := RenderSacct(res, o, 0, time.UTC)
 	if want := "1                     \n1.batch             1 \n1.0                 4 \n1.1                 1 \n"; out != want {
 		t.Errorf("sacct:\n%q\nwant:\n%q", out, want)
+	}
+}
+
+// checkSacct renders res with each case's sacct arguments and compares
+// the output with the case's.
+func checkSacct(t *testing.T, res api.AcctResponse, cases []struct{ args, want string }) {
+	t.Helper()
+	for _, c := range cases {
+		o, err := parseSacct(strings.Fields(c.args))
+		if err != nil {
+			t.Fatalf("%s: %v", c.args, err)
+		}
+		out, err := RenderSacct(res, o, 0, time.UTC)
+		if err != nil {
+			t.Fatalf("%s: %v", c.args, err)
+		}
+		if out != c.want {
+			t.Errorf("sacct %s:\n%s\nwant:\n%s", c.args, out, c.want)
+		}
 	}
 }
