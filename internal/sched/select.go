@@ -22,6 +22,7 @@ type shape struct {
 	memPerNode         int64 // MB per node; -1 = the node's whole memory
 	gres               []GresReq
 	gpusPerNode        int64 // from --gpus spread over minNodes
+	gpusJob            int64 // --gpus alone: the job's total, split over its nodes
 	gpusType           string
 	exclusive          bool
 	share              int32  // OverSubscribe multiplier on CPUs (1 = none)
@@ -55,6 +56,9 @@ func jobShape(cfg *Config, j *Job, p *Partition) shape {
 	if r.GPUs > 0 {
 		s.gpusPerNode = (r.GPUs + int64(s.minNodes) - 1) / int64(s.minNodes)
 		s.gpusType = r.GPUsType
+		if r.GPUsPerTask == 0 {
+			s.gpusJob = r.GPUs
+		}
 	}
 	if r.GPUsPerTask > 0 {
 		// Tasks per node times GPUs per task: the fixed tasks per node, or
@@ -217,9 +221,11 @@ type selector struct {
 	// weighted marks clusters whose nodes do not all have the same Weight.
 	weighted bool
 	byWeight []int32 // node indices sorted by (Weight, index)
-	// chosen and tasks are byNode's and distribute's scratch.
+	// chosen, tasks and gpus are byNode's, distribute's and gpuSplit's
+	// scratch.
 	chosen []cand
 	tasks  []int32
+	gpus   []int64
 }
 
 // cand is a feasible node for the job being placed.
@@ -366,6 +372,13 @@ func (sel *selector) fitShape(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc,
 			return al, ok
 		}
 	}
+	if s.gpusJob > 0 && s.gpusPerNode > 1 {
+		// --gpus is a total: spread over more nodes than -N, each of them
+		// needs one GPU at least, and together all of them (gpuSplit).
+		m := *s
+		m.gpusPerNode = 1
+		s = &m
+	}
 	return sel.fitMany(j, s, av, mask)
 }
 
@@ -433,7 +446,7 @@ func (sel *selector) fitOne(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, b
 	if best.node < 0 {
 		return Alloc{}, false
 	}
-	return sel.makeAlloc(j, s, av, []cand{best}, []int32{s.tasks}), true
+	return sel.makeAlloc(j, s, av, []cand{best}, []int32{s.tasks}, nil), true
 }
 
 // fitOneBuckets is fitOne for CPU-only jobs on nodes of equal weight:
@@ -470,7 +483,7 @@ func (sel *selector) fitOneBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (A
 			}
 		}
 		if best.node >= 0 {
-			return sel.makeAlloc(j, s, av, []cand{best}, []int32{s.tasks}), true
+			return sel.makeAlloc(j, s, av, []cand{best}, []int32{s.tasks}, nil), true
 		}
 	}
 	return Alloc{}, false
@@ -558,7 +571,7 @@ func (sel *selector) fitManyBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (
 		return Alloc{}, false
 	}
 	chosen := sel.byNode(cs)
-	return sel.makeAlloc(j, s, av, chosen, sel.distribute(s, chosen)), true
+	return sel.allocMany(j, s, av, chosen)
 }
 
 // bucketsMayHold reports whether the free nodes of mask may hold s,
@@ -627,13 +640,55 @@ func (sel *selector) fitMany(j *Job, s *shape, av *Avail, mask NodeSet) (Alloc, 
 		}
 	}
 	chosen := sel.byNode(cs[:n])
-	return sel.makeAlloc(j, s, av, chosen, sel.distribute(s, chosen)), true
+	return sel.allocMany(j, s, av, chosen)
+}
+
+// allocMany builds the allocation of a multi-node job on the chosen
+// nodes: the job's --gpus total split over them first, its tasks then
+// spread in proportion (gpuSplit, distribute).
+func (sel *selector) allocMany(j *Job, s *shape, av *Avail, chosen []cand) (Alloc, bool) {
+	var gpus []int64
+	if s.gpusJob > 0 {
+		if !sel.gpuSplit(s, av, chosen) {
+			return Alloc{}, false
+		}
+		gpus = sel.gpus
+	}
+	return sel.makeAlloc(j, s, av, chosen, sel.distribute(s, chosen, gpus), gpus), true
+}
+
+// gpuSplit deals the job's --gpus total over the chosen nodes one at a
+// time in node order, as far as each has free GPUs (oracle: --gpus=2 over
+// two nodes is 1+1, --gpus=3 is 2+1), into sel.gpus; false when the nodes
+// do not hold that many together.
+func (sel *selector) gpuSplit(s *shape, av *Avail, chosen []cand) bool {
+	g := grow(sel.gpus, len(chosen))
+	sel.gpus = g
+	clear(g)
+	left := s.gpusJob
+	for left > 0 {
+		gave := false
+		for i := range chosen {
+			if left > 0 && g[i] < sel.gresFree(av, chosen[i].node, "gpu", s.gpusType) {
+				g[i]++
+				left--
+				gave = true
+			}
+		}
+		if !gave {
+			return false
+		}
+	}
+	return true
 }
 
 // distribute spreads the tasks over the chosen nodes: one each (or the
 // fixed tasks per node) first, then filling nodes in order up to their
-// capacity, like Slurm's default block distribution.
-func (sel *selector) distribute(s *shape, chosen []cand) []int32 {
+// capacity, as cons_tres does (oracle: -N2 -n5 is 4+1, -N3 -n10 8+1+1).
+// With a --gpus total split as gpus, each node first takes its share of
+// the tasks in proportion to its GPUs (oracle: -n12 --gpus=2 is 6+6,
+// --gpus=3 8+4).
+func (sel *selector) distribute(s *shape, chosen []cand, gpus []int64) []int32 {
 	t := grow(sel.tasks, len(chosen))
 	sel.tasks = t
 	left := s.tasks
@@ -642,7 +697,11 @@ func (sel *selector) distribute(s *shape, chosen []cand) []int32 {
 		first = s.tasksPerNode
 	}
 	for i := range chosen {
-		t[i] = min(first, chosen[i].tasks)
+		want := first
+		if gpus != nil && s.tasksPerNode == 0 {
+			want = max(first, int32(int64(s.tasks)*gpus[i]/s.gpusJob))
+		}
+		t[i] = min(want, chosen[i].tasks, max(left-int32(len(chosen)-1-i), first))
 		left -= t[i]
 	}
 	for i := range chosen {
@@ -665,8 +724,9 @@ func (sel *selector) byNode(cs []cand) []cand {
 	return chosen
 }
 
-// makeAlloc builds the allocation of tasks[i] tasks on chosen[i].
-func (sel *selector) makeAlloc(j *Job, s *shape, av *Avail, chosen []cand, tasks []int32) Alloc {
+// makeAlloc builds the allocation of tasks[i] tasks on chosen[i], with
+// gpus[i] GPUs of the job's --gpus total when gpus is given.
+func (sel *selector) makeAlloc(j *Job, s *shape, av *Avail, chosen []cand, tasks []int32, gpus []int64) Alloc {
 	al := Alloc{Nodes: make([]int32, len(chosen)), CPUs: make([]int32, len(chosen)),
 		Mem: make([]int64, len(chosen)), Exclusive: s.exclusive}
 	for slot, c := range chosen {
@@ -688,8 +748,11 @@ func (sel *selector) makeAlloc(j *Job, s *shape, av *Avail, chosen []cand, tasks
 		for gi := range s.gres {
 			al.Gres = sel.takeGres(al.Gres, av, int32(slot), c.node, s.gres[gi].Name, s.gres[gi].Type, s.gres[gi].Count)
 		}
-		if s.gpusPerNode > 0 {
-			al.Gres = sel.takeGres(al.Gres, av, int32(slot), c.node, "gpu", s.gpusType, s.gpusPerNode)
+		if n := s.gpusPerNode; n > 0 {
+			if gpus != nil {
+				n = gpus[slot]
+			}
+			al.Gres = sel.takeGres(al.Gres, av, int32(slot), c.node, "gpu", s.gpusType, n)
 		}
 	}
 	return al

@@ -210,3 +210,43 @@ PartitionName=p Nodes=ALL Default=YES ExclusiveUser=YES
 	}
 	h.expectState(c.ID, JobPending, ReasonResources)
 }
+
+// TestTaskAndGPUSplit: how a multi-node job's CPUs and --gpus total fall
+// on its nodes, as the oracle (Slurm 24.11, four idle nodes of 8 CPUs and
+// 4 GPUs, scontrol show job -d) placed them.
+func TestTaskAndGPUSplit(t *testing.T) {
+	conf := `ClusterName=o
+SlurmctldHost=h
+SelectTypeParameters=CR_Core_Memory
+GresTypes=gpu
+NodeName=n[1-4] CPUs=8 RealMemory=64000 Gres=gpu:4
+PartitionName=main Nodes=ALL Default=YES DefMemPerCPU=1000
+`
+	cases := []struct {
+		opts     string
+		wantCPUs []int32
+		wantGPUs []int64
+	}{
+		{"-N 2 -n 12", []int32{8, 4}, []int64{0, 0}},
+		{"-N 2 -n 5", []int32{4, 1}, []int64{0, 0}},
+		{"-N 3 -n 10", []int32{8, 1, 1}, []int64{0, 0, 0}},
+		{"-N 2 -n 9", []int32{8, 1}, []int64{0, 0}},
+		{"-N 2 -n 12 --gpus=2", []int32{6, 6}, []int64{1, 1}},
+		{"-n 12 --gpus=2", []int32{6, 6}, []int64{1, 1}},
+		{"-n 12 --gpus=3", []int32{8, 4}, []int64{2, 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.opts, func(t *testing.T) {
+			h := newHarness(t, conf)
+			j := h.mustSubmit("u", tc.opts+" --time=10")
+			h.expectState(j.ID, JobRunning, "")
+			gpus := make([]int64, len(j.Alloc.Nodes))
+			for _, g := range j.Alloc.Gres {
+				gpus[g.Slot] += g.Count
+			}
+			if !slices.Equal(j.Alloc.CPUs, tc.wantCPUs) || !slices.Equal(gpus, tc.wantGPUs) {
+				t.Fatalf("CPUs %v GPUs %v on %v, want CPUs %v GPUs %v", j.Alloc.CPUs, gpus, h.nodes(j.ID), tc.wantCPUs, tc.wantGPUs)
+			}
+		})
+	}
+}
