@@ -61,6 +61,9 @@ type SubmitRequest struct {
 	Spec JobSpec `json:"spec"`
 	// TestOnly is --test-only: validate and estimate the start, store nothing.
 	TestOnly bool `json:"test_only,omitempty"`
+	// Interactive marks a salloc/srun allocation: slurmctld tries it at
+	// once instead of waiting for the batch scheduling pass.
+	Interactive bool `json:"interactive,omitempty"`
 }
 
 // SubmitResponse answers a SubmitRequest.

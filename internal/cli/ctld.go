@@ -72,8 +72,7 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "ctld: warning: %v\n", w)
 	}
 	log := newLogger(env, *verbose)
-	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log,
-		SubmitSchedDelay: ctld.SlurmSubmitSchedDelay})
+	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true})
 	if err != nil {
 		return Errorf(env, "ctld", "%v", err)
 	}

@@ -86,7 +86,7 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 		srunQuote([]string{fifo}) + "\nexit ${code:-0}\n"
 	spec.Output, spec.Error = "/dev/null", "/dev/null"
 	fillSubmitContext(env, &spec)
-	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: spec})
+	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: spec, Interactive: true})
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) {

@@ -75,8 +75,7 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 	}
 	log := newLogger(env, f.verbose)
 	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.SlurmctldPort))
-	c, stopCtl, err := startController(ctx, cfg, ctld.Options{Listen: listen, Logger: log,
-		SubmitSchedDelay: ctld.SlurmSubmitSchedDelay})
+	c, stopCtl, err := startController(ctx, cfg, ctld.Options{Listen: listen, Logger: log, BatchCadence: true})
 	if err != nil {
 		return Errorf(env, "up", "%v", err)
 	}

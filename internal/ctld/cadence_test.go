@@ -133,3 +133,56 @@ func TestBackfillMark(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchPassAt: with Options.BatchCadence a submission waits for
+// slurmctld's next once-a-second tick, batch_sched_delay whole seconds
+// after the previous submission pass (oracle, slurmctld.log: jobs
+// submitted at :44.285, :45.028 and :47.291 are allocated at :45.005,
+// :48.005 and :48.007; one at :48.065 at :51.005; the first after a
+// start at :43.27 at :44.005).
+func TestBatchPassAt(t *testing.T) {
+	at := func(s string) time.Time {
+		v, err := time.Parse("2006-01-02T15:04:05.000", "2026-11-26T17:34:"+s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct{ now, last, want string }{
+		{"43.270", "", "44.000"},
+		{"44.285", "00.005", "45.000"},
+		{"45.028", "45.005", "48.000"},
+		{"47.291", "45.005", "48.000"},
+		{"48.065", "48.005", "51.000"},
+		{"52.000", "48.005", "52.000"},
+	} {
+		var last time.Time
+		if c.last != "" {
+			last = at(c.last)
+		}
+		if got := batchPassAt(at(c.now), last, 3*time.Second); !got.Equal(at(c.want)) {
+			t.Errorf("submitted at %s, last pass %s: pass at %s, want %s", c.now, c.last, got.Format("05.000"), c.want)
+		}
+	}
+}
+
+// TestSubmitWaitsForBatchPass: with Slurm's batch cadence (Options.
+// BatchCadence), a job submitted right after an array gets the next
+// id, before the array's tasks start and take theirs (oracle,
+// array-throttle: arr is 1, arr2 is 2, arr's tasks 3 and 4).
+func TestSubmitWaitsForBatchPass(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, batchCadence: true})
+	arr := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Array = "0-1" }))
+	next := c.submit(c.wrap("sleep 30"))
+	if next != arr+1 {
+		t.Fatalf("second submission got %d, want %d", next, arr+1)
+	}
+	if j, _ := c.jobByID(next); j.State != "PENDING" {
+		t.Fatalf("job %d is %s before the delay", next, j.State)
+	}
+	c.eventually(10*time.Second, "array task split off with the next id", func() bool {
+		j, ok := c.jobByID(next + 1)
+		return ok && j.ArrayJobID == arr && j.State == "RUNNING"
+	})
+	c.control("cancel", idStr(arr), idStr(next))
+}

@@ -45,13 +45,15 @@ type Options struct {
 	// SchedDelay batches event-driven scheduling: after an event the
 	// scheduler runs at most this much later (default 20 ms).
 	SchedDelay time.Duration
-	// SubmitSchedDelay is how long after a submission the pass it asks
-	// for waits (0: SchedDelay). Slurm's main scheduler runs between 1.2
-	// and 1.6 s after a submission (oracle: a job submitted 1.2 s after
-	// an array gets its id before the array's tasks start and take
-	// theirs, one submitted 1.6 s after does not); `sluice up` uses
-	// SlurmSubmitSchedDelay so that job ids are allocated as Slurm's.
-	SubmitSchedDelay time.Duration
+	// BatchCadence schedules submissions as slurmctld 24.11 does: not at
+	// submission but on its once-a-second background tick, at least
+	// SchedulerParameters batch_sched_delay (3 s) after the previous
+	// such pass (oracle: jobs submitted at :45.03 and :47.29 both start
+	// at :48.005 after a pass at :45.005), so jobs submitted together
+	// are ordered by priority and pend meanwhile with their submission
+	// reason. Other events (a job's end) still schedule after
+	// SchedDelay. Off, a submission schedules like any event (tests).
+	BatchCadence bool
 	// HeartbeatInterval is what agents are told to use (default
 	// SlurmdTimeout/3, at most 30 s).
 	HeartbeatInterval time.Duration
@@ -293,7 +295,7 @@ func (c *Controller) loop() {
 	cm := &committer{c: c}
 	tick := time.NewTicker(c.opts.TickInterval)
 	defer tick.Stop()
-	var schedTimer <-chan time.Time
+	var schedTimer, batchTimer <-chan time.Time
 	batch := make([]*call, 0, 64)
 	ls := c.ls
 	ls.wantSched = true
@@ -301,11 +303,11 @@ func (c *Controller) loop() {
 		if ls.wantSched && schedTimer == nil {
 			// A long queue makes a cycle costly: wait at least twice the
 			// last cycle so that requests keep most of the loop's time.
-			d := max(c.opts.SchedDelay, 2*ls.stats.LastCycle)
-			if wait := ls.schedAfter.Sub(c.now()); wait > d {
-				d = wait
-			}
-			schedTimer = time.After(d)
+			schedTimer = time.After(max(c.opts.SchedDelay, 2*ls.stats.LastCycle))
+		}
+		if (ls.wantBatch || ls.wantTick) && batchTimer == nil {
+			now := c.now()
+			batchTimer = time.After(ls.tickPassAt(now, c.cfg.SchedulerParameters.BatchSchedDelay).Sub(now))
 		}
 		batch = batch[:0]
 		select {
@@ -325,16 +327,19 @@ func (c *Controller) loop() {
 		case <-schedTimer:
 			schedTimer = nil
 			ls.schedule(c.now())
+		case <-batchTimer:
+			batchTimer = nil
+			now := c.now()
+			if ls.wantBatch {
+				ls.lastBatch = now
+			}
+			ls.wantBatch, ls.wantTick = false, false
+			ls.schedule(now)
 		case <-tick.C:
 			ls.timers(c.now())
 		}
 		for _, cl := range batch {
 			cl.res, cl.err = c.safeRun(ls, cl.fn)
-		}
-		if ls.schedRearm {
-			// A submission delays the pass already planned by another
-			// event (Options.SubmitSchedDelay).
-			ls.schedRearm, schedTimer = false, nil
 		}
 		b, err := ls.takeBatch()
 		if err != nil {
@@ -351,10 +356,6 @@ func (c *Controller) loop() {
 		cm.commit(pendingCommit{b: b, calls: batch, outbox: ls.takeOutbox()})
 	}
 }
-
-// SlurmSubmitSchedDelay is Options.SubmitSchedDelay as Slurm 24.11
-// behaves (see there).
-const SlurmSubmitSchedDelay = 1250 * time.Millisecond
 
 // failCalls turns the answers of calls that succeeded into "Unable to
 // save state" errors: their changes are not stored.

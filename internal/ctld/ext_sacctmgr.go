@@ -144,6 +144,6 @@ func (ls *loopState) reloadPolicy(ctx context.Context) error {
 			}
 		}
 	}
-	ls.wantSched = true
+	ls.wantTickPass()
 	return nil
 }

@@ -113,8 +113,8 @@ type cluster struct {
 	lastReason string
 	// now is the controller's clock (nil: real time).
 	now func() time.Time
-	// submitDelay is Options.SubmitSchedDelay.
-	submitDelay time.Duration
+	// batchCadence is Options.BatchCadence.
+	batchCadence bool
 }
 
 type clusterOpts struct {
@@ -131,8 +131,8 @@ type clusterOpts struct {
 	memory int64
 	// now, when set, is the controller's clock (agents keep real time).
 	now func() time.Time
-	// submitDelay is Options.SubmitSchedDelay.
-	submitDelay time.Duration
+	// batchCadence is Options.BatchCadence.
+	batchCadence bool
 }
 
 // newCluster starts a controller on store and one agent per node, and
@@ -152,7 +152,7 @@ func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
 		o.nodes = len(cfg.Nodes)
 	}
 	c := &cluster{t: t, dir: dir, cfg: cfg, store: store, agents: map[string]*noded.Agent{}, work: sharedDir(t, 0o1777), acct: o.acct, now: o.now,
-		submitDelay: o.submitDelay}
+		batchCadence: o.batchCadence}
 	c.startController()
 	c.gpus = o.gpus
 	for _, n := range c.cfg.Nodes {
@@ -213,7 +213,7 @@ func (c *cluster) startController() {
 	ctl, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.dir, Store: c.store, Accounting: c.acct,
 		Socket: shortSocket(t), Listen: "127.0.0.1:0", Logger: quietLogger(), TickInterval: 50 * time.Millisecond,
 		SchedDelay: 5 * time.Millisecond, RequeueDelay: 500 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
-		Now: c.now, SubmitSchedDelay: c.submitDelay})
+		Now: c.now, BatchCadence: c.batchCadence})
 	if err != nil {
 		t.Fatalf("controller: %v", err)
 	}

@@ -108,10 +108,12 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 		ae.jobID = uint32(j.ID)
 		return api.SubmitResponse{}, ae
 	}
-	if ls.schedAfter.IsZero() && ls.c.opts.SubmitSchedDelay > 0 {
-		ls.schedAfter, ls.schedRearm = now.Add(ls.c.opts.SubmitSchedDelay), true
+	ls.st.SetSubmitReason(j, now)
+	if req.Interactive {
+		ls.wantSched = true
+	} else {
+		ls.wantSubmitPass()
 	}
-	ls.wantSched = true
 	return api.SubmitResponse{JobID: uint32(j.ID), Cluster: ls.st.Cluster.Name}, nil
 }
 
@@ -406,7 +408,7 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		}
 		ls.setPriority(j, now)
 		ls.touch(j, "release", w.User)
-		ls.wantSched = true
+		ls.wantTickPass() // "PD None" until then, as in Slurm
 	case api.OpRequeue, api.OpRequeueHold:
 		return ls.requeue(j, req.Op == api.OpRequeueHold, now)
 	case api.OpSuspend:

@@ -16,7 +16,7 @@ import (
 // state changes are stored with the batch, the agent calls go to the
 // outbox (sent after the commit).
 func (ls *loopState) schedule(now time.Time) {
-	ls.wantSched, ls.schedAfter = false, time.Time{}
+	ls.wantSched = false
 	if now.Sub(ls.lastPrio) >= ls.prio.period() {
 		ls.recalcPriorities(now)
 	}
@@ -37,6 +37,51 @@ func (ls *loopState) schedule(now time.Time) {
 	ls.stats.Started += plan.Stats.Started
 	ls.stats.Backfilled += plan.Stats.Backfilled
 	ls.ext.observeCycle(&plan.Stats, d, now)
+}
+
+// batchPassAt is when the pass a submission at now waits for runs
+// (Options.BatchCadence): slurmctld's background thread checks once a
+// second, on the second, and runs it once batch_sched_delay whole seconds
+// have passed since the last one (oracle: passes at :45.005 and :48.005,
+// :51.005; none in between for jobs submitted at :45.03 and :47.29).
+func batchPassAt(now, last time.Time, delay time.Duration) time.Time {
+	t := now
+	if d := last.Truncate(time.Second).Add(delay); d.After(t) {
+		t = d
+	}
+	if r := t.Truncate(time.Second); r.Before(t) {
+		return r.Add(time.Second)
+	}
+	return t
+}
+
+// wantSubmitPass asks for the pass a submission waits for.
+func (ls *loopState) wantSubmitPass() {
+	if ls.batchCadence {
+		ls.wantBatch = true
+		return
+	}
+	ls.wantSched = true
+}
+
+// wantTickPass asks for a pass on slurmctld's next background tick
+// (Options.BatchCadence): a released job shows "PD None" until then and
+// an accounting change does not start a job submitted right after it
+// (oracle: holds-begin, sprio-factors).
+func (ls *loopState) wantTickPass() {
+	if ls.batchCadence {
+		ls.wantTick = true
+		return
+	}
+	ls.wantSched = true
+}
+
+// tickPassAt is when the pending submission or tick pass runs.
+func (ls *loopState) tickPassAt(now time.Time, delay time.Duration) time.Time {
+	if ls.wantTick {
+		return batchPassAt(now, time.Time{}, 0)
+	}
+	return batchPassAt(now, ls.lastBatch, delay)
 }
 
 // backfillInterval is bf_interval (Slurm's default 30 s when unset).

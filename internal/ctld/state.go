@@ -47,12 +47,14 @@ type loopState struct {
 	outbox    []func()
 
 	wantSched bool
-	// schedAfter is when a scheduling pass asked for by a submission may
-	// run (Options.SubmitSchedDelay), zero if none is waiting.
-	schedAfter time.Time
-	// schedRearm asks the loop to plan the next pass again (schedAfter
-	// was just set).
-	schedRearm bool
+	// wantBatch asks for the pass submissions wait for (Options.
+	// BatchCadence); lastBatch is when the last one ran. wantTick asks
+	// for a pass on the next whole second (a release, an accounting
+	// change).
+	wantBatch    bool
+	wantTick     bool
+	lastBatch    time.Time
+	batchCadence bool
 	// started is when this controller started (agents that never
 	// register after a restart time out from it).
 	started   time.Time
@@ -98,7 +100,7 @@ func newLoopState(ctx context.Context, c *Controller) (*loopState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ctld: %w", err)
 	}
-	ls := &loopState{c: c, cfg: c.schedConfig(), specs: map[sched.JobID]*api.JobSpec{}, site: map[sched.JobID]int32{}, requid: map[sched.JobID]uint32{},
+	ls := &loopState{c: c, cfg: c.schedConfig(), batchCadence: c.opts.BatchCadence, specs: map[sched.JobID]*api.JobSpec{}, site: map[sched.JobID]int32{}, requid: map[sched.JobID]uint32{},
 		gpus: map[sched.JobID][]int{}, launched: map[sched.JobID]int32{}, grace: map[sched.JobID]sched.Preemption{},
 		dirty: map[sched.JobID]struct{}{}, nodeDirty: map[int32]struct{}{}}
 	for i := range cluster.Nodes {

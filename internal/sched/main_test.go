@@ -254,3 +254,36 @@ func TestRequiredNodesBlockOnlyThoseNodes(t *testing.T) {
 	h.expectState(pinned.ID, JobPending, ReasonResources)
 	h.expectState(other.ID, JobRunning, "")
 }
+
+// TestSubmitReason: the reason slurmctld gives a job at submission, shown
+// until the first scheduling pass (oracle, squeue right after four
+// sbatch: "1 PD JobHeldUser", "2 PD BeginTime", "3 PD None" for the
+// highest priority, "4 PD Priority"; of two jobs of equal priority the
+// second shows "PD Priority"; a dependent job "PD Dependency").
+func TestSubmitReason(t *testing.T) {
+	h := newHarness(t, cpuConf(1, 4, ""))
+	var top JobID
+	cases := []struct {
+		opts func() string
+		prio uint32
+		want Reason
+	}{
+		{func() string { return "--hold --time=10" }, 0, ReasonJobHeldUser},
+		{func() string { return "--begin=now+10minutes --time=10" }, 100, ReasonBeginTime},
+		{func() string { return "--time=10" }, 3000, ReasonNone},
+		{func() string { return "--time=10" }, 100, ReasonPriority},
+		{func() string { return fmt.Sprintf("--dependency=afterok:%d --time=10", top) }, 5000, ReasonDependency},
+		{func() string { return "--time=10" }, 3000, ReasonPriority},
+	}
+	for i, c := range cases {
+		j := h.queue("u", c.opts())
+		j.Priority = c.prio
+		h.st.SetSubmitReason(j, h.now)
+		if j.Reason != c.want {
+			t.Errorf("job %d (%s, priority %d): reason %s, want %s", i+1, c.opts(), c.prio, j.Reason, c.want)
+		}
+		if c.want == ReasonNone {
+			top = j.ID
+		}
+	}
+}

@@ -633,3 +633,54 @@ func (st *State) checkRequest(j *Job, _ Submitter) error {
 	}
 	return nil
 }
+
+// SetSubmitReason gives a new pending job the reason slurmctld gives it
+// at submission, shown until the first scheduling pass looks at it (batch
+// jobs wait up to batch_sched_delay for one): Dependency, BeginTime,
+// Priority when a runnable pending job sharing one of its partitions has
+// a priority as high (oracle: of two jobs of equal priority submitted
+// together, the second shows "PD Priority" and the first "PD None"),
+// else None. A reason Submit gave (a hold, DependencyNeverSatisfied) is
+// kept.
+func (st *State) SetSubmitReason(j *Job, now time.Time) {
+	switch {
+	case j.State.Base() != JobPending || j.Reason != ReasonNone:
+		// held, or a dependency submission already found failed
+	case len(j.Req.Deps) > 0:
+		j.Reason = ReasonDependency
+	case j.Req.BeginTime.After(now):
+		j.Reason = ReasonBeginTime
+	case !st.topPriority(j, now):
+		j.Reason = ReasonPriority
+	}
+}
+
+// topPriority reports whether no other runnable pending job sharing one
+// of j's partitions comes before it: held jobs, jobs waiting for a
+// dependency, a begin time or a limit do not count.
+func (st *State) topPriority(j *Job, now time.Time) bool {
+	for _, o := range st.jobList {
+		if o == j || o.State.Base() != JobPending || o.Hold != HoldNone || o.Priority < j.Priority ||
+			o.Req.BeginTime.After(now) || !runnableReason(o.Reason) || !sharePartition(o, j) {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// runnableReason reports whether a pending job's reason leaves it
+// competing for resources.
+func runnableReason(r Reason) bool {
+	return r == ReasonNone || r == ReasonPriority || r == ReasonResources
+}
+
+// sharePartition reports whether two jobs may run in a common partition.
+func sharePartition(a, b *Job) bool {
+	for _, p := range a.Partitions {
+		if slices.Contains(b.Partitions, p) {
+			return true
+		}
+	}
+	return false
+}
