@@ -262,6 +262,8 @@ func TestRequiredNodesBlockOnlyThoseNodes(t *testing.T) {
 // second shows "PD Priority"; a dependent job "PD Dependency").
 func TestSubmitReason(t *testing.T) {
 	h := newHarness(t, cpuConf(1, 4, ""))
+	done := h.mustSubmit("u", "--time=10 --run=1").ID
+	h.advance(11 * time.Minute) // completed
 	var top JobID
 	cases := []struct {
 		opts func() string
@@ -274,6 +276,7 @@ func TestSubmitReason(t *testing.T) {
 		{func() string { return "--time=10" }, 100, ReasonPriority},
 		{func() string { return fmt.Sprintf("--dependency=afterok:%d --time=10", top) }, 5000, ReasonDependency},
 		{func() string { return "--time=10" }, 3000, ReasonPriority},
+		{func() string { return fmt.Sprintf("--dependency=afternotok:%d --time=10", done) }, 100, ReasonDependencyNeverSatisfied},
 	}
 	for i, c := range cases {
 		j := h.queue("u", c.opts())

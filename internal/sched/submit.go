@@ -647,7 +647,13 @@ func (st *State) SetSubmitReason(j *Job, now time.Time) {
 	case j.State.Base() != JobPending || j.Reason != ReasonNone:
 		// held, or a dependency submission already found failed
 	case len(j.Req.Deps) > 0:
+		// slurmctld tests the dependencies at submission: one found
+		// failed already is DependencyNeverSatisfied at once (oracle:
+		// afternotok on a job that completed).
 		j.Reason = ReasonDependency
+		if depsFailed(&j.Req) {
+			j.Reason = ReasonDependencyNeverSatisfied
+		}
 	case j.Req.BeginTime.After(now):
 		j.Reason = ReasonBeginTime
 	case !st.topPriority(j, now):
@@ -683,4 +689,19 @@ func sharePartition(a, b *Job) bool {
 		}
 	}
 	return false
+}
+
+// depsFailed reports whether the dependency states recorded at
+// submission already fail the list: one failed (AND list) or all (OR).
+func depsFailed(r *Request) bool {
+	failed := 0
+	for _, d := range r.Deps {
+		if d.State == DepFailed {
+			failed++
+		}
+	}
+	if r.DepsAny {
+		return failed == len(r.Deps)
+	}
+	return failed > 0
 }
