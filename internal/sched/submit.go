@@ -636,28 +636,28 @@ func (st *State) checkRequest(j *Job, _ Submitter) error {
 
 // SetSubmitReason gives a new pending job the reason slurmctld gives it
 // at submission, shown until the first scheduling pass looks at it (batch
-// jobs wait up to batch_sched_delay for one): Dependency, BeginTime,
-// Priority when a runnable pending job sharing one of its partitions has
-// a priority as high (oracle: of two jobs of equal priority submitted
-// together, the second shows "PD Priority" and the first "PD None"),
-// else None. A reason Submit gave (a hold, DependencyNeverSatisfied) is
-// kept.
+// jobs wait up to batch_sched_delay for one). Submit already gave a hold,
+// Dependency or BeginTime; here slurmctld's submit-time dependency test
+// turns a dependency that already failed into DependencyNeverSatisfied
+// (oracle: afternotok on a job that completed), and a job behind a
+// runnable pending job of as high a priority in one of its partitions
+// shows Priority (oracle: of two jobs of equal priority submitted
+// together, the second shows "PD Priority" and the first "PD None").
 func (st *State) SetSubmitReason(j *Job, now time.Time) {
-	switch {
-	case j.State.Base() != JobPending || j.Reason != ReasonNone:
-		// held, or a dependency submission already found failed
-	case len(j.Req.Deps) > 0:
-		// slurmctld tests the dependencies at submission: one found
-		// failed already is DependencyNeverSatisfied at once (oracle:
-		// afternotok on a job that completed).
-		j.Reason = ReasonDependency
-		if depsFailed(&j.Req) {
+	if j.State.Base() != JobPending {
+		return
+	}
+	switch j.Reason {
+	case ReasonDependency:
+		e := depEval{now: now, targets: st.depTargets, singletonBusy: st.singletonBusy, task: corrSkip}
+		if res, states := evalDeps(j, &e); res == depNever {
+			recordDepStates(j, states)
 			j.Reason = ReasonDependencyNeverSatisfied
 		}
-	case j.Req.BeginTime.After(now):
-		j.Reason = ReasonBeginTime
-	case !st.topPriority(j, now):
-		j.Reason = ReasonPriority
+	case ReasonNone:
+		if !st.topPriority(j, now) {
+			j.Reason = ReasonPriority
+		}
 	}
 }
 
@@ -689,19 +689,4 @@ func sharePartition(a, b *Job) bool {
 		}
 	}
 	return false
-}
-
-// depsFailed reports whether the dependency states recorded at
-// submission already fail the list: one failed (AND list) or all (OR).
-func depsFailed(r *Request) bool {
-	failed := 0
-	for _, d := range r.Deps {
-		if d.State == DepFailed {
-			failed++
-		}
-	}
-	if r.DepsAny {
-		return failed == len(r.Deps)
-	}
-	return failed > 0
 }

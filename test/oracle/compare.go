@@ -54,7 +54,7 @@ func Compare(sc *Scenario, want *Recording, wn Normalizer, got *Recording, gn No
 	}
 	var steps []Step
 	for _, st := range sc.Steps {
-		if st.Kind != Sleep {
+		if st.Compared() {
 			steps = append(steps, st)
 		}
 	}

@@ -30,6 +30,11 @@ func Play(ctx context.Context, t Target, sc *Scenario, progress func(string)) (*
 				return nil, err
 			}
 			continue
+		case Sync:
+			if err := sleepCtx(ctx, untilTick(time.Now())); err != nil {
+				return nil, err
+			}
+			continue
 		case Wait:
 			res := waitState(ctx, t, st)
 			res.Step = st.String()
@@ -58,6 +63,12 @@ func waitState(ctx context.Context, t Target, st Step) Result {
 			return Result{Stderr: fmt.Sprintf("not reached within %s; last seen %q\n", st.Dur, last), Exit: 1}
 		}
 	}
+}
+
+// untilTick is how long a Sync step sleeps at now: to 50 ms past the
+// next whole second.
+func untilTick(now time.Time) time.Duration {
+	return now.Truncate(time.Second).Add(time.Second + 50*time.Millisecond).Sub(now)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

@@ -35,6 +35,12 @@ const (
 	// Wait polls `squeue -h -j ID -o %T` as root until the job reaches a
 	// state ("gone": no longer listed); whether it did is one point.
 	Wait
+	// Sync sleeps until 50 ms past the next whole second of the wall
+	// clock. slurmctld runs the scheduling pass a submission waits for on
+	// its whole-second background tick (and Sluice's ctld on the same
+	// cadence), so steps after a sync meet the same phase of that tick on
+	// both sides instead of whatever phase the previous steps left.
+	Sync
 )
 
 // Step is one line of a scenario.
@@ -61,6 +67,10 @@ func (sc *Scenario) Sleeps() time.Duration {
 	return d
 }
 
+// Compared reports whether the step records a result (a command or a
+// wait); sleep and sync steps only pass time.
+func (s Step) Compared() bool { return s.Kind == Run || s.Kind == Wait }
+
 // Title of a step as printed in the golden file and the diff.
 func (s Step) String() string {
 	switch s.Kind {
@@ -68,6 +78,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("sleep %g", s.Dur.Seconds())
 	case Wait:
 		return fmt.Sprintf("wait %s %s", s.JobID, s.State)
+	case Sync:
+		return "sync"
 	}
 	return fmt.Sprintf("[%s] %s", s.User, s.Cmd)
 }
@@ -141,6 +153,8 @@ func ParseScenario(name, text string) (*Scenario, error) {
 				return nil, errf("sleep: %v", err)
 			}
 			sc.Steps = append(sc.Steps, Step{Line: n, Kind: Sleep, Dur: d})
+		case line == "sync":
+			sc.Steps = append(sc.Steps, Step{Line: n, Kind: Sync})
 		case strings.HasPrefix(line, "wait "):
 			st, err := parseWait(line[5:])
 			if err != nil {
@@ -151,7 +165,7 @@ func ParseScenario(name, text string) (*Scenario, error) {
 		default:
 			m := runLine.FindStringSubmatch(line)
 			if m == nil {
-				return nil, errf("not a step: %q (want USER$ COMMAND, $ COMMAND, sleep, wait, conf, @sort, @mask or #)", line)
+				return nil, errf("not a step: %q (want USER$ COMMAND, $ COMMAND, sleep, sync, wait, conf, @sort, @mask or #)", line)
 			}
 			user := m[1]
 			if user == "" {

@@ -18,6 +18,7 @@ alice$ sbatch --wrap 'sleep 1'
 sleep 2.5
 wait 1 RUNNING
 wait 2 gone 90
+sync
 @sort
 @mask durations numbers
 bob$ squeue | cat
@@ -35,7 +36,8 @@ bob$ squeue | cat
 		{Line: 7, Kind: Sleep, Dur: 2500 * time.Millisecond},
 		{Line: 8, Kind: Wait, JobID: "1", State: "RUNNING", Dur: 60 * time.Second},
 		{Line: 9, Kind: Wait, JobID: "2", State: "gone", Dur: 90 * time.Second},
-		{Line: 12, Kind: Run, User: "bob", Cmd: "squeue | cat", Masks: []string{"durations", "numbers"}, Sort: true},
+		{Line: 10, Kind: Sync},
+		{Line: 13, Kind: Run, User: "bob", Cmd: "squeue | cat", Masks: []string{"durations", "numbers"}, Sort: true},
 	}
 	if len(sc.Steps) != len(want) {
 		t.Fatalf("%d steps, want %d: %+v", len(sc.Steps), len(want), sc.Steps)
@@ -156,4 +158,18 @@ func FuzzParseRecording(f *testing.F) {
 		}
 		_, _ = ParseRecording(path)
 	})
+}
+
+// TestUntilTick: a sync step ends 50 ms past the next whole second.
+func TestUntilTick(t *testing.T) {
+	base := time.Date(2026, 11, 26, 10, 0, 7, 0, time.UTC)
+	for _, c := range []struct{ at, want time.Duration }{
+		{0, 1050 * time.Millisecond},
+		{20 * time.Millisecond, 1030 * time.Millisecond},
+		{990 * time.Millisecond, 60 * time.Millisecond},
+	} {
+		if got := untilTick(base.Add(c.at)); got != c.want {
+			t.Errorf("at +%s: sleeps %s, want %s", c.at, got, c.want)
+		}
+	}
 }
