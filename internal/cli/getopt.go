@@ -23,10 +23,10 @@ func optionMessage(command string, err error) (lines []string, ok bool) {
 	msg := err.Error()
 	try := fmt.Sprintf("Try \"%s --help\" for more information", command)
 	if m := unknownLong.FindStringSubmatch(msg); m != nil {
-		return []string{fmt.Sprintf("%s: unrecognized option '%s'", command, m[1]), try}, true
+		return withMissing(command, m[1], fmt.Sprintf("%s: unrecognized option '%s'", command, m[1]), try), true
 	}
 	if m := unknownShort.FindStringSubmatch(msg); m != nil {
-		return []string{fmt.Sprintf("%s: invalid option -- '%s'", command, m[1]), try}, true
+		return withMissing(command, "-"+m[1], fmt.Sprintf("%s: invalid option -- '%s'", command, m[1]), try), true
 	}
 	if m := needsArgLong.FindStringSubmatch(msg); m != nil {
 		return []string{fmt.Sprintf("%s: option '--%s' requires an argument", command, m[1]), try}, true
@@ -40,6 +40,17 @@ func optionMessage(command string, err error) (lines []string, ok bool) {
 		return []string{fmt.Sprintf("%s: error: %s", command, strings.TrimSpace(m[1]))}, true
 	}
 	return nil, false
+}
+
+// withMissing is getopt's lines for an unknown option, with the line that
+// says Sluice lacks it when Slurm's command has it (so that "not
+// implemented" and "typo" read differently).
+func withMissing(command, opt, getopt, try string) []string {
+	name, _, _ := strings.Cut(opt, "=")
+	if slurmHasOption(command, name) {
+		return []string{getopt, notImplementedLine(command, name), try}
+	}
+	return []string{getopt, try}
 }
 
 // OptionError prints a command-line parse error as Slurm's command would

@@ -17,34 +17,48 @@ func init() {
 	Register(Command{Name: "scancel", Summary: "cancel or signal jobs", Link: true, Run: runScancel})
 }
 
-func runScancel(ctx context.Context, env *Env, args []string) int {
+// scancelOpts are scancel's options; args are the job ids.
+type scancelOpts struct {
+	f                     api.JobFilter
+	sig, states           string
+	batch, full, me, help bool
+	args                  []string
+}
+
+func parseScancel(args []string) (*scancelOpts, error) {
+	o := &scancelOpts{}
 	fs := pflag.NewFlagSet("scancel", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var f api.JobFilter
-	var sig, states string
-	var batch, full, me, help bool
-	fs.StringVarP(&f.User, "user", "u", "", "")
-	fs.StringVarP(&f.Partition, "partition", "p", "", "")
-	fs.StringVarP(&states, "state", "t", "", "")
-	fs.StringVarP(&f.Name, "name", "n", "", "")
-	fs.StringVarP(&f.Account, "account", "A", "", "")
-	fs.StringVarP(&f.QOS, "qos", "q", "", "")
-	fs.StringVarP(&f.NodeList, "nodelist", "w", "", "")
-	fs.StringVarP(&sig, "signal", "s", "", "")
-	fs.BoolVarP(&batch, "batch", "b", false, "")
-	fs.BoolVarP(&full, "full", "f", false, "")
-	fs.BoolVar(&me, "me", false, "")
-	fs.BoolVar(&help, "help", false, "")
+	fs.StringVarP(&o.f.User, "user", "u", "", "")
+	fs.StringVarP(&o.f.Partition, "partition", "p", "", "")
+	fs.StringVarP(&o.states, "state", "t", "", "")
+	fs.StringVarP(&o.f.Name, "name", "n", "", "")
+	fs.StringVarP(&o.f.Account, "account", "A", "", "")
+	fs.StringVarP(&o.f.QOS, "qos", "q", "", "")
+	fs.StringVarP(&o.f.NodeList, "nodelist", "w", "", "")
+	fs.StringVarP(&o.sig, "signal", "s", "", "")
+	fs.BoolVarP(&o.batch, "batch", "b", false, "")
+	fs.BoolVarP(&o.full, "full", "f", false, "")
+	fs.BoolVar(&o.me, "me", false, "")
+	fs.BoolVar(&o.help, "help", false, "")
 	fs.BoolP("verbose", "v", false, "")
 	fs.BoolP("quiet", "Q", false, "")
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	o.args = fs.Args()
+	return o, err
+}
+
+func runScancel(ctx context.Context, env *Env, args []string) int {
+	o, err := parseScancel(args)
+	if err != nil {
 		return OptionError(env, "scancel", err)
 	}
-	if help {
+	f, sig, states, batch, full := o.f, o.sig, o.states, o.batch, o.full
+	if o.help {
 		fmt.Fprintln(env.Stdout, "Usage: scancel [-A account] [-b] [-f] [-n name] [-p partition] [-q qos] [-s signal] [-t state] [-u user] [-w nodes] [job_id[_array_id]]...")
 		return 0
 	}
-	if me {
+	if o.me {
 		f.User = userName(env.UID)
 	}
 	for _, s := range splitComma(states) {
@@ -58,7 +72,7 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 		f.States = append(f.States, s)
 	}
 	var jobs []string
-	for _, a := range fs.Args() {
+	for _, a := range o.args {
 		jobs = append(jobs, splitComma(a)...)
 	}
 	if len(jobs) == 0 && f.User == "" && f.Partition == "" && f.Name == "" && f.Account == "" && f.QOS == "" && f.NodeList == "" && len(f.States) == 0 {

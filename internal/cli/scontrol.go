@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/duration"
 	"github.com/sluice-hpc/sluice/internal/hostlist"
+	"github.com/spf13/pflag"
 )
 
 func init() {
@@ -31,26 +33,38 @@ const scontrolUsage = `Usage: scontrol COMMAND
   ping | version
 `
 
+// scontrolOptions are scontrol's options before its command.
+type scontrolOptions struct{ oneLiner, details, help bool }
+
+// parseScontrolOptions reads the options that come before scontrol's
+// command (getopt permutes nothing there: "show job -d" is not -d).
+func parseScontrolOptions(opts []string) (scontrolOptions, error) {
+	var o scontrolOptions
+	fs := pflag.NewFlagSet("scontrol", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.BoolVarP(&o.oneLiner, "oneliner", "o", false, "")
+	fs.BoolVarP(&o.details, "details", "d", false, "")
+	fs.BoolVarP(&o.help, "help", "h", false, "")
+	fs.BoolP("all", "a", false, "")
+	fs.BoolP("verbose", "v", false, "")
+	fs.BoolP("quiet", "Q", false, "")
+	return o, fs.Parse(opts)
+}
+
 func runScontrol(ctx context.Context, env *Env, args []string) int {
 	var opts []string
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		opts, args = append(opts, args[0]), args[1:]
 	}
-	oneLiner, details := false, false
-	for _, o := range opts {
-		switch o {
-		case "-o", "--oneliner":
-			oneLiner = true
-		case "-h", "--help":
-			fmt.Fprint(env.Stdout, scontrolUsage)
-			return 0
-		case "-d", "--details":
-			details = true
-		case "-a", "--all", "-v", "--verbose", "-Q", "--quiet":
-		default:
-			return Errorf(env, "scontrol", "unrecognized option '%s'", o)
-		}
+	so, err := parseScontrolOptions(opts)
+	if err != nil {
+		return OptionError(env, "scontrol", err)
 	}
+	if so.help {
+		fmt.Fprint(env.Stdout, scontrolUsage)
+		return 0
+	}
+	oneLiner, details := so.oneLiner, so.details
 	if len(args) == 0 {
 		fmt.Fprint(env.Stdout, scontrolUsage)
 		return 1
@@ -780,12 +794,13 @@ func PartitionRecordLines(p *api.PartitionRecord) []string {
 // was last suspended (Slurm keeps it after the resume: a job run 5 s,
 // suspended 60 s and resumed shows SuspendTime=<resume> SecsPreSuspend=5).
 // SuspendTime is the last suspend or resume, SuspendedSec the time spent
-// suspended before it.
+// suspended before it. slurmctld counts whole seconds of time_t, so a job
+// started at :00.9 and suspended at :03.1 ran 3 s, not 2.
 func secsPreSuspend(j *api.JobInfo) int64 {
 	if j.SuspendTime.IsZero() || j.StartTime.IsZero() {
 		return 0
 	}
-	return max(int64(j.SuspendTime.Sub(j.StartTime)/time.Second)-j.SuspendedSec, 0)
+	return max(j.SuspendTime.Unix()-j.StartTime.Unix()-j.SuspendedSec, 0)
 }
 
 // updateJobError prints a refusal of scontrol update job as Slurm 24.11's

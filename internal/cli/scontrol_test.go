@@ -302,3 +302,24 @@ func TestScontrolShowPartitionOracle(t *testing.T) {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+// TestSecsPreSuspend: whole seconds of the clock, as slurmctld's time_t
+// arithmetic gives them (oracle, preempt-suspend-gang: started just
+// before a tick, suspended three ticks later, SecsPreSuspend=3).
+func TestSecsPreSuspend(t *testing.T) {
+	start := time.Date(2026, 11, 26, 10, 0, 0, 900_000_000, time.UTC)
+	for _, c := range []struct {
+		suspend   time.Duration
+		suspended int64
+		want      int64
+	}{
+		{2200 * time.Millisecond, 0, 3},
+		{2000 * time.Millisecond, 0, 2},
+		{65 * time.Second, 60, 5},
+	} {
+		j := &api.JobInfo{StartTime: start, SuspendTime: start.Add(c.suspend), SuspendedSec: c.suspended}
+		if got := secsPreSuspend(j); got != c.want {
+			t.Errorf("suspended after %s (%d s suspended before): %d, want %d", c.suspend, c.suspended, got, c.want)
+		}
+	}
+}

@@ -30,20 +30,31 @@ it started or sdiag -r. -r resets them (operators and administrators only).
 (the default sorts them by count)
 `
 
-func runSdiag(ctx context.Context, env *Env, args []string) int {
+// sdiagOpts are sdiag's options.
+type sdiagOpts struct {
+	reset, asJSON, help, byID, byTime, byAvg bool
+}
+
+func parseSdiag(args []string) (*sdiagOpts, error) {
+	o := &sdiagOpts{}
 	fs := pflag.NewFlagSet("sdiag", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	reset := fs.BoolP("reset", "r", false, "")
-	asJSON := fs.Bool("json", false, "")
-	help := fs.BoolP("help", "h", false, "")
+	fs.BoolVarP(&o.reset, "reset", "r", false, "")
+	fs.BoolVar(&o.asJSON, "json", false, "")
+	fs.BoolVarP(&o.help, "help", "h", false, "")
 	fs.BoolP("all", "a", false, "")
-	byID := fs.BoolP("sort-by-id", "i", false, "")
-	byTime := fs.BoolP("sort-by-time", "t", false, "")
-	byAvg := fs.BoolP("sort-by-time2", "T", false, "")
-	if err := fs.Parse(args); err != nil {
+	fs.BoolVarP(&o.byID, "sort-by-id", "i", false, "")
+	fs.BoolVarP(&o.byTime, "sort-by-time", "t", false, "")
+	fs.BoolVarP(&o.byAvg, "sort-by-time2", "T", false, "")
+	return o, fs.Parse(args)
+}
+
+func runSdiag(ctx context.Context, env *Env, args []string) int {
+	o, err := parseSdiag(args)
+	if err != nil {
 		return OptionError(env, "sdiag", err)
 	}
-	if *help {
+	if o.help {
 		fmt.Fprint(env.Stdout, sdiagUsage)
 		return 0
 	}
@@ -53,7 +64,7 @@ func runSdiag(ctx context.Context, env *Env, args []string) int {
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	if *reset {
+	if o.reset {
 		if err := cl.SdiagReset(ctx); err != nil {
 			return clientError(env, "sdiag", err)
 		}
@@ -66,16 +77,16 @@ func runSdiag(ctx context.Context, env *Env, args []string) int {
 	}
 	order := rpcByCount
 	switch {
-	case *byID:
+	case o.byID:
 		order = rpcByID
-	case *byTime:
+	case o.byTime:
 		order = rpcByTotal
-	case *byAvg:
+	case o.byAvg:
 		order = rpcByAverage
 	}
 	sortRPCStats(st.RPCTypes, order)
 	sortRPCStats(st.RPCUsers, order)
-	if *asJSON {
+	if o.asJSON {
 		data, _ := json.MarshalIndent(st, "", "  ")
 		fmt.Fprintln(env.Stdout, string(data))
 		return 0
