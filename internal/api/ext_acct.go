@@ -81,6 +81,9 @@ type AcctResponse struct {
 	ClusterCPUs int64 `json:"cluster_cpus"`
 	// Down are node-down intervals in CPU-seconds accounting (sreport).
 	DownCPUSeconds int64 `json:"down_cpu_s,omitempty"`
+	// Registered is when the cluster began: sreport reports nothing
+	// before it.
+	Registered time.Time `json:"registered,omitzero"`
 }
 
 // SdiagResponse is the controller's scheduler statistics (sdiag).

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/user"
 	"slices"
@@ -39,7 +40,18 @@ type sreportOpts struct {
 	// plannedDown is the PlannedDown CPU time of the period (the
 	// controller's node history, like AcctResponse.DownCPUSeconds).
 	plannedDown int64
+	// warnings are what sreport prints on stderr and goes on after
+	// (an unknown unit, a bad time, an unknown condition); exit is the
+	// status it then ends with.
+	warnings []string
+	exit     int
 }
+
+// sreportRefusal is a report request sreport refuses before printing
+// anything; its text goes to stderr as it stands (no "sreport: error:").
+type sreportRefusal struct{ text string }
+
+func (e *sreportRefusal) Error() string { return e.text }
 
 // sreportUnits maps -t values to the header's words.
 var sreportUnits = []struct{ name, header string }{
@@ -76,7 +88,9 @@ func parseSreport(args []string) (*sreportOpts, error) {
 	}
 	unit, err := sreportUnit(o.unit)
 	if err != nil {
-		return nil, err
+		// sreport says so (without a newline) and reports in minutes.
+		o.warnings = append(o.warnings, err.Error())
+		unit = "Minutes"
 	}
 	o.unit = unit
 	return o, o.parseWords(words)
@@ -106,10 +120,15 @@ func (o *sreportOpts) parseWords(words []string) error {
 			continue
 		}
 		switch strings.ToLower(k) {
-		case "start":
-			o.start = v
-		case "end":
-			o.end = v
+		case "start", "end":
+			if _, err := duration.ParseTimePast(v, time.Now(), time.Local); err != nil {
+				// sreport says so and keeps its default period.
+				o.warnings = append(o.warnings, "Invalid time specification (pos=0): "+v+"\n")
+			} else if strings.EqualFold(k, "start") {
+				o.start = v
+			} else {
+				o.end = v
+			}
 		case "format":
 			o.format = strings.Split(v, ",")
 		case "accounts", "account", "acct", "accts":
@@ -118,17 +137,26 @@ func (o *sreportOpts) parseWords(words []string) error {
 			o.users = strings.Split(v, ",")
 		case "topcount":
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
+			if err != nil || n < 0 {
 				return fmt.Errorf("invalid TopCount %q", v)
 			}
 			o.topCount = n
 		case "cluster", "clusters", "tree", "group":
 		default:
-			return fmt.Errorf("Unknown condition: %s", w)
+			// sreport says so and still prints the report, then exits 1.
+			o.warnings = append(o.warnings, " Unknown condition: "+w+"\nUse keyword set to modify value\n")
+			o.exit = 1
 		}
 	}
-	if len(kind) < 2 {
+	if len(kind) == 0 {
 		return fmt.Errorf("a report is needed: cluster utilization, cluster AccountUtilizationByUser or user topusage")
+	}
+	valid, ok := sreportReports[kind[0]]
+	switch {
+	case !ok:
+		return &sreportRefusal{"invalid keyword: " + kind[0] + "\n"}
+	case len(kind) < 2:
+		return &sreportRefusal{"too few arguments for keyword:" + kind[0] + "\n"}
 	}
 	switch {
 	case kind[0] == "cluster" && strings.HasPrefix("utilization", kind[1]) && len(kind[1]) >= 2:
@@ -138,9 +166,20 @@ func (o *sreportOpts) parseWords(words []string) error {
 	case kind[0] == "user" && (kind[1] == "topusage" || kind[1] == "top"):
 		o.report = "user topusage"
 	default:
-		return fmt.Errorf("Not valid report %s %s", kind[0], kind[1])
+		return &sreportRefusal{fmt.Sprintf("Not valid report %s\nValid %s reports are, %s\n", kind[1], kind[0], valid)}
 	}
 	return nil
+}
+
+// sreportReports are sreport's report families and, as sreport lists
+// them when asked for one it does not have, their reports (oracle,
+// Slurm 24.11; docs/compatibility.md says which Sluice implements).
+var sreportReports = map[string]string{
+	"cluster": `"AccountUtilizationByUser", "AccountUtilizationByQOS", "UserUtilizationByAccount", ` +
+		`"UserUtilizationByWckey", "Utilization", and "WCKeyUtilizationByUser"`,
+	"user":        `"Top"`,
+	"job":         `"SizesByAccount, SizesByAccountAndWcKey, and  SizesByWckey"`,
+	"reservation": `"Utilization"`,
 }
 
 func runSreport(ctx context.Context, env *Env, args []string) int {
@@ -154,6 +193,11 @@ func runSreport(ctx context.Context, env *Env, args []string) int {
 		return rc // reservation utilization: scontrol_resv.go
 	}
 	o, err := parseSreport(args)
+	var refusal *sreportRefusal
+	if errors.As(err, &refusal) {
+		fmt.Fprint(env.Stderr, refusal.text)
+		return 1
+	}
 	if err != nil {
 		return Errorf(env, "sreport", "%v", err)
 	}
@@ -172,18 +216,23 @@ func runSreport(ctx context.Context, env *Env, args []string) int {
 		if err != nil {
 			return Errorf(env, "sreport", "%v", err)
 		}
-		nu, err := cl.NodeUsage(ctx, start, end)
-		if err != nil {
-			return clientError(env, "sreport", err)
+		if from, to := sreportRolledUp(res, start, end); to.After(from) {
+			nu, err := cl.NodeUsage(ctx, from, to)
+			if err != nil {
+				return clientError(env, "sreport", err)
+			}
+			res.DownCPUSeconds, o.plannedDown = nu.DownCPUSeconds, nu.PlannedDownCPUSeconds
 		}
-		res.DownCPUSeconds, o.plannedDown = nu.DownCPUSeconds, nu.PlannedDownCPUSeconds
 	}
 	out, err := RenderSreport(res, o, time.Local, properName)
 	if err != nil {
 		return Errorf(env, "sreport", "%v", err)
 	}
+	for _, w := range o.warnings {
+		fmt.Fprint(env.Stderr, w)
+	}
 	fmt.Fprint(env.Stdout, out)
-	return 0
+	return o.exit
 }
 
 // properName is the user's full name from the password database.
@@ -296,16 +345,25 @@ func RenderSreport(res api.AcctResponse, o *sreportOpts, loc *time.Location, pro
 	var title string
 	var cols []sreportCol
 	var rows []map[string]string
+	from, to := sreportRolledUp(res, start, end)
 	switch o.report {
 	case "cluster utilization":
 		title = "Cluster Utilization " + span
-		cols, rows = sreportUtilization(res, o, start, end)
+		cols, rows = sreportUtilization(res, o, from, to)
 	case "cluster accountutilizationbyuser":
 		title = fmt.Sprintf("Cluster/Account/User Utilization %s (%d secs)", span, secs)
-		cols, rows = sreportAccounts(res, o, start, end, proper)
+		cols, rows = sreportAccounts(res, o, from, to, proper)
 	default:
 		title = fmt.Sprintf("Top %d Users %s (%d secs)", o.topCount, span, secs)
-		cols, rows = sreportTop(res, o, start, end, proper)
+		cols, rows = sreportTop(res, o, from, to, proper)
+	}
+	if !to.After(from) {
+		// Nothing rolled up in the period: Slurm prints the headers only,
+		// cluster utilization in its fixed 8-wide layout (oracle).
+		rows = nil
+		if o.report == "cluster utilization" {
+			cols = sreportEmptyUtilization
+		}
 	}
 	if strings.HasSuffix(o.unit, "Per") {
 		// "123(45.67%)" needs room, as sreport widens time fields.
@@ -315,14 +373,16 @@ func RenderSreport(res api.AcctResponse, o *sreportOpts, loc *time.Location, pro
 			}
 		}
 	}
-	cols, err = sreportFormat(cols, o.format)
-	if err != nil {
-		return "", err
-	}
 	var b strings.Builder
 	if !o.noHeader {
 		line := strings.Repeat("-", 80)
 		fmt.Fprintf(&b, "%s\n%s\nUsage reported in %s\n%s\n", line, title, unitHeader, line)
+	}
+	cols, err = sreportFormat(cols, o.format)
+	if err != nil {
+		// sreport prints its title block and two empty lines, exit 1.
+		o.warnings, o.exit = append(o.warnings, err.Error()), 1
+		return b.String() + "\n\n", nil
 	}
 	sc := sacctOpts{parsable: o.parsable, parsable2: o.parsable2}
 	fields := make([]sacctField, len(cols))
@@ -330,7 +390,12 @@ func RenderSreport(res api.AcctResponse, o *sreportOpts, loc *time.Location, pro
 		fields[i] = sacctField{name: c.header, width: c.width}
 	}
 	if !o.noHeader {
-		sacctLine(&b, fields, &sc, func(f sacctField) string { return f.name })
+		sacctLine(&b, fields, &sc, func(f sacctField) string {
+			if w := sacctAbs(f.width); !o.parsable && !o.parsable2 && len(f.name) > w {
+				return f.name[:w] // sreport cuts a long header, with no '+'
+			}
+			return f.name
+		})
 		if !o.parsable && !o.parsable2 {
 			sacctLine(&b, fields, &sc, func(f sacctField) string { return strings.Repeat("-", sacctAbs(f.width)) })
 		}
@@ -341,6 +406,26 @@ func RenderSreport(res api.AcctResponse, o *sreportOpts, loc *time.Location, pro
 	}
 	return b.String(), nil
 }
+
+// sreportRolledUp is the part of [start, end) sreport has data for:
+// slurmdbd rolls usage up at the end of each hour, from the time the
+// cluster registered, so the current hour and any time before the
+// cluster existed report nothing (oracle: a fresh cluster asked for
+// 2020-01-01 prints headers only). Sluice sums the same hours from its
+// job and node history when asked instead of storing rollup tables.
+func sreportRolledUp(res api.AcctResponse, start, end time.Time) (time.Time, time.Time) {
+	if !res.Registered.IsZero() && res.Registered.After(start) {
+		start = res.Registered
+	}
+	if rolled := res.Now.Truncate(time.Hour); end.After(rolled) {
+		end = rolled
+	}
+	return start, end
+}
+
+// sreportEmptyUtilization is cluster utilization's header with no rows.
+var sreportEmptyUtilization = []sreportCol{{"Cluster", "Cluster", 9}, {"Allocated", "Allocated", 8}, {"Down", "Down", 8},
+	{"PlannedDown", "Planned", 8}, {"Idle", "Idle", 8}, {"Planned", "Planned", 8}, {"Reported", "Reported", 8}}
 
 // sreportFormat applies format= (field names, optional %width).
 func sreportFormat(cols []sreportCol, format []string) ([]sreportCol, error) {
@@ -371,7 +456,7 @@ func sreportFormat(cols []sreportCol, format []string) ([]sreportCol, error) {
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("Invalid field requested: %q", name)
+			return nil, fmt.Errorf(" Unknown field '%s'\n", strings.ToLower(name))
 		}
 	}
 	return out, nil
@@ -507,7 +592,7 @@ func sreportAccounts(res api.AcctResponse, o *sreportOpts, start, end time.Time,
 		}
 	}
 	cols := []sreportCol{{"Cluster", "Cluster", 9}, {"Accounts", "Account", 15}, {"Login", "Login", 9},
-		{"Proper", "Proper Name", 15}, {"Used", "Used", 9}, {"Energy", "Energy", 8}}
+		{"Proper", "Proper Name", 15}, {"Used", "Used", 8}, {"Energy", "Energy", 8}}
 	return cols, rows
 }
 
@@ -535,6 +620,6 @@ func sreportTop(res api.AcctResponse, o *sreportOpts, start, end time.Time, prop
 			"Account": k.account, "Used": sreportValue(o.unit, use[k], total), "Energy": "0"})
 	}
 	cols := []sreportCol{{"Cluster", "Cluster", 9}, {"Login", "Login", 9}, {"Proper", "Proper Name", 15},
-		{"Account", "Account", 15}, {"Used", "Used", 9}, {"Energy", "Energy", 8}}
+		{"Account", "Account", 15}, {"Used", "Used", 8}, {"Energy", "Energy", 8}}
 	return cols, rows
 }

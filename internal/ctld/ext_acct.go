@@ -25,7 +25,7 @@ func (c *Controller) accounting(ctx context.Context, w Who) (api.AcctResponse, e
 	res, err := c.do(ctx, func(ls *loopState) (any, error) {
 		admin = ls.isAdmin(w)
 		interactive = map[uint32]bool{}
-		out := api.AcctResponse{Now: c.now(), Cluster: c.cfg.ClusterName, Admin: admin}
+		out := api.AcctResponse{Now: c.now(), Cluster: c.cfg.ClusterName, Admin: admin, Registered: ls.registered}
 		live = make(map[uint32]bool, len(ls.st.Jobs()))
 		for i := range ls.st.Cluster.Nodes {
 			out.ClusterCPUs += int64(ls.st.Cluster.Nodes[i].CPUs)

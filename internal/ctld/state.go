@@ -47,6 +47,10 @@ type loopState struct {
 	outbox    []func()
 
 	wantSched bool
+	// registered is when this cluster's state began (its first start),
+	// stored as registeredMetaKey: sreport has no usage before it, as
+	// slurmdbd has none before the cluster registered.
+	registered time.Time
 	// wantBatch asks for the pass submissions wait for (Options.
 	// BatchCadence); lastBatch is when the last one ran. wantTick asks
 	// for a pass on the next whole second (a release, an accounting
@@ -174,6 +178,12 @@ func (ls *loopState) recover(ctx context.Context) error {
 		next = sched.JobID(v)
 	}
 	ls.st.NextJobID = next
+	ls.registered = ls.c.now().Truncate(time.Second)
+	if v, err := strconv.ParseInt(snap.Meta[registeredMetaKey], 10, 64); err == nil {
+		ls.registered = time.Unix(v, 0)
+	} else {
+		ls.metaDirty = true // a new cluster: store when it began
+	}
 	if len(snap.Jobs) > 0 {
 		ls.c.log.Info("recovered jobs from the store", "jobs", len(ls.st.Jobs()), "next_job_id", next)
 	}
@@ -304,7 +314,8 @@ func (ls *loopState) takeBatch() (*Batch, error) {
 			ReasonTime: n.ReasonTime, ReasonUser: n.ReasonUser})
 	}
 	if len(b.Jobs) > 0 || ls.metaDirty {
-		b.Meta = map[string]string{"next_job_id": strconv.FormatUint(uint64(ls.st.NextJobID), 10)}
+		b.Meta = map[string]string{"next_job_id": strconv.FormatUint(uint64(ls.st.NextJobID), 10),
+			registeredMetaKey: strconv.FormatInt(ls.registered.Unix(), 10)}
 	}
 	clear(ls.dirty)
 	clear(ls.nodeDirty)
@@ -432,3 +443,7 @@ func limitSeconds(d time.Duration) int64 {
 	}
 	return int64(d / time.Second)
 }
+
+// registeredMetaKey is the ctld_meta row holding loopState.registered
+// (Unix seconds).
+const registeredMetaKey = "cluster_registered"
