@@ -189,6 +189,8 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 	}
 	format := o.format
 	switch {
+	case format == "%all":
+		format = squeueAll
 	case format != "":
 	case o.start:
 		format = squeueStart
@@ -520,17 +522,29 @@ func limitString(sec int64) string {
 
 var squeueHeaders = map[byte]string{
 	'i': "JOBID", 'A': "JOBID", 'F': "ARRAY_JOB_ID", 'K': "ARRAY_TASK_ID", 'P': "PARTITION", 'j': "NAME",
-	'u': "USER", 'U': "UID", 'g': "GROUP", 'G': "GID", 'a': "ACCOUNT", 'q': "QOS", 't': "ST", 'T': "STATE",
+	'u': "USER", 'U': "UID", 'g': "GROUP", 'G': "GROUP", 'a': "ACCOUNT", 'q': "QOS", 't': "ST", 'T': "STATE",
 	'M': "TIME", 'l': "TIME_LIMIT", 'L': "TIME_LEFT", 'D': "NODES", 'C': "CPUS", 'R': "NODELIST(REASON)",
 	'r': "REASON", 'p': "PRIORITY", 'Q': "PRIORITY", 'S': "START_TIME", 'e': "END_TIME", 'V': "SUBMIT_TIME",
 	'y': "NICE", 'E': "DEPENDENCY", 'v': "RESERVATION", 'Y': "SCHEDNODES", 'N': "NODELIST", 'm': "MIN_MEMORY",
 	'c': "MIN_CPUS", 'o': "COMMAND", 'Z': "WORK_DIR", 'f': "FEATURES", 'n': "REQ_NODES", 'x': "EXC_NODES",
 	'b': "TRES_PER_NODE", 'k': "COMMENT", 'B': "EXEC_HOST", 'h': "OVER_SUBSCRIBE", 'O': "CONTIGUOUS",
+	'd': "MIN_TMP_DISK", 'w': "WCKEY", 'z': "S:C:T", 'H': "SOCKETS_PER_NODE", 'I': "CORES_PER_SOCKET",
+	'J': "THREADS_PER_CORE", 'W': "LICENSES", 'X': "CORE_SPEC",
 }
 
 // squeueField renders one %-field of a job.
 func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 	switch c {
+	case 'd':
+		return "0" // no --tmp requirement is kept
+	case 'w':
+		return "(null)" // no WCKey in the job record
+	case 'z':
+		return "*:*:*" // no -B sockets:cores:threads request
+	case 'H', 'I', 'J':
+		return "*"
+	case 'X':
+		return "N/A"
 	case 'i':
 		return j.JobIDStr
 	case 'A':
@@ -628,7 +642,10 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 	case 'N':
 		return j.NodeList
 	case 'B':
-		return noneIfEmpty(j.BatchHost)
+		if j.BatchHost == "" {
+			return "n/a" // oracle: a pending job's EXEC_HOST
+		}
+		return j.BatchHost
 	case 'm':
 		if j.MinMemoryMB == 0 {
 			return "0"
@@ -795,6 +812,16 @@ func pad(v string, width int, right bool) string {
 	}
 	return v + strings.Repeat(" ", width-len(v))
 }
+
+// squeueAll is what -o %all prints: every field letter but %s, a to z
+// then A to Z, unpadded and separated by '|' (oracle).
+var squeueAll = func() string {
+	var f []string
+	for _, r := range "abcdefghijklmnopqrtuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" {
+		f = append(f, "%"+string(r))
+	}
+	return strings.Join(f, "|")
+}()
 
 // squeueFields maps -O names to %-letters.
 var squeueFields = map[string]byte{
