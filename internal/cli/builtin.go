@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Version is the release printed by `sluice version`; set at link time with
@@ -24,7 +25,12 @@ func runVersion(_ context.Context, env *Env, _ []string) int {
 // runInstallLinks creates one symlink per Slurm command pointing at the
 // running binary, so users keep typing `sbatch` and `squeue`.
 func runInstallLinks(_ context.Context, env *Env, args []string) int {
-	if len(args) != 1 {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintln(env.Stdout, "usage: sluice install-links DIR (links the Slurm command names in DIR to this binary)")
+		return 0
+	}
+	if len(args) != 1 || strings.HasPrefix(args[0], "-") {
+		// An option is never taken for a directory name.
 		return Errorf(env, "install-links", "usage: sluice install-links DIR")
 	}
 	dir := args[0]

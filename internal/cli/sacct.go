@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os/user"
 	"slices"
 	"strconv"
 	"strings"
@@ -130,45 +131,147 @@ type sacctRow struct {
 // sacctFields are the fields sacct knows (sacct --helpformat).
 var sacctFields = []sacctField{
 	{"Account", 10, func(r *sacctRow) string { return r.Account }},
+	{"AdminComment", 15, blankField},
 	{"AllocCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
 	{"AllocNodes", 10, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.AllocTRES, "node"), 10) }},
 	{"AllocTRES", 10, func(r *sacctRow) string { return tresByName(r.AllocTRES) }},
+	{"AssocID", 7, blankField},
+	{"AveCPU", 10, usageField},
+	{"AveCPUFreq", 10, usageField},
+	{"AveDiskRead", 14, usageField},
+	{"AveDiskWrite", 14, usageField},
+	{"AvePages", 10, usageField},
+	{"AveRSS", 10, usageField},
+	{"AveVMSize", 10, usageField},
+	{"BlockID", 16, blankField},
 	{"Cluster", 10, func(r *sacctRow) string { return r.cluster }},
+	{"Comment", 14, blankField}, // stored only with AccountingStoreFlags=job_comment
+	{"Constraints", 19, blankField},
+	{"ConsumedEnergy", 14, usageField},
+	{"ConsumedEnergyRaw", 17, usageField},
+	{"Container", 19, blankField},
 	{"CPUTime", 10, func(r *sacctRow) string { return duration.Format(r.elapsed() * time.Duration(r.cpus)) }},
 	{"CPUTimeRAW", 10, func(r *sacctRow) string { return strconv.FormatInt(int64(r.elapsed().Seconds())*r.cpus, 10) }},
+	{"DBIndex", 21, blankField},
+	{"DerivedExitCode", 15, func(r *sacctRow) string { return r.derivedExitCode() }},
 	{"Elapsed", 10, func(r *sacctRow) string { return duration.Format(r.elapsed()) }},
 	{"ElapsedRaw", 10, func(r *sacctRow) string { return strconv.FormatInt(int64(r.elapsed().Seconds()), 10) }},
 	{"Eligible", 19, func(r *sacctRow) string { return r.timeStr(r.Eligible) }},
 	{"End", 19, func(r *sacctRow) string { return r.timeStr(r.End) }},
-	{"DerivedExitCode", 15, func(r *sacctRow) string { return r.derivedExitCode() }},
 	{"ExitCode", 8, func(r *sacctRow) string { return r.ExitCode }},
-	{"GID", 6, func(r *sacctRow) string { return strconv.FormatUint(uint64(r.GID), 10) }},
+	{"Extra", 14, blankField},
+	{"FailedNode", 8, blankField},
+	{"Flags", 19, blankField},
+	{"GID", 6, onJobLine(func(r *sacctRow) string { return strconv.FormatUint(uint64(r.GID), 10) })},
+	{"Group", 9, onJobLine(func(r *sacctRow) string { return groupName(r.GID) })},
 	{"JobID", -12, func(r *sacctRow) string { return r.jobID() }},
 	{"JobIDRaw", -12, func(r *sacctRow) string { return r.jobIDRaw() }},
 	{"JobName", 10, func(r *sacctRow) string { return r.Name }},
+	{"Layout", 9, func(r *sacctRow) string { return r.layout() }},
+	{"Licenses", 10, blankField},
+	{"MaxDiskRead", 12, usageField},
+	{"MaxDiskReadNode", 15, usageField},
+	{"MaxDiskReadTask", 15, usageField},
+	{"MaxDiskWrite", 12, usageField},
+	{"MaxDiskWriteNode", 16, usageField},
+	{"MaxDiskWriteTask", 16, usageField},
+	{"MaxPages", 8, usageField},
+	{"MaxPagesNode", 12, usageField},
+	{"MaxPagesTask", 14, usageField},
+	{"MaxRSS", 10, usageField},
+	{"MaxRSSNode", 10, usageField},
+	{"MaxRSSTask", 10, usageField},
+	{"MaxVMSize", 10, usageField},
+	{"MaxVMSizeNode", 14, usageField},
+	{"MaxVMSizeTask", 14, usageField},
+	{"McsLabel", 12, blankField},
+	{"MinCPU", 10, usageField},
+	{"MinCPUNode", 10, usageField},
+	{"MinCPUTask", 10, usageField},
 	{"NCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
 	{"NNodes", 8, func(r *sacctRow) string {
 		return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10)
 	}},
-	{"NTasks", 8, func(r *sacctRow) string { return r.nTasks() }},
 	{"NodeList", 15, func(r *sacctRow) string { return r.nodeList() }}, // right-justified, as on the oracle
-	{"Partition", 10, func(r *sacctRow) string { return r.Partition }},
-	{"QOS", 10, func(r *sacctRow) string { return r.QOS }},
+	{"NTasks", 8, func(r *sacctRow) string { return r.nTasks() }},
+	{"Partition", 10, onJobLine(func(r *sacctRow) string { return r.Partition })},
+	{"Planned", 10, onJobLine(func(r *sacctRow) string { return duration.Format(r.reserved()) })},
+	{"PlannedCPU", 10, onJobLine(func(r *sacctRow) string { return duration.Format(r.reserved() * time.Duration(r.reqCPUs())) })},
+	{"PlannedCPURAW", 13, onJobLine(func(r *sacctRow) string { return strconv.FormatInt(int64(r.reserved().Seconds())*r.reqCPUs(), 10) })},
+	{"Priority", 10, blankField},
+	{"QOS", 10, onJobLine(func(r *sacctRow) string { return r.QOS })},
+	{"QOSRAW", 6, blankField},
+	{"QOSREQ", 10, blankField},
+	{"Reason", 22, onJobLine(func(r *sacctRow) string { return r.reason() })},
+	{"ReqCPUFreq", 10, func(r *sacctRow) string { return r.cpuFreq() }},
+	{"ReqCPUFreqGov", 13, func(r *sacctRow) string { return r.cpuFreq() }},
+	{"ReqCPUFreqMax", 13, func(r *sacctRow) string { return r.cpuFreq() }},
+	{"ReqCPUFreqMin", 13, func(r *sacctRow) string { return r.cpuFreq() }},
 	{"ReqCPUS", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "cpu"), 10) }},
-	{"ReqMem", 10, func(r *sacctRow) string { return reqMem(r.ReqTRES) }},
+	{"ReqMem", 10, onJobLine(func(r *sacctRow) string { return reqMem(r.ReqTRES) })},
 	{"ReqNodes", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "node"), 10) }},
-	{"ReqTRES", 10, func(r *sacctRow) string { return tresByName(r.ReqTRES) }},
-	{"Reservation", 10, func(r *sacctRow) string { return r.Reservation }},
-	{"Reserved", 10, func(r *sacctRow) string { return duration.Format(r.reserved()) }},
+	{"ReqTRES", 10, onJobLine(func(r *sacctRow) string { return tresByName(r.ReqTRES) })},
+	{"Reservation", 20, func(r *sacctRow) string { return r.Reservation }},
+	{"ReservationId", 8, blankField},
+	{"Restarts", 8, onJobLine(func(r *sacctRow) string { return strconv.Itoa(r.Restart) })},
+	{"SLUID", 14, blankField},
 	{"Start", 19, func(r *sacctRow) string { return r.startStr() }},
 	{"State", 10, func(r *sacctRow) string { return r.State }},
+	{"StdErr", 20, blankField},
+	{"StdIn", 20, blankField},
+	{"StdOut", 20, blankField},
 	{"Submit", 19, func(r *sacctRow) string { return r.timeStr(r.Submit) }},
+	{"SubmitLine", 20, blankField},
 	{"Suspended", 10, func(r *sacctRow) string { return duration.Format(time.Duration(r.SuspendedSec) * time.Second) }},
+	{"SystemComment", 15, blankField},
+	{"SystemCPU", 10, usageField},
 	{"Timelimit", 10, func(r *sacctRow) string { return r.timelimit() }},
 	{"TimelimitRaw", 10, func(r *sacctRow) string { return r.timelimitRaw() }},
-	{"UID", 6, func(r *sacctRow) string { return strconv.FormatUint(uint64(r.UID), 10) }},
-	{"User", 9, func(r *sacctRow) string { return r.User }},
-	{"WorkDir", 10, func(r *sacctRow) string { return r.WorkDir }},
+	{"TotalCPU", 10, usageField},
+	{"TRESUsageInAve", 14, usageField},
+	{"TRESUsageInMax", 14, usageField},
+	{"TRESUsageInMaxNode", 18, usageField},
+	{"TRESUsageInMaxTask", 18, usageField},
+	{"TRESUsageInMin", 14, usageField},
+	{"TRESUsageInMinNode", 18, usageField},
+	{"TRESUsageInMinTask", 18, usageField},
+	{"TRESUsageInTot", 14, usageField},
+	{"TRESUsageOutAve", 15, usageField},
+	{"TRESUsageOutMax", 15, usageField},
+	{"TRESUsageOutMaxNode", 19, usageField},
+	{"TRESUsageOutMaxTask", 19, usageField},
+	{"TRESUsageOutMin", 15, usageField},
+	{"TRESUsageOutMinNode", 19, usageField},
+	{"TRESUsageOutMinTask", 19, usageField},
+	{"TRESUsageOutTot", 15, usageField},
+	{"UID", 6, onJobLine(func(r *sacctRow) string { return strconv.FormatUint(uint64(r.UID), 10) })},
+	{"User", 9, onJobLine(func(r *sacctRow) string { return r.User })},
+	{"UserCPU", 10, usageField},
+	{"WCKey", 10, blankField},
+	{"WCKeyID", 10, onJobLine(func(*sacctRow) string { return "0" })},
+	{"WorkDir", 20, onJobLine(func(r *sacctRow) string { return r.WorkDir })},
+}
+
+// blankField is a field Sluice keeps no data for; Slurm prints it empty
+// for a cluster that does not set it (oracle: AdminComment, Extra, ...).
+func blankField(*sacctRow) string { return "" }
+
+// usageField is a resource-usage field (MaxRSS, TotalCPU, ...): Sluice's
+// accounting records hold no usage samples yet, so it is empty, as Slurm
+// prints it on a job's own line (oracle: MaxRSS "" for job 1, "0" for
+// 1.0). docs/differences.md, "sacct usage fields".
+func usageField(*sacctRow) string { return "" }
+
+// onJobLine prints f on a job's own line only: Slurm's step lines leave
+// user, group, partition, QOS, limits and the like empty (oracle: 1.batch
+// and 1.0 have no User, GID, Partition, QOS, Timelimit, WorkDir).
+func onJobLine(f func(*sacctRow) string) func(*sacctRow) string {
+	return func(r *sacctRow) string {
+		if r.Step != "" {
+			return ""
+		}
+		return f(r)
+	}
 }
 
 // Field lists of the built-in layouts (sacct.h).
@@ -181,12 +284,14 @@ const (
 func sacctHelpFormat() string {
 	var b strings.Builder
 	for i, f := range sacctFields {
-		fmt.Fprintf(&b, "%-20s", f.name)
-		if i%4 == 3 {
-			b.WriteString("\n")
+		// Four names a line, each in 20 columns but the last in 19.
+		if i%4 == 3 || i == len(sacctFields)-1 {
+			fmt.Fprintf(&b, "%-19s\n", f.name)
+		} else {
+			fmt.Fprintf(&b, "%-20s", f.name)
 		}
 	}
-	return strings.TrimRight(b.String(), " \n")
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // lookupSacctField resolves `name[%[-]width]` case-insensitively.
@@ -217,6 +322,48 @@ func (r *sacctRow) jobID() string {
 	}
 	if r.Step != "" {
 		id += "." + r.Step
+	}
+	return id
+}
+
+// layout is Layout: empty on a job's line, Unknown on its batch step,
+// Block on a task step (oracle).
+func (r *sacctRow) layout() string {
+	switch r.Step {
+	case "":
+		return ""
+	case "batch", "extern":
+		return "Unknown"
+	}
+	return "Block"
+}
+
+// cpuFreq is ReqCPUFreq (and Gov, Max, Min): Unknown when no --cpu-freq
+// was given, 0 on a batch step (oracle).
+func (r *sacctRow) cpuFreq() string {
+	if r.Step == "batch" {
+		return "0"
+	}
+	return "Unknown"
+}
+
+// reason is Reason on a job's line: None once it started (oracle); a job
+// that never started keeps no reason in its record.
+func (r *sacctRow) reason() string {
+	if r.Start.IsZero() {
+		return ""
+	}
+	return "None"
+}
+
+// reqCPUs is the CPUs the job asked for.
+func (r *sacctRow) reqCPUs() int64 { return tresOf(r.ReqTRES, "cpu") }
+
+// groupName is the group of gid, else the number.
+func groupName(gid uint32) string {
+	id := strconv.FormatUint(uint64(gid), 10)
+	if g, err := user.LookupGroupId(id); err == nil {
+		return g.Name
 	}
 	return id
 }
@@ -277,7 +424,13 @@ func (r *sacctRow) elapsed() time.Duration {
 	if end.IsZero() {
 		end = r.now
 	}
-	return max(end.Sub(r.Start).Truncate(time.Second)-time.Duration(r.SuspendedSec)*time.Second, 0)
+	return max(wholeSeconds(r.Start, end)-time.Duration(r.SuspendedSec)*time.Second, 0)
+}
+
+// wholeSeconds is to-from as slurmdbd counts it, in whole seconds of the
+// clock (time_t): a job eligible at :35.9 and started at :37.0 waited 2 s.
+func wholeSeconds(from, to time.Time) time.Duration {
+	return time.Duration(to.Unix()-from.Unix()) * time.Second
 }
 
 // reserved is the time the job waited from eligibility to start.
@@ -296,7 +449,7 @@ func (r *sacctRow) reserved() time.Duration {
 	if from.IsZero() || r.Step != "" {
 		return 0
 	}
-	return max(to.Sub(from), 0).Truncate(time.Second)
+	return max(wholeSeconds(from, to), 0)
 }
 
 func (r *sacctRow) timeStr(t time.Time) string {

@@ -54,7 +54,7 @@ func TestSacctGolden(t *testing.T) {
 	}{
 		{"default-root", 0, ""},
 		{"own-jobs-only", 1001, ""},
-		{"allocations-parsable", 0, "-X -P --format=JobID,User,Account,QOS,AllocTRES,State,Elapsed,Reserved,Partition,CPUTime,ExitCode,Submit,Start,End"},
+		{"allocations-parsable", 0, "-X -P --format=JobID,User,Account,QOS,AllocTRES,State,Elapsed,Planned,Partition,CPUTime,ExitCode,Submit,Start,End"},
 		{"requeued-job", 0, "-j 10 --format=JobID,State,ExitCode,NodeList,Start,End%20"},
 		{"requeued-job-duplicates", 0, "-D -j 10 --format=JobID,State,ExitCode,NodeList,Start,End%20"},
 		{"brief-noheader", 0, "-b -n -S 2026-03-09"},

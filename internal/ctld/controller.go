@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
@@ -94,6 +95,10 @@ type Controller struct {
 	launchQ  chan struct{} // bounds concurrent agent calls
 
 	rpc rpcStats // sdiag's RPC counters (rpcstats.go)
+	// serving counts the API requests being answered: sdiag's "Server
+	// thread count", which in slurmctld is the RPC threads at work (the
+	// one answering sdiag among them).
+	serving atomic.Int32
 }
 
 // call is one closure the loop runs for a handler.

@@ -168,6 +168,8 @@ func (c *Controller) endpoint(h func(ctx context.Context, w Who, r *http.Request
 		t := rpcFor(r.Pattern)
 		ctx := context.WithValue(r.Context(), rpcKey{}, &t)
 		start := time.Now()
+		c.serving.Add(1)
+		defer c.serving.Add(-1)
 		defer func() { c.rpc.record(t, rpcUser{who.User, who.UID}, time.Since(start)) }()
 		res, err := h(ctx, who, r)
 		if err != nil {

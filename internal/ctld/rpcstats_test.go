@@ -63,3 +63,17 @@ func TestRPCStatsCountAndReset(t *testing.T) {
 		t.Errorf("after reset: %+v %+v", out.RPCTypes, out.RPCUsers)
 	}
 }
+
+// TestServerThreadCount: sdiag's "Server thread count" is the requests
+// being answered, the sdiag request itself among them (slurmctld shows 1
+// on an idle controller; the exporters graph it), not every goroutine.
+func TestServerThreadCount(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	res, err := c.client.Sdiag(c.ctx())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ServerThreads != 1 {
+		t.Fatalf("server thread count %d on an idle controller, want 1", res.ServerThreads)
+	}
+}
