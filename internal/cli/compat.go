@@ -101,11 +101,17 @@ var optionParsers = map[string]func(args []string) (noEffect bool, err error){
 	"scontrol": func(a []string) (bool, error) { _, err := parseScontrolOptions(a); return false, err },
 	"scancel":  func(a []string) (bool, error) { _, err := parseScancel(a); return false, err },
 	"sacct":    func(a []string) (bool, error) { _, err := parseSacct(a); return false, err },
-	"sacctmgr": func(a []string) (bool, error) { _, _, err := acct.ParseOptions(a); return false, err },
-	"sreport":  func(a []string) (bool, error) { _, err := parseSreport(a); return false, err },
+	"sacctmgr": func(a []string) (bool, error) { _, _, err := acct.ParseOptions(withoutHelp(a)); return false, err },
+	"sreport":  func(a []string) (bool, error) { _, err := parseSreport(withoutHelp(a)); return false, err },
 	"sprio":    func(a []string) (bool, error) { _, _, err := parseSprio(a); return false, err },
 	"sshare":   func(a []string) (bool, error) { _, _, err := parseSshare(a); return false, err },
 	"sdiag":    func(a []string) (bool, error) { _, err := parseSdiag(a); return false, err },
+}
+
+// withoutHelp drops -h/--help, which sacctmgr and sreport answer before
+// parsing their other options.
+func withoutHelp(args []string) []string {
+	return slices.DeleteFunc(slices.Clone(args), func(a string) bool { return a == "-h" || a == "--help" })
 }
 
 func parseSbatchNoEffect(a []string) (bool, error) {
@@ -158,6 +164,26 @@ func unknownOption(err error) bool {
 // compatNotes say how an option differs from Slurm's, or why it is not
 // implemented, keyed "command --long-name".
 var compatNotes = map[string]string{}
+
+// compatNoEffect are options a command's parser takes and does nothing
+// with, keyed "command --long-name", with the reason.
+var compatNoEffect = map[string]string{}
+
+func init() {
+	for _, c := range []string{"squeue", "sinfo", "sacct", "sprio", "sshare", "scancel", "scontrol", "sacctmgr"} {
+		compatNoEffect[c+" --verbose"] = "Sluice prints no debug output"
+	}
+	for _, c := range []string{"squeue", "sinfo", "sacct"} {
+		compatNoEffect[c+" --noconvert"] = "sizes are printed as recorded already"
+	}
+	for _, c := range []string{"squeue", "sinfo"} {
+		compatNoEffect[c+" --hide"] = "hidden partitions are hidden by default already"
+	}
+	compatNoEffect["scancel --hurry"] = "no burst buffer to skip staging out"
+	compatNoEffect["scancel --ctld"] = "requests always go to the controller"
+	compatNoEffect["scontrol --all"] = "every partition is shown already"
+	compatNoEffect["scancel --quiet"] = "Sluice's scancel prints no warnings to hide"
+}
 
 // compatNoteAll are notes for an option under every command.
 var compatNoteAll = map[string]string{
@@ -231,6 +257,9 @@ func compatStatus(cmd string, o SlurmOption) (string, bool) {
 		}
 	}
 	note := compatNote(cmd, o)
+	if why, ok := compatNoEffect[cmd+" "+o.Long()]; ok && len(took) > 0 {
+		noEffect, note = true, why
+	}
 	status := "implemented"
 	switch {
 	case len(took) == 0:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os/user"
 	"slices"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/duration"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
 	"github.com/sluice-hpc/sluice/internal/tres"
 )
 
@@ -39,6 +41,13 @@ type sacctOpts struct {
 	users, accounts, jobs, states   []string
 	partitions, names, reservations []string
 	start, end, format, delimiter   string
+	// qos (-q), groups (-g) and nodes (-N) select jobs by their QOS,
+	// group name or gid, and any node they ran on; limitMin/limitMax
+	// (-k/-K) by their time limit; usage is --usage.
+	qos, groups        []string
+	nodes              string
+	limitMin, limitMax string
+	usage              bool
 }
 
 func parseSacct(args []string) (*sacctOpts, error) {
@@ -67,8 +76,22 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	fs.StringVarP(&o.end, "endtime", "E", "", "")
 	fs.StringVarP(&o.format, "format", "o", "", "")
 	fs.StringVar(&o.delimiter, "delimiter", "|", "")
+	fs.StringSliceVarP(&o.qos, "qos", "q", nil, "")
+	fs.StringSliceVarP(&o.groups, "gid", "g", nil, "")
+	fs.StringSliceVar(&o.groups, "group", nil, "")
+	fs.StringVarP(&o.nodes, "nodelist", "N", "", "")
+	fs.StringVarP(&o.limitMin, "timelimit-min", "k", "", "")
+	fs.StringVarP(&o.limitMax, "timelimit-max", "K", "", "")
+	fs.BoolVar(&o.usage, "usage", false, "")
+	// Accepted with nothing to change: memory is printed as recorded
+	// (--noconvert) and there is no debug output (-v).
+	fs.Bool("noconvert", false, "")
+	fs.CountP("verbose", "v", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	for i, q := range o.qos {
+		o.qos[i] = strings.ToLower(q)
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
@@ -85,7 +108,7 @@ func runSacct(ctx context.Context, env *Env, args []string) int {
 		return OptionError(env, "sacct", err)
 	}
 	switch {
-	case o.help:
+	case o.help || o.usage:
 		fmt.Fprint(env.Stdout, sacctUsage)
 		return 0
 	case o.helpFormat:
@@ -744,6 +767,10 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 		}
 		states[long] = true
 	}
+	sel, err := newSacctJobFilter(o)
+	if err != nil {
+		return nil, err
+	}
 	cpus := map[uint32]int64{}
 	for _, r := range res.Records {
 		if r.Step == "" {
@@ -759,7 +786,8 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 	jobs := map[uint32]bool{}
 	for i := range res.Records {
 		r := &res.Records[i]
-		if r.Step == "" && (len(o.names) == 0 || sacctIn(o.names, r.Name)) && sacctInWindow(r, states, from, to) {
+		if r.Step == "" && (len(o.names) == 0 || sacctIn(o.names, r.Name)) && sacctInWindow(r, states, from, to) &&
+			sel.keep(r) {
 			runs[runKey{r.JobID, r.Restart}], jobs[r.JobID] = true, true
 		}
 	}
@@ -792,6 +820,75 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 		out = sacctLatestRuns(out)
 	}
 	return out, nil
+}
+
+// sacctJobFilter selects job records by QOS (-q), group (-g), node (-N)
+// and time limit (-k/-K).
+type sacctJobFilter struct {
+	o                  *sacctOpts
+	nodes              map[string]bool
+	limitMin, limitMax int64 // seconds, -1 when not given
+}
+
+func newSacctJobFilter(o *sacctOpts) (*sacctJobFilter, error) {
+	f := &sacctJobFilter{o: o, limitMin: -1, limitMax: -1}
+	if o.nodes != "" {
+		names, err := hostlist.Expand(o.nodes)
+		if err != nil {
+			return nil, fmt.Errorf("Invalid node list: %s", o.nodes)
+		}
+		f.nodes = map[string]bool{}
+		for _, n := range names {
+			f.nodes[n] = true
+		}
+	}
+	for _, l := range []struct {
+		v   string
+		dst *int64
+	}{{o.limitMin, &f.limitMin}, {o.limitMax, &f.limitMax}} {
+		if l.v == "" {
+			continue
+		}
+		d, err := duration.Parse(l.v)
+		if err != nil {
+			return nil, fmt.Errorf("Invalid time limit specification: %s", l.v)
+		}
+		*l.dst = int64(d / time.Second)
+	}
+	return f, nil
+}
+
+// keep reports whether job record r passes the filters.
+func (f *sacctJobFilter) keep(r *api.AcctRecord) bool {
+	o := f.o
+	if len(o.qos) > 0 && !sacctIn(o.qos, r.QOS) {
+		return false
+	}
+	if len(o.groups) > 0 && !sacctIn(o.groups, strconv.FormatUint(uint64(r.GID), 10)) && !sacctIn(o.groups, groupName(r.GID)) {
+		return false
+	}
+	if f.nodes != nil && !f.ranOn(r.NodeList) {
+		return false
+	}
+	limit := r.TimeLimitSec
+	if limit == api.TimeInfinite || limit < 0 {
+		limit = math.MaxInt64
+	}
+	return (f.limitMin < 0 || limit >= f.limitMin) && (f.limitMax < 0 || limit <= f.limitMax)
+}
+
+// ranOn reports whether a node list holds one of the -N nodes.
+func (f *sacctJobFilter) ranOn(list string) bool {
+	names, err := hostlist.Expand(list)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		if f.nodes[n] {
+			return true
+		}
+	}
+	return false
 }
 
 // sacctLatestRuns keeps, of each job, only its latest run among the

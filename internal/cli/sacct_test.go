@@ -284,3 +284,33 @@ func checkSacct(t *testing.T, res api.AcctResponse, cases []struct{ args, want s
 		}
 	}
 }
+
+// TestSacctJobFilters: -q, -g/--gid/--group, -N and -k/-K select job
+// records (and their steps) by QOS, group, node and time limit.
+func TestSacctJobFilters(t *testing.T) {
+	res := acctFixture()
+	res.Records[5].QOS, res.Records[5].NodeList, res.Records[5].TimeLimitSec = "high", "gpu[03-04]", 7200
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-q", "HIGH"}, "12\n"},
+		{[]string{"--gid=1003"}, "10\n"},
+		{[]string{"-N", "gpu04"}, "12\n"},
+		{[]string{"--nodelist=gpu[01-02]"}, "10\n11\n11.0\n14_2\n"},
+		{[]string{"-k", "1:30:00"}, "12\n"},
+		{[]string{"--timelimit-max=01:00:00", "-u", "bob"}, "13\n"},
+	} {
+		o, err := parseSacct(append([]string{"-a", "-n", "-o", "jobid", "-S", "2026-03-10T00:00:00"}, c.args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := RenderSacct(res, o, 0, time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(strings.Fields(out), "\n") + "\n"; got != c.want {
+			t.Errorf("sacct %v: got %q, want %q", c.args, got, c.want)
+		}
+	}
+}

@@ -43,6 +43,12 @@ func parseScancel(args []string) (*scancelOpts, error) {
 	fs.BoolVar(&o.help, "help", false, "")
 	fs.BoolP("verbose", "v", false, "")
 	fs.BoolP("quiet", "Q", false, "")
+	fs.BoolVar(&o.help, "usage", false, "")
+	// Accepted with nothing to change: there is no burst buffer to skip
+	// staging out (-H), and the request always goes to the controller
+	// (--ctld).
+	fs.BoolP("hurry", "H", false, "")
+	fs.Bool("ctld", false, "")
 	err := fs.Parse(args)
 	o.args = fs.Args()
 	return o, err

@@ -42,6 +42,7 @@ func parseSdiag(args []string) (*sdiagOpts, error) {
 	fs.BoolVarP(&o.reset, "reset", "r", false, "")
 	fs.BoolVar(&o.asJSON, "json", false, "")
 	fs.BoolVarP(&o.help, "help", "h", false, "")
+	fs.BoolVar(&o.help, "usage", false, "")
 	fs.BoolP("all", "a", false, "")
 	fs.BoolVarP(&o.byID, "sort-by-id", "i", false, "")
 	fs.BoolVarP(&o.byTime, "sort-by-time", "t", false, "")

@@ -41,6 +41,9 @@ type sinfoOpts struct {
 	// hideHidden leaves out Hidden partitions not named by -p: Slurm's
 	// sinfo does for a user other than root without -a.
 	hideHidden bool
+	// dead (-d) keeps only nodes not responding, responding (-r) only
+	// the others; usage is --usage.
+	dead, responding, usage bool
 }
 
 func parseSinfo(args []string) (*sinfoOpts, error) {
@@ -59,6 +62,15 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 	fs.StringVarP(&o.parts, "partition", "p", "", "")
 	fs.StringVarP(&o.states, "states", "t", "", "")
 	fs.StringVarP(&o.nodes, "nodes", "n", "", "")
+	fs.BoolVarP(&o.dead, "dead", "d", false, "")
+	fs.BoolVarP(&o.responding, "responding", "r", false, "")
+	fs.BoolVar(&o.usage, "usage", false, "")
+	// Accepted with nothing to change: memory is printed in MB as
+	// configured (--noconvert), hidden partitions are hidden already
+	// (--hide), and there is no debug output (-v).
+	fs.Bool("noconvert", false, "")
+	fs.Bool("hide", false, "")
+	fs.CountP("verbose", "v", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -86,8 +98,8 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 		}
 		return 1
 	}
-	if o.help {
-		fmt.Fprintln(env.Stdout, "Usage: sinfo [-N] [-l] [-s] [-R] [-o format] [-p partitions] [-t states] [-n nodes] [-h]")
+	if o.help || o.usage {
+		fmt.Fprintln(env.Stdout, "Usage: sinfo [-N] [-l] [-s] [-R] [-d|-r] [-o format] [-O fields] [-p partitions] [-t states] [-n nodes] [-h]")
 		return 0
 	}
 	cl, err := controllerClient(env)
@@ -287,6 +299,9 @@ func sinfoRows(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOp
 		for _, name := range p.NodeNames {
 			n := byName[name]
 			if n == nil || want != nil && !want[name] || !stateWanted(n, o.states) {
+				continue
+			}
+			if dead := strings.HasSuffix(n.StateShort, "*"); o.dead && !dead || o.responding && dead {
 				continue
 			}
 			if o.reasons && n.Reason == "" {

@@ -289,3 +289,31 @@ func TestSinfoFormatUnknownField(t *testing.T) {
 		t.Errorf("got %q, bad %q", got, o.badFields)
 	}
 }
+
+// TestSinfoDeadResponding: -d lists only the nodes not responding (a '*'
+// state), -r only the others.
+func TestSinfoDeadResponding(t *testing.T) {
+	nodes, parts := nodeFixture()
+	for _, c := range []struct{ flag, want string }{
+		{"-d", "n6"},
+		{"--responding", "n1 n2 n3 n4 n5"},
+	} {
+		o, err := parseSinfo([]string{"-N", "-h", "-o", "%N", c.flag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := RenderSinfo(nodes, parts, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range strings.Fields(out) {
+			if !slices.Contains(got, f) {
+				got = append(got, f)
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("sinfo %s: %v, want %s", c.flag, got, c.want)
+		}
+	}
+}

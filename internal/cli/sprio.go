@@ -40,6 +40,7 @@ func parseSprio(args []string) (api.SprioRequest, bool, error) {
 	fs.StringP("cluster", "M", "", "")
 	help := fs.Bool("help", false, "")
 	usage := fs.Bool("usage", false, "")
+	fs.CountP("verbose", "v", "") // no debug output to give
 	if err := fs.Parse(args); err != nil {
 		return req, false, err
 	}

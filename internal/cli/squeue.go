@@ -30,11 +30,16 @@ const (
 
 type squeueOpts struct {
 	noHeader, long, start, array, me, help, all bool
-	format, formatLong, sortKeys                string
-	users, accounts, qos, parts, states, jobs   string
-	nodes, names, resv                          string
+	// notMe is --notme: every user's jobs but the caller's; usage is
+	// --usage.
+	notMe, usage                              bool
+	format, formatLong, sortKeys              string
+	users, accounts, qos, parts, states, jobs string
+	nodes, names, resv, licenses              string
 	// iterate is -i/--iterate: report again every iterate (0 = once).
 	iterate time.Duration
+	// notUser is the user --notme leaves out.
+	notUser string
 }
 
 func parseSqueue(args []string) (*squeueOpts, error) {
@@ -60,6 +65,15 @@ func parseSqueue(args []string) (*squeueOpts, error) {
 	fs.StringVarP(&o.nodes, "nodelist", "w", "", "")
 	fs.StringVarP(&o.names, "name", "n", "", "")
 	fs.StringVarP(&o.resv, "reservation", "R", "", "")
+	fs.StringVarP(&o.licenses, "licenses", "L", "", "")
+	fs.BoolVar(&o.notMe, "notme", false, "")
+	fs.BoolVar(&o.usage, "usage", false, "")
+	// Accepted with nothing to change: memory is printed as requested
+	// (--noconvert), hidden partitions' jobs are hidden already (--hide),
+	// and there is no debug output (-v).
+	fs.Bool("noconvert", false, "")
+	fs.Bool("hide", false, "")
+	fs.CountP("verbose", "v", "")
 	var iterate string
 	fs.StringVarP(&iterate, "iterate", "i", "", "")
 	if err := fs.Parse(args); err != nil {
@@ -97,8 +111,8 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return OptionError(env, "squeue", err)
 	}
-	if o.help {
-		fmt.Fprintln(env.Stdout, "Usage: squeue [-A account] [-j jobs] [-l] [-o format] [-O fields] [-p part] [-q qos] [-r] [-S sort] [--start] [-t states] [-u users] [-w nodes] [-h]")
+	if o.help || o.usage {
+		fmt.Fprintln(env.Stdout, "Usage: squeue [-A account] [-j jobs] [-L licenses] [-l] [--me|--notme] [-o format] [-O fields] [-p part] [-q qos] [-r] [-S sort] [--start] [-t states] [-u users] [-w nodes] [-h]")
 		return 0
 	}
 	cl, err := controllerClient(env)
@@ -107,6 +121,9 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	}
 	if o.me {
 		o.users = userName(env.UID)
+	}
+	if o.notMe {
+		o.notUser = userName(env.UID)
 	}
 	if o.iterate == 0 {
 		return squeueOnce(ctx, env, cl, o)
@@ -151,6 +168,18 @@ func squeueOnce(ctx context.Context, env *Env, cl *api.Client, o *squeueOpts) in
 	}
 	fmt.Fprint(env.Stdout, out)
 	return 0
+}
+
+// usesLicense reports whether a job's license request ("a:2,b") names one
+// of the comma-separated licenses (squeue -L).
+func usesLicense(have, want string) bool {
+	for _, l := range splitComma(have) {
+		name, _, _ := strings.Cut(l, ":")
+		if inList(want, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // unknownSingleJob reports whether jobs names one job id (no list) that no
@@ -256,6 +285,10 @@ func filterJobs(all []api.JobInfo, o *squeueOpts) ([]api.JobInfo, error) {
 		case o.jobs != "" && !jobMatches(j, o.jobs):
 			continue
 		case o.users != "" && !inList(o.users, j.User, strconv.FormatUint(uint64(j.UID), 10)):
+			continue
+		case o.notUser != "" && j.User == o.notUser:
+			continue
+		case o.licenses != "" && !usesLicense(j.Licenses, o.licenses):
 			continue
 		case o.accounts != "" && !inList(o.accounts, j.Account):
 			continue

@@ -276,3 +276,33 @@ func TestShowJobNarrowsToTask(t *testing.T) {
 		t.Errorf("got %q, want %q", line, want)
 	}
 }
+
+// TestSqueueUserAndLicenseFilters: --notme lists every user's jobs but the
+// caller's, -L the jobs asking for one of the named licenses.
+func TestSqueueUserAndLicenseFilters(t *testing.T) {
+	res := queueFixture()
+	res.Jobs[1].Licenses = "matlab:2,fluent"
+	res.Jobs[3].Licenses = "fluent"
+	for _, c := range []struct {
+		args    []string
+		notUser string
+		want    string
+	}{
+		{[]string{"-h", "-o", "%i"}, "alice", "104_[3-5%2]\n102\n104_1\n106\n"},
+		{[]string{"-h", "-o", "%i", "-L", "matlab"}, "", "102\n"},
+		{[]string{"-h", "-o", "%i", "--licenses=fluent,abaqus"}, "", "104_[3-5%2]\n102\n"},
+	} {
+		o, err := parseSqueue(c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.notUser = c.notUser
+		out, err := RenderSqueue(res, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out != c.want {
+			t.Errorf("squeue %v (not %q): got %q, want %q", c.args, c.notUser, out, c.want)
+		}
+	}
+}

@@ -38,6 +38,7 @@ func parseSshare(args []string) (api.SshareRequest, bool, error) {
 	help := fs.Bool("help", false, "")
 	usage := fs.Bool("usage", false, "")
 	noHeader2 := fs.BoolP("no-header", "h", false, "")
+	fs.CountP("verbose", "v", "") // no debug output to give
 	if err := fs.Parse(args); err != nil {
 		return req, false, err
 	}
