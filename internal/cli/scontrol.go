@@ -244,7 +244,7 @@ func (s *scontrolRun) show(args []string) int {
 // ok is false for any other entity.
 func showHostlist(env *Env, args []string) (code int, ok bool) {
 	what := strings.ToLower(args[0])
-	if what != "hostnames" && what != "hostlistsorted" {
+	if what != "hostnames" && what != "hostlist" && what != "hostlistsorted" {
 		return 0, false
 	}
 	list := env.Getenv("SLURM_JOB_NODELIST")
@@ -254,6 +254,11 @@ func showHostlist(env *Env, args []string) (code int, ok bool) {
 	names, err := hostlist.Expand(list)
 	switch {
 	case err != nil:
+		var re *hostlist.RangeError
+		if errors.As(err, &re) {
+			// Slurm's parser names the range first (oracle).
+			Errorf(env, "scontrol", "_parse_single_range: Invalid range: `%s'", re.Range)
+		}
 		fmt.Fprintf(env.Stderr, "Invalid hostlist: %s\n", list)
 		return 0, true
 	case len(names) == 0:
@@ -263,8 +268,10 @@ func showHostlist(env *Env, args []string) (code int, ok bool) {
 		for _, n := range names {
 			fmt.Fprintln(env.Stdout, n)
 		}
+	case what == "hostlist":
+		fmt.Fprintln(env.Stdout, hostlist.Join(names))
 	default:
-		fmt.Fprintln(env.Stdout, hostlist.Compress(names))
+		fmt.Fprintln(env.Stdout, hostlist.JoinSorted(names))
 	}
 	return 0, true
 }

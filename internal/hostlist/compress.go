@@ -74,19 +74,11 @@ func Sort(names []string) {
 // without brackets (`node5`). Empty names are ignored.
 func Compress(names []string) string {
 	hosts := sortedUnique(names)
-	var b strings.Builder
-	for i := 0; i < len(hosts); {
-		j := i + 1
-		for j < len(hosts) && hosts[j].digits != "" && hosts[i].digits != "" && hosts[j].prefix == hosts[i].prefix {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		writeGroup(&b, hosts[i:j])
-		i = j
+	unique := make([]string, len(hosts))
+	for i, h := range hosts {
+		unique[i] = h.name
 	}
-	return b.String()
+	return Join(unique)
 }
 
 // writeGroup writes hosts that share a prefix: `prefix[ranges]`, or the bare name when
@@ -136,4 +128,38 @@ func ranges(hosts []host) []hostRange {
 // width w: either exactly w digits, or more digits without a leading zero.
 func printsAs(digits string, w int) bool {
 	return len(digits) == w || (len(digits) > w && digits[0] != '0')
+}
+
+// Join folds names into a host list expression keeping their order and
+// duplicates, as `scontrol show hostlist` does: consecutive names of one
+// prefix share a bracket group, ascending runs become ranges (oracle:
+// n3,n1,n2 => `n[3,1-2]`, n1,n1,n2 => `n[1,1-2]`, a1,b2,a2 => `a1,b2,a2`).
+func Join(names []string) string {
+	hosts := make([]host, 0, len(names))
+	for _, n := range names {
+		if n != "" {
+			hosts = append(hosts, splitHost(n))
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(hosts); {
+		j := i + 1
+		for j < len(hosts) && hosts[j].digits != "" && hosts[i].digits != "" && hosts[j].prefix == hosts[i].prefix {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		writeGroup(&b, hosts[i:j])
+		i = j
+	}
+	return b.String()
+}
+
+// JoinSorted is Join of the names sorted, duplicates kept, as `scontrol
+// show hostlistsorted` does (oracle: n3,n1,n2,n1 => `n[1,1-3]`).
+func JoinSorted(names []string) string {
+	sorted := slices.Clone(names)
+	Sort(sorted)
+	return Join(sorted)
 }

@@ -154,13 +154,19 @@ func parseSpan(p string) (span, error) {
 		}
 	}
 	if hi < lo {
-		return span{}, fmt.Errorf("bad range %q: end is before start", p)
+		return span{}, &RangeError{Range: p}
 	}
 	if hi-lo >= MaxNames {
 		return span{}, fmt.Errorf("bad range %q: %w (more than %d names)", p, ErrTooLarge, MaxNames)
 	}
 	return span{lo: lo, hi: hi, width: len(loText)}, nil
 }
+
+// RangeError is a range whose end comes before its start ("3-1"), which
+// Slurm's hostlist parser reports on a line of its own.
+type RangeError struct{ Range string }
+
+func (e *RangeError) Error() string { return fmt.Sprintf("bad range %q: end is before start", e.Range) }
 
 // parseNumber accepts only decimal digits (no signs, no spaces).
 func parseNumber(s string) (int64, error) {

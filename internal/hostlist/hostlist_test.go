@@ -249,3 +249,27 @@ func BenchmarkCompress10k(b *testing.B) {
 		_ = Compress(names)
 	}
 }
+
+// TestJoin: scontrol show hostlist keeps order and duplicates,
+// hostlistsorted sorts them and keeps duplicates (oracle, Slurm 24.11).
+func TestJoin(t *testing.T) {
+	for _, c := range []struct {
+		in           string
+		join, sorted string
+	}{
+		{"n3,n1,n2", "n[3,1-2]", "n[1-3]"},
+		{"n1,n2,n3,n5", "n[1-3,5]", "n[1-3,5]"},
+		{"n1,n1,n2", "n[1,1-2]", "n[1,1-2]"},
+		{"n3,n1,n2,n1", "n[3,1-2,1]", "n[1,1-3]"},
+		{"a1,b2,a2", "a1,b2,a2", "a[1-2],b2"},
+		{"n09,n10,n11", "n[09-11]", "n[09-11]"},
+	} {
+		names := strings.Split(c.in, ",")
+		if got := Join(names); got != c.join {
+			t.Errorf("Join(%s) = %s, want %s", c.in, got, c.join)
+		}
+		if got := JoinSorted(names); got != c.sorted {
+			t.Errorf("JoinSorted(%s) = %s, want %s", c.in, got, c.sorted)
+		}
+	}
+}
