@@ -48,6 +48,8 @@ type sacctOpts struct {
 	nodes              string
 	limitMin, limitMax string
 	usage              bool
+	// truncate (-T) cuts Start and End to the -S/-E window.
+	truncate bool
 }
 
 func parseSacct(args []string) (*sacctOpts, error) {
@@ -83,6 +85,7 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	fs.StringVarP(&o.limitMin, "timelimit-min", "k", "", "")
 	fs.StringVarP(&o.limitMax, "timelimit-max", "K", "", "")
 	fs.BoolVar(&o.usage, "usage", false, "")
+	fs.BoolVarP(&o.truncate, "truncate", "T", false, "")
 	// Accepted with nothing to change: memory is printed as recorded
 	// (--noconvert) and there is no debug output (-v).
 	fs.Bool("noconvert", false, "")
@@ -811,6 +814,9 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 			}
 		}
 		row := sacctRow{AcctRecord: r, now: res.Now, loc: loc, cluster: res.Cluster, cpus: tresOf(r.AllocTRES, "cpu")}
+		if o.truncate {
+			row.truncateTo(from, to)
+		}
 		if r.Step != "" && row.cpus == 0 {
 			row.cpus = cpus[r.JobID] // srun steps carry no TRES: the job's CPUs
 		}
@@ -820,6 +826,21 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 		out = sacctLatestRuns(out)
 	}
 	return out, nil
+}
+
+// truncateTo is -T: a run that started before the window starts at its
+// start, one that ended (or still runs) after its end ends there, so that
+// Elapsed and CPUTime count the window's share only (sacct(1)).
+func (r *sacctRow) truncateTo(from, to time.Time) {
+	if !r.Start.IsZero() && !from.IsZero() && r.Start.Before(from) {
+		r.Start = from
+	}
+	if to.IsZero() || r.Start.IsZero() {
+		return
+	}
+	if r.End.IsZero() && r.now.After(to) || r.End.After(to) {
+		r.End = to
+	}
 }
 
 // sacctJobFilter selects job records by QOS (-q), group (-g), node (-N)

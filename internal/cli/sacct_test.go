@@ -314,3 +314,20 @@ func TestSacctJobFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestSacctTruncate: with -T a run is cut to the -S/-E window, so its
+// Start, End and Elapsed count only the window's share.
+func TestSacctTruncate(t *testing.T) {
+	res := acctFixture()
+	o, err := parseSacct([]string{"-a", "-X", "-n", "-P", "-o", "jobid,start,end,elapsed", "-j", "11", "-S", "2026-03-10T11:16:00", "-E", "2026-03-10T11:18:00", "-T"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := RenderSacct(res, o, 0, time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "11|2026-03-10T11:16:00|2026-03-10T11:18:00|00:02:00\n"; out != want {
+		t.Errorf("sacct -T: got %q, want %q", out, want)
+	}
+}
