@@ -144,6 +144,9 @@ func (ls *loopState) reloadPolicy(ctx context.Context) error {
 			}
 		}
 	}
-	ls.wantTickPass()
+	// Priorities and limits changed: a pass at once, before a job
+	// submitted right after the change (that one waits for its batch pass
+	// with the rest of its burst, as in Slurm: oracle, sprio-factors).
+	ls.wantSched = true
 	return nil
 }

@@ -65,9 +65,8 @@ func (ls *loopState) wantSubmitPass() {
 }
 
 // wantTickPass asks for a pass on slurmctld's next background tick
-// (Options.BatchCadence): a released job shows "PD None" until then and
-// an accounting change does not start a job submitted right after it
-// (oracle: holds-begin, sprio-factors).
+// (Options.BatchCadence): a released job shows "PD None" until then
+// (oracle: holds-begin).
 func (ls *loopState) wantTickPass() {
 	if ls.batchCadence {
 		ls.wantTick = true

@@ -192,23 +192,18 @@ func runTRES(ct *counter, t int32) int64 {
 	return 0
 }
 
-// runnable checks the limits that keep a pending job from starting
-// (acct_policy_job_runnable_pre/post_select): job counts and wall time
-// first (QOS then associations), then TRES limits (QOS then associations).
-// It returns the first limit's reason, or "".
+// runnable checks the limits that keep a pending job from starting, in
+// slurmctld's order: the counts checked before node selection
+// (acct_policy_job_runnable_pre_select: QOS then association job counts
+// and wall time), then the TRES limits checked after it (post_select: a
+// QOS's per-job and per-node TRES, its group and per-user TRES, then the
+// association's). It returns the first limit's reason, or "". (oracle,
+// partition-qos: a -n 6 job over MaxTRESPerJob=cpu=4 shows
+// QOSMaxJobsPerUserLimit while the user's one allowed job runs, and
+// QOSMaxCpuPerJobLimit once it ended, or when the pass that judged it ran
+// before that job started.)
 func (lc *limitCheck) runnable() Reason {
 	var cl claims
-	// A QOS's per-job TRES limits come first: Slurm sets their reason
-	// when it validates the job and keeps it whatever the counts (oracle,
-	// partition-qos: -n 6 over MaxTRESPerJob=cpu=4 of a partition QOS
-	// with MaxJobsPerUser=1 already used shows QOSMaxCpuPerJobLimit).
-	for _, q := range lc.qos {
-		if q >= 0 {
-			if r := lc.qosPerJobTRES(q, &cl); r != "" {
-				return r
-			}
-		}
-	}
 	for _, q := range lc.qos {
 		if q >= 0 {
 			if r := lc.qosCounts(q, &cl); r != "" {
@@ -221,6 +216,9 @@ func (lc *limitCheck) runnable() Reason {
 	}
 	for _, q := range lc.qos {
 		if q >= 0 {
+			if r := lc.qosPerJobTRES(q, &cl); r != "" {
+				return r
+			}
 			if r := lc.qosTRES(q, &cl); r != "" {
 				return r
 			}

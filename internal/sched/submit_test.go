@@ -207,20 +207,39 @@ func TestMaxMemLimits(t *testing.T) {
 	}
 }
 
-// TestPerJobTRESBeforeJobCounts: a job over its partition QOS's
-// MaxTRESPerJob shows that reason even when the QOS's MaxJobsPerUser is
-// used up too (oracle, partition-qos scenario: QOSMaxCpuPerJobLimit).
-func TestPerJobTRESBeforeJobCounts(t *testing.T) {
+// TestJobCountsBeforePerJobTRES: a pending job's limits are judged in
+// slurmctld's order, job counts before per-job TRES, against the jobs
+// running when the pass reaches it (oracle, partition-qos and by hand: a
+// -n 6 job over MaxTRESPerJob=cpu=4 shows QOSMaxJobsPerUserLimit while
+// the user's one allowed job runs, QOSMaxCpuPerJobLimit once it ended or
+// when the pass judged it before that job started).
+func TestJobCountsBeforePerJobTRES(t *testing.T) {
 	conf := cpuConf(4, 8, "AccountingStorageEnforce=limits,qos\nPartitionName=capped Nodes=node[1-4] QOS=partcap\n")
-	h := newHarness(t, conf)
-	h.sacctmgr(`sacctmgr -i add qos partcap MaxJobsPerUser=1 MaxTRESPerJob=cpu=4
+	limits := `sacctmgr -i add qos partcap MaxJobsPerUser=1 MaxTRESPerJob=cpu=4
 sacctmgr -i add account research
-sacctmgr -i add user alice Account=research`)
-	h.mustSubmit("alice", "-p capped --time=10")
-	second := h.mustSubmit("alice", "-p capped --time=10")
-	big := h.mustSubmit("alice", "-p capped -n 6 --time=10")
-	h.expectState(second.ID, JobPending, ReasonQOSMaxJobsPerUserLimit)
-	h.expectState(big.ID, JobPending, "QOSMaxCpuPerJobLimit")
+sacctmgr -i add user alice Account=research`
+	t.Run("judged while the allowed job runs, then after it", func(t *testing.T) {
+		h := newHarness(t, conf)
+		h.sacctmgr(limits)
+		h.mustSubmit("alice", "-p capped --time=10 --run=1")
+		big := h.mustSubmit("alice", "-p capped -n 6 --time=10")
+		h.expectState(big.ID, JobPending, ReasonQOSMaxJobsPerUserLimit)
+		h.advance(2 * time.Minute) // the allowed job ended
+		h.schedule()
+		h.expectState(big.ID, JobPending, "QOSMaxCpuPerJobLimit")
+	})
+	t.Run("judged first in a main pass", func(t *testing.T) {
+		// sched/builtin: no backfill pass judging it again at once (the
+		// controller runs backfill on its bf_interval cadence).
+		h := newHarness(t, "SchedulerType=sched/builtin\n"+conf)
+		h.sacctmgr(limits)
+		big := h.queue("alice", "-p capped -n 6 --time=10")
+		h.queue("alice", "-p capped --time=10")
+		second := h.queue("alice", "-p capped --time=10")
+		h.schedule()
+		h.expectState(big.ID, JobPending, "QOSMaxCpuPerJobLimit")
+		h.expectState(second.ID, JobPending, ReasonQOSMaxJobsPerUserLimit)
+	})
 }
 
 // TestDependencyReasonAtSubmit: a job with dependencies pends with reason
