@@ -54,7 +54,7 @@ func startBenchCluster(ctx context.Context, nodes, cpus int) (*benchCluster, err
 	if err != nil {
 		return nil, err
 	}
-	os.Chmod(dir, 0o755)
+	os.Chmod(dir, 0o711) // the state directory: private but traversable (ctld.StateDirMode)
 	port, err := api.FreePort()
 	if err != nil {
 		return nil, err

@@ -99,7 +99,7 @@ func newLogger(env *Env, verbose bool) *slog.Logger {
 // a controller; the returned function stops both.
 func startController(ctx context.Context, cfg *conf.Config, opts ctld.Options) (*ctld.Controller, func(), error) {
 	opts.Conf = cfg
-	if err := os.MkdirAll(cfg.StateSaveLocation, 0o755); err != nil {
+	if err := ctld.PrepareStateDir(cfg.StateSaveLocation); err != nil {
 		return nil, nil, err
 	}
 	var as acct.Store

@@ -16,7 +16,7 @@ var (
 	unknownShort  = regexp.MustCompile(`^unknown shorthand flag: '(.)' in -`)
 	needsArgLong  = regexp.MustCompile(`^flag needs an argument: --(\S+)$`)
 	needsArgShort = regexp.MustCompile(`^flag needs an argument: '(.)' in -`)
-	badValue      = regexp.MustCompile(`^invalid argument ".*" for "[^"]*" flag: (.+)$`)
+	badValue      = regexp.MustCompile(`(?s)^invalid argument ".*" for "[^"]*" flag: (.+)$`)
 )
 
 func optionMessage(command string, err error) (lines []string, ok bool) {
@@ -37,7 +37,12 @@ func optionMessage(command string, err error) (lines []string, ok bool) {
 	if m := badValue.FindStringSubmatch(msg); m != nil {
 		// The option's own check already speaks Slurm ("Invalid --time
 		// specification"); pflag's wrapping is dropped.
-		return []string{fmt.Sprintf("%s: error: %s", command, strings.TrimSpace(m[1]))}, true
+		// A check may print a line of its own first (sbatch --begin's
+		// "Invalid time specification (pos=0): ..."), unprefixed as Slurm's.
+		lines := strings.Split(strings.TrimSpace(m[1]), "\n")
+		last := len(lines) - 1
+		lines[last] = fmt.Sprintf("%s: error: %s", command, lines[last])
+		return lines, true
 	}
 	return nil, false
 }

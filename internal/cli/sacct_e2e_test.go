@@ -80,7 +80,7 @@ func upCluster(t *testing.T, nodes int, extra string) *extCluster {
 	t.Helper()
 	bin := sluiceBinary(t)
 	state := t.TempDir()
-	os.Chmod(state, 0o755)
+	os.Chmod(state, 0o711)
 	c := &extCluster{t: t, bin: bin, state: state, conf: filepath.Join(state, "slurm.conf"), log: &bytes.Buffer{}}
 	{
 		text := GenerateConf(GenConf{State: state, Nodes: nodes, CPUs: 2 * nodes, MemoryMB: 4096 * int64(nodes),

@@ -45,6 +45,9 @@ func runSbatch(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stdout, VersionLine())
 		return 0
 	}
+	if rc := dosLineBreaks(env, req.Spec.Script); rc != 0 {
+		return rc
+	}
 	if gpusBelowNodes(&req.Spec) {
 		return gpusBelowNodesError(env, "sbatch")
 	}

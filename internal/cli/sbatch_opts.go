@@ -338,7 +338,7 @@ func defineJobOptions(f sbatchFlags, s *api.JobSpec) {
 	f.opt("gid", "", "", func(v string) error { return setID(v, &s.GID, &s.Group) })
 	f.opt("time", "t", "", func(v string) error { return setTime("time", v, &s.TimeLimitSec) })
 	f.opt("time-min", "", "", func(v string) error { return setTime("time-min", v, &s.TimeMinSec) })
-	f.opt("begin", "b", "", str(&s.Begin))
+	f.opt("begin", "b", "", func(v string) error { return setBegin(v, &s.Begin) })
 	f.opt("deadline", "", "", str(&s.Deadline))
 	f.opt("dependency", "d", "", str(&s.Dependency))
 	f.opt("kill-on-invalid-dep", "", "", func(v string) error {
@@ -374,7 +374,7 @@ func defineJobOptions(f sbatchFlags, s *api.JobSpec) {
 	f.opt("comment", "", "", str(&s.Comment))
 	f.opt("mail-type", "", "", str(&s.MailType))
 	f.opt("mail-user", "", "", str(&s.MailUser))
-	f.opt("signal", "", "", str(&s.Signal))
+	f.opt("signal", "", "", func(v string) error { return setSignal(v, &s.Signal) })
 	f.opt("wrap", "", "", str(&s.Wrap))
 	for _, o := range []struct{ long, short, noOpt string }{
 		{"distribution", "m", ""}, {"hint", "", ""}, {"profile", "", ""},

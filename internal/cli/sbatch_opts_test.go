@@ -122,9 +122,26 @@ func TestSbatchWrapAndErrors(t *testing.T) {
 		{[]string{"--exclusive=maybe", "job.sh"}, "invalid exclusive option"},
 		{[]string{"--kill-on-invalid-dep=maybe", "job.sh"}, "Invalid --kill-on-invalid-dep specification"},
 		{[]string{"nosuch.sh"}, "unable to open file"},
+		// Issue 17: Slurm 24.11's refusals (oracle), exit 255 before submitting.
+		{[]string{"--signal=SIGFOO@-5", "job.sh"}, "Invalid --signal specification"},
+		{[]string{"--signal=USR1@-5", "job.sh"}, "Invalid --signal specification"},
+		{[]string{"--signal=USR1@70000", "job.sh"}, "Invalid --signal specification"},
+		{[]string{"--signal=0", "job.sh"}, "Invalid --signal specification"},
+		{[]string{"--begin=garbage", "job.sh"}, "Invalid time specification (pos=0): garbage\nInvalid --begin specification"},
+		{[]string{"--begin=now+garbage", "job.sh"}, "(pos=3): now+garbage"},
+		{[]string{"--begin=16:00x", "job.sh"}, "(pos=5): 16:00x"},
+		{[]string{"--begin=2026-13-01", "job.sh"}, "(pos=5): 2026-13-01"},
+		{[]string{"--begin=tomorrowx", "job.sh"}, "(pos=8): tomorrowx"},
 		{[]string{"plain.txt"}, "does not look like a batch script"},
 	}
 	fs := scripts{"job.sh": "#!/bin/sh\n", "plain.txt": "echo hi\n"}
+	// Accepted by Slurm 24.11 (oracle): a signal spec with R:/B:, a number
+	// above 64, an empty time.
+	for _, sig := range []string{"R:USR1@10", "B:65", "USR1@", "SIGUSR2@60"} {
+		if _, err := ParseSbatch([]string{"--signal=" + sig, "job.sh"}, fs.load); err != nil {
+			t.Errorf("--signal=%s: %v, want it accepted", sig, err)
+		}
+	}
 	for _, b := range bad {
 		if _, err := ParseSbatch(b.args, fs.load); err == nil || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("ParseSbatch(%q) error = %v, want it to mention %q", b.args, err, b.want)

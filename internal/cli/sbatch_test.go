@@ -157,7 +157,18 @@ func TestSbatchMessages(t *testing.T) {
 		{"zero-nodes", []string{"-N", "0", "--wrap", "true"}, 1, "",
 			"sbatch: error: Batch job submission failed: Node count specification invalid\n"},
 		{"after-zero-nodes", []string{"-H", "--wrap", "true"}, 0, "Submitted batch job 10\n", ""},
+		// Issue 17 (finding 10), each as Slurm 24.11 answers it (oracle).
+		{"bad-signal", []string{"--signal=SIGFOO@-5", "--wrap", "true"}, 255, "",
+			"sbatch: error: Invalid --signal specification\n"},
+		{"bad-begin", []string{"--begin=garbage", "--wrap", "true"}, 255, "",
+			"Invalid time specification (pos=0): garbage\nsbatch: error: Invalid --begin specification\n"},
+		{"dos-line-breaks", []string{"dos.sh"}, 1, "",
+			"sbatch: error: Batch script contains DOS line breaks (\\r\\n)\nsbatch: error: instead of expected UNIX line breaks (\\n).\n"},
+		{"array-limit-zero", []string{"-H", "--array=1-3%0", "--wrap", "true"}, 0, "Submitted batch job 11\n", ""},
+		{"huge-time", []string{"-H", "--time=99999999999", "--wrap", "true"}, 0, "Submitted batch job 12\n", ""},
+		{"newline-in-name", []string{"-H", "--job-name=a\nb", "--wrap", "true"}, 0, "Submitted batch job 13\n", ""},
 	}
+	os.WriteFile(filepath.Join(h.dir, "dos.sh"), []byte("#!/bin/bash\r\necho hi\r\n"), 0o644)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			run := runSbatch

@@ -140,7 +140,9 @@ func ensureGeneratedConf(env *Env, state string, nodes int) (string, error) {
 	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
-	if err := os.MkdirAll(state, 0o755); err != nil {
+	// Created private (see ctld.StateDirMode): it will hold every job's
+	// script and environment.
+	if err := ctld.PrepareStateDir(state); err != nil {
 		return "", err
 	}
 	port, err := api.FreePort()

@@ -153,7 +153,9 @@ func (p *parser) nodeLine(st stmt) {
 	}
 	for i, name := range names {
 		if prev, dup := p.cfg.nodeIndex[name]; dup {
-			p.warnf(head, "node %s already defined at %s; this record is ignored", name, prev.Pos)
+			// slurmctld 24.11 will not start (oracle: "fatal: Duplicated
+			// NodeName n1 in the config file"); Sluice also names both lines.
+			p.errorf(head.Pos, "NodeName="+head.Value, "Duplicated NodeName %s in the config file (first defined at %s)", name, prev.Pos)
 			continue
 		}
 		n := s.n

@@ -42,6 +42,9 @@ func TestBrokenConfigs(t *testing.T) {
 		{"error on continued line", nodes + "PartitionName=p \\\n  Nodes=ALL \\\n  MaxNodes=many\n", `t.conf:6: PartitionName=p: MaxNodes: invalid number "many"`},
 		{"nodehostname count", minimal + "NodeName=n[1-3] NodeHostname=h[1-2]\n", `t.conf:3: NodeName=n[1-3]: NodeHostname names 2 hosts, NodeName 3`},
 		{"bad default time", nodes + "PartitionName=p Nodes=ALL DefaultTime=soon\n", `t.conf:4: PartitionName=p: DefaultTime: invalid time "soon"`},
+		// Issue 17: Slurm refuses to start ("fatal: Duplicated NodeName n1
+		// in the config file"); the first line used to be kept silently.
+		{"duplicate node", nodes + "NodeName=n1 CPUs=4\n", `t.conf:4: NodeName=n1: Duplicated NodeName n1 in the config file (first defined at t.conf:3)`},
 		{"include refused", minimal + "Include other.conf\n", `t.conf:3: Include: includes are not allowed here`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -136,8 +136,8 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	if c.opts.SchedDelay <= 0 {
 		c.opts.SchedDelay = 20 * time.Millisecond
 	}
-	if err := os.MkdirAll(c.opts.StateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("ctld: state directory: %w", err)
+	if err := PrepareStateDir(c.opts.StateDir); err != nil {
+		return nil, err
 	}
 	if err := c.loadKeys(); err != nil {
 		return nil, err

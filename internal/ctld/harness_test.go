@@ -142,7 +142,7 @@ func newCluster(t *testing.T, store Store, o clusterOpts) *cluster {
 	if o.nodes == 0 {
 		o.nodes = 2
 	}
-	dir := sharedDir(t, 0o755) // the agents' spool: jobs of real users exec their scripts from it
+	dir := sharedDir(t, 0o711) // the agents' spool: jobs of real users exec their scripts from it
 	cfg := testConf(t, dir, o.nodes, o.extra)
 	if o.conf != "" {
 		var err error

@@ -53,6 +53,9 @@ func (ls *loopState) mayModify(w Who, j *sched.Job) bool {
 func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, error) {
 	now := ls.c.now()
 	spec := req.Spec
+	if err := ls.checkScriptSize(&spec); err != nil {
+		return api.SubmitResponse{}, err
+	}
 	who := w
 	if spec.UID != nil && *spec.UID != w.UID || spec.User != "" && spec.User != w.User && spec.UID == nil {
 		if w.UID != 0 {
@@ -155,6 +158,23 @@ func (ls *loopState) testOnly(r sched.Request, sub sched.Submitter, now time.Tim
 // submitErr turns a core rejection into an API error with Slurm's
 // message and the line sbatch prints before it: the limit's reason name,
 // or slurmctld's explanation of the rejection.
+// errScriptTooLong is slurmctld's answer to a batch script over
+// SchedulerParameters=max_script_size (Slurm 24.11, oracle: ESLURM_PATHNAME_TOO_LONG's
+// text, exit 1, no job id used).
+const errScriptTooLong = "Pathname of a file, directory or other parameter too long"
+
+// checkScriptSize refuses a script larger than max_script_size bytes
+// (default 4 MiB) in the controller, so the REST and API paths are held
+// to it as well as sbatch. A limit of 0 (a configuration not read from
+// slurm.conf) checks nothing.
+func (ls *loopState) checkScriptSize(spec *api.JobSpec) error {
+	limit := ls.c.cfg.SchedulerParameters.MaxScriptSize
+	if limit > 0 && int64(len(spec.Script)) > limit {
+		return &apiErr{status: http.StatusBadRequest, msg: errScriptTooLong}
+	}
+	return nil
+}
+
 func submitErr(err error) *apiErr {
 	var se *sched.SubmitError
 	if errors.As(err, &se) {

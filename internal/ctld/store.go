@@ -136,6 +136,9 @@ func OpenSQLite(ctx context.Context, path string) (Store, error) {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate")
+	if err := CreatePrivate(path); err != nil {
+		return nil, fmt.Errorf("open controller store %q: %w", path, err)
+	}
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open controller store %q: %w", path, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,6 +73,9 @@ func Open(ctx context.Context, storageType, loc string) (*Store, error) {
 func OpenSQLite(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open sqlite accounting store: empty path")
+	}
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("open sqlite accounting store %q: %w", path, err)
 	}
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "busy_timeout(30000)", "synchronous(NORMAL)", "foreign_keys(ON)"} {
@@ -428,3 +432,24 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Rebind rewrites ? placeholders for the store's database ($1, $2, ...
 // on PostgreSQL).
 func (s *Store) Rebind(q string) string { return s.rebind(q) }
+
+// createPrivate creates the database file 0600 before SQLite opens it:
+// SQLite gives its -wal and -shm files the database file's mode, and the
+// accounting records (job scripts, environments) are for SlurmUser only.
+// An existing file is tightened; ":memory:" and URIs are left alone.
+func createPrivate(path string) error {
+	if strings.HasPrefix(path, ":") || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
