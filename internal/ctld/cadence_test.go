@@ -172,6 +172,11 @@ func TestBatchPassAt(t *testing.T) {
 // array-throttle: arr is 1, arr2 is 2, arr's tasks 3 and 4).
 func TestSubmitWaitsForBatchPass(t *testing.T) {
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, batchCadence: true})
+	// Submit just after a whole second, so that the pass on the next one
+	// finds both jobs queued (a burst straddling a second is judged in two
+	// passes, as in slurmctld).
+	now := time.Now()
+	time.Sleep(now.Truncate(time.Second).Add(time.Second + 50*time.Millisecond).Sub(now))
 	arr := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Array = "0-1" }))
 	next := c.submit(c.wrap("sleep 30"))
 	if next != arr+1 {
