@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,7 +77,10 @@ func TestSluiceAgainstGolden(t *testing.T) {
 		}
 	}
 	for _, d := range unexpected {
-		t.Errorf("%s step %d (%s): %s differs from Slurm and is not in differences.txt", d.Scenario, d.Step, d.What, d.Point)
+		// The first differing line goes into the failure itself: CI shows
+		// the failures, not always the whole log.
+		t.Errorf("%s step %d (%s): %s differs from Slurm and is not in differences.txt; first difference: %s",
+			d.Scenario, d.Step, d.What, d.Point, firstDifference(d.Want, d.Got))
 	}
 	for _, s := range stale {
 		t.Logf("now equal to Slurm, remove from differences.txt: %s", s)
@@ -133,4 +137,22 @@ func bothTimes(a, b []Diff) []Diff {
 		}
 	}
 	return out
+}
+
+// firstDifference names the first line where want and got differ.
+func firstDifference(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	for i := 0; i < max(len(w), len(g)); i++ {
+		var a, b string
+		if i < len(w) {
+			a = w[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d: Slurm %q, Sluice %q", i+1, a, b)
+		}
+	}
+	return "none"
 }

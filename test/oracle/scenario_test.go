@@ -173,3 +173,15 @@ func TestUntilTick(t *testing.T) {
 		}
 	}
 }
+
+func TestFirstDifference(t *testing.T) {
+	for _, c := range []struct{ want, got, say string }{
+		{"a\nb\n", "a\nc\n", `line 2: Slurm "b", Sluice "c"`},
+		{"a\n", "a\nx\n", `line 2: Slurm "", Sluice "x"`},
+		{"a", "a", "none"},
+	} {
+		if got := firstDifference(c.want, c.got); got != c.say {
+			t.Errorf("firstDifference(%q, %q) = %s, want %s", c.want, c.got, got, c.say)
+		}
+	}
+}
