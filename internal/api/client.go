@@ -149,6 +149,12 @@ func (c *Client) Ping(ctx context.Context) (Whoami, error) {
 	return w, c.call(ctx, http.MethodGet, PathPing, nil, &w)
 }
 
+// Reconfigure asks the controller to reread slurm.conf.
+func (c *Client) Reconfigure(ctx context.Context) (ReconfigureResponse, error) {
+	var r ReconfigureResponse
+	return r, c.call(ctx, http.MethodPost, PathReconfigure, struct{}{}, &r)
+}
+
 // Submit submits a batch job (or tests it with TestOnly).
 func (c *Client) Submit(ctx context.Context, req SubmitRequest) (SubmitResponse, error) {
 	var r SubmitResponse

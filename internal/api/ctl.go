@@ -36,9 +36,20 @@ const (
 	PathPartitions = "/v1/partitions"
 	// PathConfig answers GET with a ConfigResponse (scontrol show config).
 	PathConfig = "/v1/config"
+	// PathReconfigure answers POST with a ReconfigureResponse (scontrol
+	// reconfigure: the controller rereads slurm.conf).
+	PathReconfigure = "/v1/reconfigure"
 	// PathToken takes a TokenRequest (scontrol token).
 	PathToken = "/v1/token"
 )
+
+// ReconfigureResponse answers scontrol reconfigure: the new configuration
+// was read and the controller restarts on it.
+type ReconfigureResponse struct {
+	// RestartNeeded names the changed keys that take effect only at the
+	// next start of the daemon (listening ports, state location...).
+	RestartNeeded []string `json:"restart_needed,omitempty"`
+}
 
 // SocketFile is the controller's Unix socket name inside its state
 // directory (StateSaveLocation).

@@ -72,14 +72,68 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "ctld: warning: %v\n", w)
 	}
 	log := newLogger(env, *verbose)
-	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true})
+	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true}, func(c *ctld.Controller, first bool) error {
+		if first {
+			fmt.Fprintf(env.Stderr, "sluice ctld: cluster %s, socket %s, agents and tokens on %s\n", cfg.ClusterName, c.Socket(), c.Addr())
+		}
+		return nil
+	}, nil)
 	if err != nil {
 		return Errorf(env, "ctld", "%v", err)
 	}
-	fmt.Fprintf(env.Stderr, "sluice ctld: cluster %s, socket %s, agents and tokens on %s\n", cfg.ClusterName, c.Socket(), c.Addr())
-	<-ctx.Done()
-	closeFn()
 	return 0
+}
+
+// serveReconfigurable runs controllers on cfg until ctx ends. Each
+// scontrol reconfigure closes the running controller and starts the next
+// on the new configuration and the same sockets (ctld.Listeners), as
+// slurmctld 24.11 hands its sockets to a new daemon; a configuration that
+// fails to start gives way to the previous one again (slurmctld:
+// "Resuming operation, reconfigure failed"). started runs after each
+// start (an error from it ends the daemon), stopping (if any) when ctx
+// ends, before the controller closes.
+func serveReconfigurable(ctx context.Context, cfg *conf.Config, opts ctld.Options, started func(c *ctld.Controller, first bool) error, stopping func()) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	socks := &ctld.Listeners{}
+	defer socks.Close()
+	opts.Listeners = socks
+	c, closeFn, err := startController(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	defer func() { closeFn() }()
+	if err := started(c, true); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if stopping != nil {
+				stopping()
+			}
+			return nil
+		case next := <-c.Reconfigure():
+			closeFn()
+			nc, nclose, err := startController(ctx, next, opts)
+			if err != nil {
+				log.Error("reconfigure failed, resuming operation", "err", err)
+				if nc, nclose, err = startController(ctx, cfg, opts); err != nil {
+					closeFn = func() {}
+					return err
+				}
+			} else {
+				cfg = next
+				log.Info("reconfigured", "conf", cfg.Path)
+			}
+			c, closeFn = nc, nclose
+			if err := started(c, false); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 func newLogger(env *Env, verbose bool) *slog.Logger {

@@ -100,6 +100,8 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 		return s.control(cmd, args[1:])
 	case "token":
 		return s.token(args[1:])
+	case "listpids":
+		return Errorf(env, "scontrol", "listpids is not implemented: Sluice's node agents do not serve process lists (see docs/compatibility.md)")
 	case "ping":
 		w, err := cl.Ping(ctx)
 		if err != nil {
@@ -109,7 +111,37 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "Slurmctld(primary) at %s is UP\n", w.Cluster)
 		return 0
 	}
+	if isAbbrev(cmd, "reconfigure", 3) {
+		return s.reconfigure()
+	}
 	return Errorf(env, "scontrol", "Invalid command: %s", args[0])
+}
+
+// isAbbrev says whether word is full or a prefix of it at least min long
+// (scontrol takes "reconfig" for "reconfigure").
+func isAbbrev(word, full string, min int) bool {
+	return len(word) >= min && strings.HasPrefix(full, word)
+}
+
+// reconfigure asks the controller to reread slurm.conf: silent on
+// success as in Slurm; "slurm_reconfigure error: ..." otherwise (a
+// configuration the controller cannot start on is "Unspecified error",
+// its reason in the controller's log). Keys only a restart can change
+// are named on stderr, where Slurm leaves them to its log.
+func (s *scontrolRun) reconfigure() int {
+	r, err := s.cl.Reconfigure(s.ctx)
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		fmt.Fprintf(s.env.Stderr, "slurm_reconfigure error: %s\n", ae.Message)
+		return 1
+	}
+	if err != nil {
+		return clientError(s.env, "scontrol", err)
+	}
+	for _, k := range r.RestartNeeded {
+		fmt.Fprintf(s.env.Stderr, "scontrol: warning: %s changed: it takes effect when the controller is restarted\n", k)
+	}
+	return 0
 }
 
 type scontrolRun struct {

@@ -75,22 +75,31 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 	}
 	log := newLogger(env, f.verbose)
 	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.SlurmctldPort))
-	c, stopCtl, err := startController(ctx, cfg, ctld.Options{Listen: listen, Logger: log, BatchCadence: true})
+	var agents []*noded.Agent
+	// The agents are started once: a reconfigure keeps the controller's
+	// address and cluster key, and they register again with the next one.
+	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: listen, Logger: log, BatchCadence: true}, func(c *ctld.Controller, first bool) error {
+		if !first {
+			return nil
+		}
+		var err error
+		if agents, err = startLocalAgents(ctx, cfg, c, log); err != nil {
+			return err
+		}
+		printUp(env, cfg, c, path)
+		return nil
+	}, func() {
+		fmt.Fprintln(env.Stderr, "sluice up: stopping (running jobs keep running and are found again at the next start)")
+		for _, a := range agents {
+			a.Close()
+		}
+	})
 	if err != nil {
+		for _, a := range agents {
+			a.Close()
+		}
 		return Errorf(env, "up", "%v", err)
 	}
-	agents, err := startLocalAgents(ctx, cfg, c, log)
-	if err != nil {
-		stopCtl()
-		return Errorf(env, "up", "%v", err)
-	}
-	printUp(env, cfg, c, path)
-	<-ctx.Done()
-	fmt.Fprintln(env.Stderr, "sluice up: stopping (running jobs keep running and are found again at the next start)")
-	for _, a := range agents {
-		a.Close()
-	}
-	stopCtl()
 	return 0
 }
 

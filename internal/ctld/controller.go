@@ -61,6 +61,10 @@ type Options struct {
 	// RequeueDelay overrides SchedulerParameters requeue delay (Slurm's
 	// 120 s) when > 0; tests use a short one.
 	RequeueDelay time.Duration
+	// Listeners, when set, are the daemon's sockets, kept open across
+	// the controllers a reconfigure runs one after another; the first
+	// controller creates them there. Nil: the controller owns its own.
+	Listeners *Listeners
 }
 
 // Controller is a running controller.
@@ -82,6 +86,8 @@ type Controller struct {
 
 	ln     net.Listener // TCP
 	unixLn net.Listener
+	// reconf carries a checked configuration to the daemon (Reconfigure).
+	reconf chan *conf.Config
 	srvs   []*http.Server
 	wg     sync.WaitGroup
 
@@ -117,7 +123,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	}
 	c := &Controller{opts: opts, cfg: opts.Conf, log: opts.Logger, now: opts.Now,
 		calls: make(chan *call, 4096), stop: make(chan struct{}), done: make(chan struct{}),
-		agents: map[string]*api.AgentClient{}, launchQ: make(chan struct{}, 32)}
+		agents: map[string]*api.AgentClient{}, launchQ: make(chan struct{}, 32), reconf: make(chan *conf.Config, 1)}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -265,7 +271,9 @@ func (c *Controller) Close() error {
 	close(c.stop)
 	<-c.done
 	c.wg.Wait()
-	os.Remove(c.opts.Socket)
+	if c.opts.Listeners == nil {
+		os.Remove(c.opts.Socket)
+	}
 	c.closeStore()
 	return nil
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -20,13 +18,10 @@ import (
 // listen opens the Unix socket (peer credentials) and the TCP port
 // (agents with the cluster key, remote clients with tokens).
 func (c *Controller) listen() error {
-	os.Remove(c.opts.Socket)
-	uln, err := net.Listen("unix", c.opts.Socket)
+	uln, err := c.listenUnix()
 	if err != nil {
-		return fmt.Errorf("ctld: listen on %s: %w", c.opts.Socket, err)
+		return err
 	}
-	// Anyone may connect: the kernel tells who they are.
-	os.Chmod(c.opts.Socket, 0o666)
 	c.unixLn = uln
 	usrv := &http.Server{Handler: c.clientMux(), ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, conn net.Conn) context.Context {
@@ -44,10 +39,10 @@ func (c *Controller) listen() error {
 	if addr == "none" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := c.listenTCP(addr)
 	if err != nil {
 		uln.Close()
-		return fmt.Errorf("ctld: listen on %s: %w", addr, err)
+		return err
 	}
 	c.ln = ln
 	mux := http.NewServeMux()
@@ -142,6 +137,9 @@ func (c *Controller) clientMux() http.Handler {
 	}))
 	mux.HandleFunc("GET "+api.PathConfig, c.endpoint(func(ctx context.Context, _ Who, _ *http.Request) (any, error) {
 		return api.ConfigResponse{Now: c.now(), Path: c.cfg.Path, Entries: c.configEntries()}, nil
+	}))
+	mux.HandleFunc("POST "+api.PathReconfigure, c.endpoint(func(ctx context.Context, w Who, _ *http.Request) (any, error) {
+		return c.reconfigure(w)
 	}))
 	mux.HandleFunc("POST "+api.PathToken, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
 		var req api.TokenRequest

@@ -24,6 +24,7 @@ type rpcType struct {
 // Slurm's message type numbers (slurm_protocol_defs.h), for the calls
 // Sluice serves.
 var (
+	rpcReconfigure   = rpcType{"REQUEST_RECONFIGURE", 1003}
 	rpcPing          = rpcType{"REQUEST_PING", 1008}
 	rpcNodeReg       = rpcType{"MESSAGE_NODE_REGISTRATION_STATUS", 1002}
 	rpcBuildInfo     = rpcType{"REQUEST_BUILD_INFO", 2001}
@@ -54,6 +55,7 @@ var (
 // listed is named from its path (rpcFor).
 var rpcByPattern = map[string]rpcType{
 	"GET " + api.PathPing:            rpcPing,
+	"POST " + api.PathReconfigure:    rpcReconfigure,
 	"POST " + api.PathSubmit:         rpcSubmitBatch,
 	"GET " + api.PathJobs:            rpcJobInfo,
 	"POST " + api.PathJobControl:     rpcUpdateJob, // refined by controlRPC

@@ -282,3 +282,18 @@ func testClient(sock string, args []string) int {
 	}
 	return 0
 }
+
+// TestReconfigureIsForAdministrators: a user's scontrol reconfigure is
+// refused with "Invalid user id" (oracle: "slurm_reconfigure error:
+// Invalid user id") and hands nothing to the daemon.
+func TestReconfigureIsForAdministrators(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	if code, msg := c.as(alice, "POST", api.PathReconfigure, struct{}{}, &api.ReconfigureResponse{}); code != 403 || msg != "Invalid user id" {
+		t.Errorf("alice reconfigure: %d %q", code, msg)
+	}
+	select {
+	case <-c.ctl.Reconfigure():
+		t.Error("a user's reconfigure reached the daemon")
+	default:
+	}
+}
