@@ -29,7 +29,8 @@ const scontrolUsage = `Usage: scontrol COMMAND
   token [lifespan=SECONDS] [username=USER]
   create partition PartitionName=P Nodes=... [K=V...] | update PartitionName=P K=V... | delete PartitionName=P
   create reservation K=V... | update ReservationName=R K=V... | delete ReservationName=R
-  show reservation [NAME] | show licenses [NAME]
+  show reservation [NAME] | show licenses [NAME] | show hostnames|hostlist|hostlistsorted LIST
+  reconfigure
   ping | version
 `
 
