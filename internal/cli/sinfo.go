@@ -44,6 +44,12 @@ type sinfoOpts struct {
 	// dead (-d) keeps only nodes not responding, responding (-r) only
 	// the others; usage is --usage.
 	dead, responding, usage bool
+	// exact (-e) groups only nodes of identical CPUs, memory and disk;
+	// otherwise sinfo shows the group's least with a "+" ("8+").
+	exact bool
+	// sort is -S/--sort; iterate -i/--iterate (0 = once).
+	sort    string
+	iterate time.Duration
 }
 
 func parseSinfo(args []string) (*sinfoOpts, error) {
@@ -65,6 +71,10 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 	fs.BoolVarP(&o.dead, "dead", "d", false, "")
 	fs.BoolVarP(&o.responding, "responding", "r", false, "")
 	fs.BoolVar(&o.usage, "usage", false, "")
+	fs.BoolVarP(&o.exact, "exact", "e", false, "")
+	fs.StringVarP(&o.sort, "sort", "S", "", "")
+	var iterate string
+	fs.StringVarP(&iterate, "iterate", "i", "", "")
 	// Accepted with nothing to change: memory is printed in MB as
 	// configured (--noconvert), hidden partitions are hidden already
 	// (--hide), and there is no debug output (-v).
@@ -76,6 +86,11 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
+	}
+	var err error
+	if o.iterate, err = parseIterate(iterate); err != nil {
+		// sinfo's wording (squeue's differs).
+		return nil, fmt.Errorf("Error: invalid entry for %v", err)
 	}
 	return o, checkSinfoStates(o.states)
 }
@@ -106,6 +121,12 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return clientError(env, "sinfo", err)
 	}
+	o.forUser(env.UID)
+	return iterateReports(ctx, env, o.iterate, !o.noHeader, func() int { return sinfoOnce(ctx, env, cl, o) })
+}
+
+// sinfoOnce gathers and prints one report.
+func sinfoOnce(ctx context.Context, env *Env, cl *api.Client, o *sinfoOpts) int {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	nodes, err := cl.Nodes(ctx)
@@ -116,7 +137,6 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return clientError(env, "sinfo", err)
 	}
-	o.forUser(env.UID)
 	out, err := RenderSinfo(nodes, parts, o)
 	if err != nil {
 		return Errorf(env, "sinfo", "%v", err)
@@ -150,9 +170,12 @@ func RenderSinfo(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfo
 		return "", err
 	}
 	if !o.nodeMode {
-		rows = groupRows(items, rows, o.summary)
+		rows = groupRows(items, rows, o.summary, o.exact)
 	}
 	sortSinfoRows(rows, o.nodeMode)
+	if o.sort != "" {
+		sortSinfoBy(rows, o.sort) // sinfo_sort.go
+	}
 	fitWidths(items, rows, o.nodeMode)
 	var b strings.Builder
 	if o.long {
@@ -437,7 +460,7 @@ func nodeHasState(have map[string]bool, s string) bool {
 
 // groupRows merges the nodes of a partition whose printed fields (other
 // than node lists) are equal, as sinfo does.
-func groupRows(items []fmtItem, rows []sinfoRow, summary bool) []sinfoRow {
+func groupRows(items []fmtItem, rows []sinfoRow, summary, exact bool) []sinfoRow {
 	var out []sinfoRow
 	idx := map[string]int{}
 	for _, r := range rows {
@@ -449,6 +472,9 @@ func groupRows(items []fmtItem, rows []sinfoRow, summary bool) []sinfoRow {
 			}
 			if summary && (it.field == 't' || it.field == 'T') {
 				continue
+			}
+			if !exact && (it.field == 'c' || it.field == 'm' || it.field == 'd') {
+				continue // shown as the group's least, "8+"
 			}
 			key.WriteString(sinfoField(&r, it.field) + "\x00")
 		}
@@ -502,11 +528,11 @@ func sinfoField(r *sinfoRow, c byte) string {
 	case 'N', 'n', 'o':
 		return hostlist.Compress(r.list)
 	case 'c':
-		return strconv.Itoa(n.CPUs)
+		return leastPlus(r.members, func(n *api.NodeRecord) int64 { return int64(n.CPUs) })
 	case 'C', 'F':
 		return aiot(r.members, c == 'C')
 	case 'm':
-		return strconv.FormatInt(n.RealMemory, 10)
+		return leastPlus(r.members, func(n *api.NodeRecord) int64 { return n.RealMemory })
 	case 'e':
 		if !n.LoadKnown {
 			return "N/A"

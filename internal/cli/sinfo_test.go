@@ -222,6 +222,19 @@ func TestSinfoOracleLayouts(t *testing.T) {
 		{"host load", []string{"-N", "-h", "-o", "%N %O %e", "-n", "n1"}, func(r *api.NodesResponse) {
 			r.Nodes[0].CPULoad, r.Nodes[0].FreeMem, r.Nodes[0].LoadKnown = 2.67, 16665, true
 		}, "n1 2.67 16665\n"},
+		// sinfo -N -S -N on the oracle: n4, n3, n2, n1.
+		{"sort descending", []string{"-N", "-h", "-S", "-N"}, nil,
+			"n4             1     main* idle  \nn3             1     main* mix   \nn2             1     main* alloc \nn1             1     main* alloc \n"},
+		{"sort by count then state", []string{"-h", "-o", "%D %t", "-S", "+D,-t"}, nil, "1 mix\n1 idle\n2 alloc\n"},
+		{"unknown sort letter ignored", []string{"-h", "-o", "%D %t", "-S", "bogus"}, nil, "1 mix\n2 alloc\n1 idle\n"},
+		// sinfo.1 -e: without it, nodes of one partition and state group
+		// whatever their CPUs and memory, shown as the least with "+".
+		{"grouped sizes", []string{"-h", "-o", "%D %t %c %m"}, func(r *api.NodesResponse) {
+			r.Nodes[1].CPUs, r.Nodes[1].RealMemory = 16, 128000
+		}, "1 mix 8 64000\n2 alloc 8+ 64000+\n1 idle 8 64000\n"},
+		{"exact sizes", []string{"-e", "-h", "-o", "%D %t %c %m"}, func(r *api.NodesResponse) {
+			r.Nodes[1].CPUs, r.Nodes[1].RealMemory = 16, 128000
+		}, "1 mix 8 64000\n1 alloc 8 64000\n1 alloc 16 128000\n1 idle 8 64000\n"},
 		{"not responding counts idle", []string{"-h", "-o", "%t %F %C %A"}, func(r *api.NodesResponse) {
 			r.Nodes = r.Nodes[3:]
 			r.Nodes[0].State, r.Nodes[0].StateShort = "IDLE+NOT_RESPONDING", "idle*"

@@ -125,18 +125,23 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	if o.notMe {
 		o.notUser = userName(env.UID)
 	}
-	if o.iterate == 0 {
-		return squeueOnce(ctx, env, cl, o)
+	return iterateReports(ctx, env, o.iterate, !o.noHeader, func() int { return squeueOnce(ctx, env, cl, o) })
+}
+
+// iterateReports runs report once, or with -i every interval until
+// interrupted, each report headed by the time (ctime's layout) unless -h
+// and followed by a blank line, as squeue and sinfo do.
+func iterateReports(ctx context.Context, env *Env, every time.Duration, header bool, report func() int) int {
+	if every == 0 {
+		return report()
 	}
-	// -i: report every interval until interrupted, each report headed by
-	// the time (ctime's layout), as squeue does.
-	t := time.NewTicker(o.iterate)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if !o.noHeader {
+		if header {
 			fmt.Fprintln(env.Stdout, time.Now().Format("Mon Jan _2 15:04:05 2006"))
 		}
-		if rc := squeueOnce(ctx, env, cl, o); rc != 0 {
+		if rc := report(); rc != 0 {
 			return rc
 		}
 		fmt.Fprintln(env.Stdout)
