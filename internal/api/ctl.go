@@ -409,6 +409,9 @@ type ConfigResponse struct {
 	Now     time.Time     `json:"now"`
 	Path    string        `json:"path"`
 	Entries []ConfigEntry `json:"entries"`
+	// Controller is the primary controller's name (the closing
+	// "Slurmctld(primary) at NAME is UP").
+	Controller string `json:"controller,omitempty"`
 }
 
 // TokenRequest is scontrol token [lifespan=N] [username=U].

@@ -264,6 +264,11 @@ func (s *scontrolRun) show(args []string) int {
 		for _, e := range res.Entries {
 			fmt.Fprintf(s.env.Stdout, "%-23s = %s\n", e.Key, e.Value)
 		}
+		// Slurm then prints its MPI plugins' own settings (Sluice has no
+		// such plugins) and whether the controllers answer.
+		if res.Controller != "" {
+			fmt.Fprintf(s.env.Stdout, "\nSlurmctld(primary) at %s is UP\n", res.Controller)
+		}
 	default:
 		return Errorf(s.env, "scontrol", "Invalid entity %s for keyword show", args[0])
 	}

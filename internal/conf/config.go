@@ -146,6 +146,10 @@ type Config struct {
 	// Unused holds every Slurm key Sluice accepts but does not act on yet,
 	// by canonical key name, with the last value set.
 	Unused map[string]UnusedKey
+	// Set holds every cluster key slurm.conf sets (not NodeName or
+	// PartitionName lines), by canonical name, with its last value as
+	// written: scontrol show config prints it.
+	Set map[string]string
 
 	nodeIndex map[string]*Node
 	partIndex map[string]*Partition

@@ -160,6 +160,7 @@ func defaultConfig(path string) *Config {
 		TmpFS:               "/tmp",
 		MailProg:            "/bin/mail",
 		Unused:              map[string]UnusedKey{},
+		Set:                 map[string]string{},
 		nodeIndex:           map[string]*Node{},
 		partIndex:           map[string]*Partition{},
 	}
@@ -246,6 +247,7 @@ func (p *parser) clusterPair(pr pair) {
 			p.warnf(pr, "set again (previously %s at %s); the last value is used", quote(prev.Value), prev.Pos)
 		}
 		p.seen[lk] = pr
+		p.cfg.Set[k.name] = pr.Value
 		if err := k.set(p, pr); err != nil {
 			p.errorf(pr.Pos, k.name, "%v", err)
 		}
@@ -265,6 +267,7 @@ func (p *parser) clusterPair(pr pair) {
 // keepUnused records a known Slurm key without effect, with a warning.
 func (p *parser) keepUnused(pr pair, name string) {
 	p.cfg.Unused[name] = UnusedKey{Key: name, Value: pr.Value, Pos: pr.Pos}
+	p.cfg.Set[name] = pr.Value
 	p.warnf(pr, "not used by Sluice (kept, ignored)")
 }
 

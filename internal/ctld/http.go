@@ -136,7 +136,10 @@ func (c *Controller) clientMux() http.Handler {
 		})
 	}))
 	mux.HandleFunc("GET "+api.PathConfig, c.endpoint(func(ctx context.Context, _ Who, _ *http.Request) (any, error) {
-		return api.ConfigResponse{Now: c.now(), Path: c.cfg.Path, Entries: c.configEntries()}, nil
+		return c.do(ctx, func(ls *loopState) (any, error) {
+			return api.ConfigResponse{Now: c.now(), Path: c.cfg.Path, Entries: configEntries(c.cfg, ls.started, uint32(ls.st.NextJobID)),
+				Controller: controllerName(c.cfg)}, nil
+		})
 	}))
 	mux.HandleFunc("POST "+api.PathReconfigure, c.endpoint(func(ctx context.Context, w Who, _ *http.Request) (any, error) {
 		return c.reconfigure(w)

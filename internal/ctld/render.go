@@ -2,13 +2,11 @@ package ctld
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
-	"github.com/sluice-hpc/sluice/internal/duration"
 	"github.com/sluice-hpc/sluice/internal/sched"
 	"github.com/sluice-hpc/sluice/internal/tres"
 )
@@ -534,35 +532,3 @@ func preemptModeString(m, def sched.PreemptMode) string {
 	return strings.Join(parts, ",")
 }
 
-// configEntries lists the running configuration (scontrol show config).
-func (c *Controller) configEntries() []api.ConfigEntry {
-	cfg := c.cfg
-	d := func(v time.Duration) string { return strconv.FormatInt(int64(v/time.Second), 10) + " sec" }
-	e := []api.ConfigEntry{
-		{Key: "AccountingStorageEnforce", Value: fmt.Sprint(cfg.Accounting.Enforce)},
-		{Key: "AccountingStorageLoc", Value: cfg.Accounting.Loc},
-		{Key: "AccountingStorageType", Value: cfg.Accounting.StorageType},
-		{Key: "ClusterName", Value: cfg.ClusterName},
-		{Key: "DefMemPerCPU", Value: strconv.FormatInt(cfg.DefMemPerCPU, 10)},
-		{Key: "EnforcePartLimits", Value: string(cfg.EnforcePartLimits)},
-		{Key: "FirstJobId", Value: strconv.FormatUint(uint64(cfg.FirstJobId), 10)},
-		{Key: "JobRequeue", Value: strconv.Itoa(b2i(cfg.JobRequeue))},
-		{Key: "KillWait", Value: d(cfg.KillWait)},
-		{Key: "MaxArraySize", Value: strconv.Itoa(cfg.MaxArraySize)},
-		{Key: "MaxJobCount", Value: strconv.Itoa(cfg.MaxJobCount)},
-		{Key: "MinJobAge", Value: d(cfg.MinJobAge)},
-		{Key: "PreemptMode", Value: preemptModeString(sched.PreemptModeFromConf(cfg.Preempt.Mode), sched.PreemptOff)},
-		{Key: "PreemptType", Value: cfg.Preempt.Type},
-		{Key: "PriorityCalcPeriod", Value: duration.Format(cfg.Priority.CalcPeriod)},
-		{Key: "PriorityType", Value: cfg.Priority.Type},
-		{Key: "ReturnToService", Value: strconv.Itoa(cfg.ReturnToService)},
-		{Key: "SchedulerType", Value: cfg.SchedulerType},
-		{Key: "SelectType", Value: cfg.SelectType},
-		{Key: "SlurmUser", Value: cfg.SlurmUser},
-		{Key: "SlurmctldPort", Value: strconv.Itoa(cfg.SlurmctldPort)},
-		{Key: "SlurmdTimeout", Value: d(cfg.SlurmdTimeout)},
-		{Key: "StateSaveLocation", Value: c.opts.StateDir},
-	}
-	sort.Slice(e, func(a, b int) bool { return e[a].Key < e[b].Key })
-	return e
-}
