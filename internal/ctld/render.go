@@ -531,4 +531,3 @@ func preemptModeString(m, def sched.PreemptMode) string {
 	}
 	return strings.Join(parts, ",")
 }
-
