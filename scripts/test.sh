@@ -20,6 +20,9 @@ echo "using $SLUICE_TEST_PG_DSN"
 # Tests that need PostgreSQL fail (not skip) when this is set and it is unreachable.
 export SLUICE_REQUIRE_PG=1
 
+echo "== test packages (MPICH for the MPI test)"
+eval "$(./scripts/test-deps.sh)"
+
 echo "== go test -race"
 go test -race -count=1 -timeout 20m $(go list ./... | grep -v '/test/oracle$')
 

@@ -86,7 +86,17 @@ type StepLaunchRequest struct {
 	TimeLimitSec int64 `json:"time_limit_s,omitempty"`
 	// Input is --input: StepInputAll (""), StepInputNone or a task id.
 	Input string `json:"input,omitempty"`
+	// MPI is --mpi ("" takes slurm.conf's MpiDefault): MPIPMI2 gives the
+	// tasks a PMI connection, "none" none.
+	MPI string `json:"mpi,omitempty"`
 }
+
+// MPI plugin types (srun --mpi, MpiDefault): pmi2 serves PMI-2 and PMI-1
+// clients as Slurm's mpi/pmi2 does; none leaves MPI to the program.
+const (
+	MPIPMI2 = "pmi2"
+	MPINone = "none"
+)
 
 // StepLaunchResponse tells srun where its tasks are and how to reach them.
 type StepLaunchResponse struct {
@@ -141,6 +151,18 @@ type AgentStepLaunch struct {
 	KillWaitSec      int64  `json:"kill_wait_s,omitempty"`
 	Input            string `json:"input,omitempty"`
 	AttachTimeoutSec int    `json:"attach_timeout_s,omitempty"`
+	// MPI is the step's MPI type (MPIPMI2 or ""); TaskCounts the tasks of
+	// each of the step's nodes in order (PMI_process_mapping).
+	MPI        string `json:"mpi,omitempty"`
+	TaskCounts []int  `json:"task_counts,omitempty"`
+}
+
+// StepPMIFence is a PMI fence's frame payload: agent to srun, the node's
+// pairs put since the previous fence; srun to agents, once every node has
+// sent its part, every pair put so far.
+type StepPMIFence struct {
+	Seq   int               `json:"seq"`
+	Pairs map[string]string `json:"pairs"`
 }
 
 // StepTaskExit is how one task ended.
@@ -194,7 +216,8 @@ func SignStepIO(key []byte, job uint32, step int, now time.Time) string {
 
 // Frame kinds of the step I/O stream. Agent to srun: Stdout, Stderr, Exit
 // (a StepTaskExit), Done (the StepNodeResult, last). srun to agent: Stdin,
-// StdinEOF, Signal (decimal number), Kill.
+// StdinEOF, Signal (decimal number), Kill. Both ways: PMIFence (a
+// StepPMIFence: a node's part, then the whole).
 const (
 	StepFrameStdout   byte = 1
 	StepFrameStderr   byte = 2
@@ -204,6 +227,7 @@ const (
 	StepFrameStdinEOF byte = 6
 	StepFrameSignal   byte = 7
 	StepFrameKill     byte = 8
+	StepFramePMIFence byte = 9
 )
 
 // StepAllTasks addresses every task of the node in a Stdin frame.
@@ -244,7 +268,7 @@ func ReadStepFrame(r io.Reader) (kind byte, task uint32, p []byte, err error) {
 	}
 	kind, task = h[0], binary.BigEndian.Uint32(h[1:5])
 	n := binary.BigEndian.Uint32(h[5:9])
-	if kind == 0 || kind > StepFrameKill || n > MaxStepFrame {
+	if kind == 0 || kind > StepFramePMIFence || n > MaxStepFrame {
 		return 0, 0, nil, fmt.Errorf("%w: kind %d, length %d", ErrStepFrame, kind, n)
 	}
 	p = make([]byte, n)

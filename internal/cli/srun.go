@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/pmi"
 )
 
 func init() {
@@ -47,6 +48,8 @@ type srunOpts struct {
 	jobID      string
 	// input is --input: all (default), none, a task id or a file name.
 	input string
+	// mpi is --mpi (pmi2, none; "" slurm.conf's MpiDefault).
+	mpi string
 }
 
 // parseSrun strips srun's own options, parses the rest with sbatch's
@@ -76,6 +79,11 @@ func parseSrun(args []string) (*srunOpts, error) {
 			o.input = strings.TrimPrefix(a, "--input=")
 		case strings.HasPrefix(a, "-i") && len(a) > 2:
 			o.input = a[2:]
+		case a == "--mpi" && i+1 < len(args):
+			o.mpi = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--mpi="):
+			o.mpi = strings.TrimPrefix(a, "--mpi=")
 		case a == "--jobid" && i+1 < len(args):
 			o.jobID = args[i+1]
 			i++
@@ -99,7 +107,26 @@ func parseSrun(args []string) (*srunOpts, error) {
 		return nil, err
 	}
 	o.req, o.command = req, append(cmd, after...)
-	return o, nil
+	return o, checkMPIType(o.mpi)
+}
+
+// checkMPIType accepts the MPI types Sluice serves: pmi2 (PMI-2 and PMI-1
+// clients, as Slurm's mpi/pmi2) and none. Any other is refused with
+// srun's lines for a type it has no plugin for.
+func checkMPIType(t string) error {
+	switch strings.ToLower(t) {
+	case "", "list", api.MPINone, api.MPIPMI2:
+		return nil
+	}
+	return &srunMPIError{t}
+}
+
+type srunMPIError struct{ typ string }
+
+func (e *srunMPIError) Error() string {
+	return fmt.Sprintf("Couldn't find the specified plugin name for mpi/%[1]s looking at all files\n"+
+		"cannot find mpi plugin for mpi/%[1]s\nMPI: Cannot create context for mpi/%[1]s\n"+
+		"MPI: Unable to load any plugin\nInvalid MPI type '%[1]s', --mpi=list for acceptable types", e.typ)
 }
 
 // srunTakesValue reports whether a short or long option written without
@@ -123,7 +150,10 @@ func srunTakesValue(a string) bool {
 func runSrun(ctx context.Context, env *Env, args []string) int {
 	o, err := parseSrun(args)
 	if err != nil {
-		return Errorf(env, "srun", "%v", err)
+		for _, line := range strings.Split(err.Error(), "\n") {
+			Errorf(env, "srun", "%s", line)
+		}
+		return 1
 	}
 	if o.req.Help || o.req.Usage {
 		fmt.Fprint(env.Stdout, srunUsage)
@@ -226,7 +256,7 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 	}
 	res, err := cl.StepLaunch(ctx, api.StepLaunchRequest{JobID: uint32(n), Name: name, Argv: o.command, Cwd: cwd,
 		Env: srunEnviron(env), NTasks: spec.NTasks, NNodes: spec.MinNodes, CPUsPerTask: spec.CPUsPerTask,
-		TimeLimitSec: limit, Input: input})
+		TimeLimitSec: limit, Input: input, MPI: o.mpi})
 	if err != nil {
 		var ae *api.Error
 		switch {
@@ -367,6 +397,8 @@ type srunSession struct {
 	conns   []*srunConn
 	exits   map[int]string
 	lost    []string
+	// fence gathers the nodes' PMI fences (--mpi=pmi2).
+	fence *pmi.Fence
 }
 
 type srunStream struct {
@@ -409,6 +441,7 @@ func (s *srunSession) run(ctx context.Context, in io.Reader) int {
 		}
 		s.conns = append(s.conns, &srunConn{node: n, rw: rw})
 	}
+	s.fence = pmi.NewFence(len(s.conns))
 	var wg sync.WaitGroup
 	for _, c := range s.conns {
 		wg.Add(1)
@@ -530,9 +563,31 @@ func (s *srunSession) read(c *srunConn) {
 				s.flushTask(e.Task)
 				s.outMu.Unlock()
 			}
+		case api.StepFramePMIFence:
+			s.pmiFence(p)
 		case api.StepFrameDone:
 			return
 		}
+	}
+}
+
+// pmiFence takes a node's part of a PMI fence; the last part sends every
+// pair put so far to every node.
+func (s *srunSession) pmiFence(p []byte) {
+	var f api.StepPMIFence
+	if json.Unmarshal(p, &f) != nil {
+		return
+	}
+	all, done := s.fence.Add(f.Seq, f.Pairs)
+	if !done {
+		return
+	}
+	body, err := json.Marshal(api.StepPMIFence{Seq: f.Seq, Pairs: all})
+	if err != nil {
+		return
+	}
+	for _, c := range s.conns {
+		c.send(api.StepFramePMIFence, 0, body)
 	}
 }
 

@@ -329,7 +329,7 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 		part := api.AgentStepLaunch{Job: jobCtx, StepID: next, Name: req.Name, Argv: req.Argv, Cwd: req.Cwd, Env: req.Env,
 			NodeID: slot, NTasks: ntasks, NNodes: nnodes, NodeList: nodeList, TasksPerNode: tasksPerNode(counts),
 			CPUsPerTask: req.CPUsPerTask, TimeLimitSec: req.TimeLimitSec, KillWaitSec: kw, Input: req.Input,
-			AttachTimeoutSec: int(stepAttachTimeout / time.Second)}
+			AttachTimeoutSec: int(stepAttachTimeout / time.Second), MPI: ls.stepMPI(req.MPI), TaskCounts: counts}
 		part.Node = n.Name
 		part.Job.CPUs = int(j.Alloc.CPUs[slot])
 		if !ls.cfg.ConsumeMemory {
@@ -404,6 +404,18 @@ func blockCounts(ntasks, nnodes int) []int {
 		}
 	}
 	return out
+}
+
+// stepMPI is the step's MPI type: srun --mpi, else slurm.conf's
+// MpiDefault; "" for none.
+func (ls *loopState) stepMPI(asked string) string {
+	if asked == "" {
+		asked = ls.c.cfg.Set["MpiDefault"]
+	}
+	if strings.EqualFold(asked, api.MPIPMI2) || strings.EqualFold(asked, "mpi/pmi2") {
+		return api.MPIPMI2
+	}
+	return ""
 }
 
 // tasksPerNode prints task counts as Slurm's SLURM_TASKS_PER_NODE: runs

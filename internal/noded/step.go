@@ -82,6 +82,7 @@ type stepRun struct {
 	cgroup    string
 	ownCG     bool
 	timers    []*time.Timer
+	pmi       *stepPMI // --mpi=pmi2 (pmi.go)
 }
 
 // stepTask is one task (one process group) of a step.
@@ -256,6 +257,8 @@ func (r *stepRun) readFrames(in io.Reader) {
 			}
 		case api.StepFrameKill:
 			r.terminate(api.StateCancelled, "-", "killed by srun")
+		case api.StepFramePMIFence:
+			r.pmiAnswer(p)
 		}
 	}
 }
@@ -300,6 +303,7 @@ func (r *stepRun) start() {
 	r.cgroup, r.ownCG = r.a.stepCgroup(r.key.job)
 	tasks := r.tasks
 	r.mu.Unlock()
+	r.startPMI()
 	if lim := r.req.TimeLimitSec; lim > 0 && lim != api.TimeInfinite {
 		r.after(time.Duration(lim)*time.Second, func() {
 			r.terminate(api.StateTimeout, " DUE TO TIME LIMIT", "step time limit")
@@ -315,6 +319,7 @@ func (r *stepRun) start() {
 	}
 	go func() {
 		wg.Wait()
+		r.stopPMI()
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		state := r.termState
@@ -463,6 +468,12 @@ func (r *stepRun) taskCommand(t *stepTask) (*exec.Cmd, taskFiles, error) {
 		files.child, files.parent = append(files.child, pw), append(files.parent, pr)
 	}
 	cmd.Stdout, cmd.Stderr = files.child[len(files.child)-2], files.child[len(files.child)-1]
+	if err := r.attachPMI(t, cmd, &files); err != nil {
+		for _, f := range append(files.child, files.parent...) {
+			f.Close()
+		}
+		return nil, taskFiles{}, err
+	}
 	return cmd, files, nil
 }
 
@@ -489,7 +500,7 @@ func (r *stepRun) startTask(cmd *exec.Cmd) error {
 				return nil
 			}
 			*cmd = exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Stdin: cmd.Stdin,
-				Stdout: cmd.Stdout, Stderr: cmd.Stderr, SysProcAttr: &attr}
+				Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles, SysProcAttr: &attr}
 		}
 	}
 	if err := cmd.Start(); err != nil {
