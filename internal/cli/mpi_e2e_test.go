@@ -32,7 +32,10 @@ int main(int argc, char **argv) {
 // the program). Needs mpicc (Debian's mpich, libmpich-dev): skipped
 // without it unless SLUICE_REQUIRE_MPI is set (the suite installs it).
 func TestMPIHelloPMI2(t *testing.T) {
-	mpicc, err := exec.LookPath("mpicc")
+	mpicc, err := exec.LookPath("mpicc.mpich") // MPICH even where Open MPI owns "mpicc"
+	if err != nil {
+		mpicc, err = exec.LookPath("mpicc")
+	}
 	if err != nil {
 		if os.Getenv("SLUICE_REQUIRE_MPI") != "" {
 			t.Fatal("mpicc not found and SLUICE_REQUIRE_MPI is set (apt-get install mpich libmpich-dev)")
