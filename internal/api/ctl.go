@@ -268,6 +268,10 @@ const (
 	OpRequeueHold = "requeuehold"
 	OpSuspend     = "suspend"
 	OpResume      = "resume"
+	// OpComplete ends a salloc allocation with ExitCode (Slurm's
+	// slurm_complete_job); OpKeepalive says its holder is still there.
+	OpComplete  = "complete"
+	OpKeepalive = "keepalive"
 )
 
 // JobControlRequest applies one operation to jobs named by id (and
@@ -281,6 +285,8 @@ type JobControlRequest struct {
 	// BatchOnly is scancel --batch, Full scancel --full (see SignalRequest).
 	BatchOnly bool `json:"batch_only,omitempty"`
 	Full      bool `json:"full,omitempty"`
+	// ExitCode is the holder's command's exit status for OpComplete.
+	ExitCode int `json:"exit_code,omitempty"`
 }
 
 // JobResult is the outcome for one job of a JobControlRequest.

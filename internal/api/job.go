@@ -112,6 +112,10 @@ type JobSpec struct {
 	WCKey string `json:"wckey,omitempty"`
 	// Comment is --comment.
 	Comment string `json:"comment,omitempty"`
+	// Allocation marks a job that holds an allocation for salloc or srun
+	// (its script only waits): it ends when its holder releases it
+	// (OpComplete) or stops sending OpKeepalive.
+	Allocation bool `json:"allocation,omitempty"`
 	// AllocNode and AllocSID are the submitting host (short name) and the
 	// session id of the submitting process (scontrol's AllocNode:Sid).
 	AllocNode string `json:"alloc_node,omitempty"`

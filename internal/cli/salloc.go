@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -61,29 +60,24 @@ func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, re
 	})
 }
 
-// allocateAndRun obtains an allocation and runs run in it: the job's
-// script waits on a FIFO in a private directory; the exit code written
-// there at the end becomes the job's, so sacct shows the allocation
-// COMPLETED (or FAILED with the command's code), as Slurm records an
-// salloc job. run may ask for the job to be cancelled instead (an
-// interrupted srun). verbose prints salloc's allocation messages.
+// allocateAndRun obtains an allocation and runs run in it. The job's
+// script only waits; this process keeps the allocation alive by telling
+// the controller so (OpKeepalive) and ends it with the command's exit
+// code (OpComplete), so sacct shows the allocation COMPLETED (or FAILED
+// with the command's code), as Slurm records an salloc job; if this
+// process dies the controller ends the allocation (ctld allocation.go).
+// run may ask for the job to be cancelled instead (an interrupted srun).
+// verbose prints salloc's allocation messages.
 func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, verbose bool,
 	run func(j *api.JobInfo) (int, bool)) int {
-	dir, err := os.MkdirTemp("", "salloc-")
-	if err != nil {
-		return Errorf(env, me, "%v", err)
-	}
-	defer os.RemoveAll(dir)
-	fifo := filepath.Join(dir, "release")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		return Errorf(env, me, "mkfifo: %v", err)
-	}
 	spec := req.Spec
 	if spec.Name == "" {
 		spec.Name = "interactive"
 	}
-	spec.Script = "#!/bin/sh\n# " + me + " allocation: held until the command exits\nread code < " +
-		srunQuote([]string{fifo}) + "\nexit ${code:-0}\n"
+	// The marker line tells accounting this is no batch script (ctld
+	// isAllocationScript).
+	spec.Script = "#!/bin/sh\n# " + me + " allocation: held until the command exits\nexec sleep infinity\n"
+	spec.Allocation = true
 	spec.Output, spec.Error = "/dev/null", "/dev/null"
 	fillSubmitContext(env, &spec)
 	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: spec, Interactive: true})
@@ -118,7 +112,9 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 	if verbose {
 		fmt.Fprintf(env.Stderr, "%s: Granted job allocation %s\n", me, id)
 	}
+	stopKeepalive := keepAllocation(cl, id)
 	rc, cancel := run(&j)
+	stopKeepalive()
 	if cancel {
 		cl.Control(context.Background(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{id}})
 		fmt.Fprintf(env.Stderr, "%s: Job step aborted: job %s cancelled\n", me, id)
@@ -129,7 +125,7 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 		if verbose {
 			fmt.Fprintf(env.Stderr, "%s: Relinquishing job allocation %s\n", me, id)
 		}
-		sallocRelease(fifo, rc)
+		cl.Control(context.Background(), api.JobControlRequest{Op: api.OpComplete, Jobs: []string{id}, ExitCode: rc & 0xff})
 	}
 	sallocWaitEnded(cl, id, 5*time.Second)
 	return rc
@@ -205,20 +201,30 @@ func sallocRun(ctx context.Context, env *Env, command []string, j *api.JobInfo) 
 	return 0
 }
 
-// sallocRelease writes the exit code to the allocation's FIFO (waiting a
-// little for the job's script to open it).
-func sallocRelease(fifo string, rc int) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if err == nil {
-			fmt.Fprintf(f, "%d\n", rc&0xff)
-			f.Close()
-			return
+// keepAllocation tells the controller every allocKeepalive that this
+// process still holds allocation id, until the returned stop is called.
+func keepAllocation(cl *api.Client, id string) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(allocKeepalive)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(context.Background(), allocKeepalive)
+				cl.Control(ctx, api.JobControlRequest{Op: api.OpKeepalive, Jobs: []string{id}})
+				cancel()
+			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	}()
+	return func() { close(done) }
 }
+
+// allocKeepalive is how often an allocation's holder says it is alive
+// (the controller ends an allocation silent for 30 s).
+const allocKeepalive = 10 * time.Second
 
 // sallocWaitEnded waits (bounded) until the job has left RUNNING.
 func sallocWaitEnded(cl *api.Client, id string, limit time.Duration) {

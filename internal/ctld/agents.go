@@ -323,6 +323,7 @@ func (ls *loopState) jobEnded(i int32, s api.JobStatus) {
 // time-limit backstop, begin times, the backfill interval and purging.
 func (ls *loopState) timers(now time.Time) {
 	ls.checkNodes(now)
+	ls.checkAllocations(now)
 	ls.checkGrace(now)
 	ls.checkTimeLimits(now)
 	backfill := ls.cfg.Backfill.Enabled && ls.backfillDue(now)

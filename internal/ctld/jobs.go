@@ -416,6 +416,8 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		ls.wantSched = true
 	case api.OpSignal:
 		return ls.signal(j, req)
+	case api.OpComplete, api.OpKeepalive:
+		return ls.allocationOp(j, req, now) // allocation.go
 	case api.OpHold, api.OpUHold:
 		if err := st.Hold(j.ID, admin && req.Op == api.OpHold); err != nil {
 			return errMsg(err)

@@ -71,6 +71,9 @@ type loopState struct {
 	stats        schedStats
 	// ext is the sdiag/steps bookkeeping of ext_*.go.
 	ext extState
+	// allocSeen is when each salloc allocation's holder last said it was
+	// alive (allocation.go).
+	allocSeen map[sched.JobID]time.Time
 }
 
 // schedStats are the counters sdiag-like output can show.
