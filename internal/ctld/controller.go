@@ -88,6 +88,11 @@ type Controller struct {
 	unixLn net.Listener
 	// reconf carries a checked configuration to the daemon (Reconfigure).
 	reconf chan *conf.Config
+	// looping is set by Start once the loop runs.
+	looping bool
+	// lock is the state directory's lock, held while the controller runs
+	// (statelock.go).
+	lock *os.File
 	srvs   []*http.Server
 	wg     sync.WaitGroup
 
@@ -145,11 +150,18 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	if err := PrepareStateDir(c.opts.StateDir); err != nil {
 		return nil, err
 	}
+	lock, err := lockStateDir(c.opts.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	c.lock = lock
 	if err := c.loadKeys(); err != nil {
+		lock.Close()
 		return nil, err
 	}
 	c.slurmUID = lookupUID(c.cfg.SlurmUser)
 	if err := c.openStore(ctx); err != nil {
+		lock.Close()
 		return nil, err
 	}
 	if err := c.registerCluster(ctx); err != nil {
@@ -198,6 +210,9 @@ func (c *Controller) closeStore() {
 	if c.ownStore {
 		c.store.Close()
 	}
+	if c.lock != nil {
+		c.lock.Close()
+	}
 }
 
 // ClusterKey returns the key agents must sign their requests with.
@@ -227,6 +242,7 @@ func (c *Controller) Start() error {
 	if err := c.listen(); err != nil {
 		return err
 	}
+	c.looping = true
 	go c.loop()
 	c.startResvTimer()   // purges ended reservations (resv.go)
 	c.startNodeSampler() // node state history for sreport (ext_acct.go)
@@ -269,7 +285,9 @@ func (c *Controller) Close() error {
 		cancel()
 	}
 	close(c.stop)
-	<-c.done
+	if c.looping { // a controller whose Start failed has no loop to wait for
+		<-c.done
+	}
 	c.wg.Wait()
 	if c.opts.Listeners == nil {
 		os.Remove(c.opts.Socket)

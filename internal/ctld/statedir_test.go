@@ -1,6 +1,8 @@
 package ctld
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,4 +62,27 @@ func TestPrepareStateDir(t *testing.T) {
 			t.Fatalf("err %v, want a refusal naming %s and the chmod", err, dir)
 		}
 	})
+}
+
+// TestSecondControllerRefused: a second controller on a state directory
+// in use is refused, naming the first one's pid (two would take each
+// other's socket and write one database); once the first closes, the
+// directory can be taken again.
+func TestSecondControllerRefused(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	_, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.ctl.opts.StateDir, Listen: "none"})
+	want := fmt.Sprintf("another controller (pid %d) is using the state directory %s", os.Getpid(), c.ctl.opts.StateDir)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("second controller: %v, want %q", err, want)
+	}
+	c.ctl.Close()
+	again, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.ctl.opts.StateDir, Listen: "none"})
+	if err != nil {
+		t.Fatalf("after the first closed: %v", err)
+	}
+	again.Close() // never started: Close must not wait for a loop
+
+	if st, err := os.Stat(filepath.Join(c.ctl.opts.StateDir, StateLockFile)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("lock file: %v", err)
+	}
 }
