@@ -475,3 +475,25 @@ func TestSqueueUserAndLicenseFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestSqueueEndedReasonList: %R of an ended job, as Slurm 24.11 printed
+// them with squeue -t all -o '%i %j %t %R %r': a timed-out job its
+// reason, a job cancelled while pending nothing, a completed job its nodes.
+func TestSqueueEndedReasonList(t *testing.T) {
+	jobs := []api.JobInfo{
+		{JobID: 16, JobIDStr: "16", ArrayTaskID: -1, Name: "tmo", State: "TIMEOUT", StateShort: "TO",
+			Reason: "TimeLimit", NodeList: "n4"},
+		{JobID: 15, JobIDStr: "15", ArrayTaskID: -1, Name: "pdca", State: "CANCELLED", StateShort: "CA",
+			Reason: "JobHeldUser"},
+		{JobID: 1, JobIDStr: "1", ArrayTaskID: -1, Name: "done", State: "COMPLETED", StateShort: "CD", NodeList: "n1"},
+	}
+	o, err := parseSqueue([]string{"-t", "all", "-h", "-S", "i", "-o", "%i %j %t %R %r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := RenderSqueue(api.JobsResponse{Now: oracleQueueAt, Jobs: jobs}, o)
+	want := "1 done CD n1 None\n15 pdca CA  JobHeldUser\n16 tmo TO (TimeLimit) TimeLimit\n"
+	if err != nil || got != want {
+		t.Errorf("got %q %v, want %q", got, err, want)
+	}
+}
