@@ -64,6 +64,12 @@ func oracleClusterFixture() (api.NodesResponse, api.PartitionsResponse) {
 		n("n4", "IDLE", "idle", "idle", 0, "debug"), n("n5", "IDLE+DRAIN", "drain", "drained", 0, "gpu"),
 		n("n6", "DOWN+NOT_RESPONDING", "down*", "down*", 0, "gpu")}
 	nodes[2].Jobs = 2
+	for i := range nodes {
+		nodes[i].Addr, nodes[i].Hostname, nodes[i].Version = "127.0.0.1", nodes[i].Name, "24.11.5"
+		nodes[i].Arch, nodes[i].OS = "x86_64", "Linux 6.18.44-fc-v657 #1 SMP PREEMPT_DYNAMIC @0"
+		nodes[i].BootTime, nodes[i].LastHeard = oracleClock(16, 30, 10), oracleClock(22, 50, 29)
+	}
+	nodes[4].LoadKnown, nodes[4].CPULoad, nodes[4].FreeMem = true, 3.15, 16620
 	nodes[4].Reason, nodes[4].ReasonUser, nodes[4].ReasonTime = "bad disk", "root", oracleClock(22, 50, 34)
 	nodes[5].Reason, nodes[5].ReasonUser, nodes[5].ReasonTime = "Not responding", "root", oracleClock(22, 51, 3)
 	p := func(name string, def bool, maxTime int64, nodes string, names ...string) api.PartitionRecord {

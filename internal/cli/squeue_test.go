@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,29 +11,6 @@ import (
 
 	"github.com/sluice-hpc/sluice/internal/api"
 )
-
-// ctlGolden compares out with testdata/<cmd>/<name>.golden; regenerate
-// with SLUICE_UPDATE_GOLDEN=1.
-func ctlGolden(t *testing.T, cmd, name, out string) {
-	t.Helper()
-	path := filepath.Join("testdata", cmd, name+".golden")
-	if os.Getenv("SLUICE_UPDATE_GOLDEN") != "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (regenerate with SLUICE_UPDATE_GOLDEN=1)", err)
-	}
-	if string(want) != out {
-		t.Errorf("%s differs\n--- got\n%s--- want\n%s", path, out, want)
-	}
-}
 
 // fixtureNow is the controller clock of the fixtures (local time, so the
 // rendered wall clock does not depend on TZ).
@@ -104,11 +79,15 @@ func oracleQueueFixture() api.JobsResponse {
 		u := users[user]
 		return api.JobInfo{JobID: id, JobIDStr: fixtureID(id), ArrayTaskID: -1, Name: name, User: user, UID: u.uid,
 			Group: user, GID: u.uid, Account: u.account, QOS: "normal", Partition: part, State: state,
-			StateShort: short, SubmitTime: submit, EligibleTime: submit, TimeLimitSec: 3600, NumNodes: 1,
-			NumCPUs: 1, NumTasks: 1, CPUsPerTask: 1, ExitCode: "0:0", WorkDir: "/var/tmp/slurm-oracle-h1/jobs"}
+			StateShort: short, SubmitTime: submit, EligibleTime: submit, AccrueTime: submit, LastSchedEval: submit,
+			TimeLimitSec: 3600, NumNodes: 1, NumCPUs: 1, NumTasks: 1, CPUsPerTask: 1, ExitCode: "0:0", Requeue: true,
+			MinMemoryMB: 1000, MemPerCPU: true, ReqTRES: "cpu=1,mem=1000M,node=1,billing=1", AllocNode: "localhost",
+			AllocSID: 4045, WorkDir: "/var/tmp/slurm-oracle-h1/jobs", StdErr: "/dev/null", StdIn: "/dev/null",
+			StdOut: "/dev/null"}
 	}
 	ran := func(j *api.JobInfo, start, end time.Time, nodes string) {
 		j.StartTime, j.EndTime, j.NodeList, j.BatchHost = start, end, nodes, nodes
+		j.LastSchedEval, j.PreemptEligibleTime, j.AllocTRES = start, start, j.ReqTRES
 	}
 	done := job(1, "done", "alice", "debug", "COMPLETED", "CD", oracleClock(22, 50, 35))
 	ran(&done, oracleClock(22, 50, 36), oracleClock(22, 50, 38), "n1")
@@ -118,20 +97,23 @@ func oracleQueueFixture() api.JobsResponse {
 	train := job(3, "train", "alice", "debug", "RUNNING", "R", oracleClock(22, 51, 0))
 	ran(&train, oracleClock(22, 51, 1), oracleClock(23, 51, 1), "n[1-2]")
 	train.BatchHost, train.NumNodes, train.NumCPUs, train.NumTasks, train.Priority = "n1", 2, 16, 16, 625
+	train.ReqTRES, train.AllocTRES = "cpu=16,mem=16000M,node=2,billing=16", "cpu=16,mem=16000M,node=2,billing=16"
 	sweep := job(4, "sweep", "charlie", "debug", "PENDING", "PD", oracleClock(22, 51, 6))
 	sweep.JobIDStr, sweep.ArrayJobID, sweep.ArrayTasks, sweep.ArrayThrottle = "4_[3-5%2]", 4, "3-5%2", 2
 	sweep.Reason, sweep.Priority, sweep.TimeLimitSec, sweep.EligibleTime = "JobArrayTaskLimit", 33372, 1800, time.Time{}
+	sweep.AccrueTime, sweep.LastSchedEval = oracleClock(22, 51, 7), oracleClock(22, 51, 7)
 	jobs := []api.JobInfo{done, fail, train, sweep}
 	for task := range int32(2) {
 		t := job(5+uint32(task), "sweep", "charlie", "debug", "RUNNING", "R", oracleClock(22, 51, 6))
 		t.JobIDStr, t.ArrayJobID, t.ArrayTaskID, t.ArrayThrottle = fmt.Sprintf("4_%d", task+1), 4, task+1, 2
 		ran(&t, oracleClock(22, 51, 7), oracleClock(23, 21, 7), "n3")
-		t.TimeLimitSec, t.Priority = 1800, 39
+		t.TimeLimitSec, t.Priority, t.EligibleTime, t.AccrueTime = 1800, 39, oracleClock(22, 51, 7), oracleClock(22, 51, 7)
 		jobs = append(jobs, t)
 	}
 	big := job(7, "big", "bob", "debug", "PENDING", "PD", oracleClock(22, 51, 12))
 	big.Reason, big.Priority, big.ExpectedStart, big.SchedNodes = "Resources", 50625, oracleClock(23, 21, 7), "n[3-4]"
 	big.NumNodes, big.MaxNodes, big.NumCPUs, big.NumTasks = 2, 2, 16, 16
+	big.ReqTRES, big.LastSchedEval = "cpu=16,mem=16000M,node=2,billing=16", oracleClock(22, 51, 29)
 	held := job(8, "held", "alice", "gpu", "PENDING", "PD", oracleClock(22, 51, 12))
 	held.Reason, held.Hold, held.TimeLimitSec = "JobHeldUser", "user", api.TimeInfinite
 	pinned := job(9, "pinned", "dave", "gpu", "PENDING", "PD", oracleClock(22, 51, 12))
