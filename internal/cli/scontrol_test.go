@@ -38,79 +38,79 @@ func TestScontrolShowOracle(t *testing.T) {
 		{"job-pending", JobRecordLines(job(7), oracleQueueAt.Add(3*time.Second)), true,
 			"Slurm prints Scheduler=Backfill:* for a job backfill last evaluated; Sluice always prints Scheduler=Main",
 			"JobId=7 JobName=big\n   UserId=bob(1002) GroupId=bob(1002) MCS_label=N/A\n" +
-			"   Priority=50625 Nice=0 Account=research QOS=normal\n" +
-			"   JobState=PENDING Reason=Resources Dependency=(null)\n" +
-			"   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n" +
-			"   RunTime=00:00:00 TimeLimit=01:00:00 TimeMin=N/A\n" +
-			"   SubmitTime=2026-11-26T22:51:12 EligibleTime=2026-11-26T22:51:12\n   AccrueTime=2026-11-26T22:51:12\n" +
-			"   StartTime=2026-11-26T23:21:07 EndTime=2026-11-27T00:21:07 Deadline=N/A\n" +
-			"   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-26T22:51:29 Scheduler=Backfill:*\n" +
-			"   Partition=debug AllocNode:Sid=localhost:4045\n   ReqNodeList=(null) ExcNodeList=(null)\n" +
-			"   NodeList= SchedNodeList=n[3-4]\n" +
-			"   NumNodes=2-2 NumCPUs=16 NumTasks=16 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n" +
-			"   ReqTRES=cpu=16,mem=16000M,node=2,billing=16\n   AllocTRES=(null)\n" +
-			"   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n" +
-			"   MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0\n   Features=(null) DelayBoot=00:00:00\n" +
-			"   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n   Command=(null)\n" +
-			"   WorkDir=/var/tmp/slurm-oracle-h1/jobs\n   StdErr=/dev/null\n   StdIn=/dev/null\n" +
-			"   StdOut=/dev/null\n   \n\n"},
+				"   Priority=50625 Nice=0 Account=research QOS=normal\n" +
+				"   JobState=PENDING Reason=Resources Dependency=(null)\n" +
+				"   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n" +
+				"   RunTime=00:00:00 TimeLimit=01:00:00 TimeMin=N/A\n" +
+				"   SubmitTime=2026-11-26T22:51:12 EligibleTime=2026-11-26T22:51:12\n   AccrueTime=2026-11-26T22:51:12\n" +
+				"   StartTime=2026-11-26T23:21:07 EndTime=2026-11-27T00:21:07 Deadline=N/A\n" +
+				"   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-26T22:51:29 Scheduler=Backfill:*\n" +
+				"   Partition=debug AllocNode:Sid=localhost:4045\n   ReqNodeList=(null) ExcNodeList=(null)\n" +
+				"   NodeList= SchedNodeList=n[3-4]\n" +
+				"   NumNodes=2-2 NumCPUs=16 NumTasks=16 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n" +
+				"   ReqTRES=cpu=16,mem=16000M,node=2,billing=16\n   AllocTRES=(null)\n" +
+				"   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n" +
+				"   MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0\n   Features=(null) DelayBoot=00:00:00\n" +
+				"   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n   Command=(null)\n" +
+				"   WorkDir=/var/tmp/slurm-oracle-h1/jobs\n   StdErr=/dev/null\n   StdIn=/dev/null\n" +
+				"   StdOut=/dev/null\n   \n\n"},
 		{"job-running", JobRecordLines(job(3), oracleQueueAt.Add(3*time.Second)), true, "",
 			"JobId=3 JobName=train\n   UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A\n" +
-			"   Priority=625 Nice=0 Account=research QOS=normal\n   JobState=RUNNING Reason=None Dependency=(null)\n" +
-			"   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n" +
-			"   RunTime=00:00:34 TimeLimit=01:00:00 TimeMin=N/A\n" +
-			"   SubmitTime=2026-11-26T22:51:00 EligibleTime=2026-11-26T22:51:00\n   AccrueTime=2026-11-26T22:51:00\n" +
-			"   StartTime=2026-11-26T22:51:01 EndTime=2026-11-26T23:51:01 Deadline=N/A\n" +
-			"   PreemptEligibleTime=2026-11-26T22:51:01 PreemptTime=None\n" +
-			"   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-26T22:51:01 Scheduler=Main\n" +
-			"   Partition=debug AllocNode:Sid=localhost:4045\n   ReqNodeList=(null) ExcNodeList=(null)\n" +
-			"   NodeList=n[1-2]\n   BatchHost=n1\n" +
-			"   NumNodes=2 NumCPUs=16 NumTasks=16 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n" +
-			"   ReqTRES=cpu=16,mem=16000M,node=2,billing=16\n   AllocTRES=cpu=16,mem=16000M,node=2,billing=16\n" +
-			"   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n" +
-			"   MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0\n   Features=(null) DelayBoot=00:00:00\n" +
-			"   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n   Command=(null)\n" +
-			"   WorkDir=/var/tmp/slurm-oracle-h1/jobs\n   StdErr=/dev/null\n   StdIn=/dev/null\n" +
-			"   StdOut=/dev/null\n   \n\n"},
+				"   Priority=625 Nice=0 Account=research QOS=normal\n   JobState=RUNNING Reason=None Dependency=(null)\n" +
+				"   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n" +
+				"   RunTime=00:00:34 TimeLimit=01:00:00 TimeMin=N/A\n" +
+				"   SubmitTime=2026-11-26T22:51:00 EligibleTime=2026-11-26T22:51:00\n   AccrueTime=2026-11-26T22:51:00\n" +
+				"   StartTime=2026-11-26T22:51:01 EndTime=2026-11-26T23:51:01 Deadline=N/A\n" +
+				"   PreemptEligibleTime=2026-11-26T22:51:01 PreemptTime=None\n" +
+				"   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-26T22:51:01 Scheduler=Main\n" +
+				"   Partition=debug AllocNode:Sid=localhost:4045\n   ReqNodeList=(null) ExcNodeList=(null)\n" +
+				"   NodeList=n[1-2]\n   BatchHost=n1\n" +
+				"   NumNodes=2 NumCPUs=16 NumTasks=16 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n" +
+				"   ReqTRES=cpu=16,mem=16000M,node=2,billing=16\n   AllocTRES=cpu=16,mem=16000M,node=2,billing=16\n" +
+				"   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n" +
+				"   MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0\n   Features=(null) DelayBoot=00:00:00\n" +
+				"   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n   Command=(null)\n" +
+				"   WorkDir=/var/tmp/slurm-oracle-h1/jobs\n   StdErr=/dev/null\n   StdIn=/dev/null\n" +
+				"   StdOut=/dev/null\n   \n\n"},
 		{"job-array", JobRecordLines(job(4), oracleQueueAt.Add(3*time.Second)), true, "",
 			"JobId=4 ArrayJobId=4 ArrayTaskId=3-5%2 ArrayTaskThrottle=2 JobName=sweep\n" +
-			"   UserId=charlie(1003) GroupId=charlie(1003) MCS_label=N/A\n" +
-			"   Priority=33372 Nice=0 Account=research QOS=normal\n" +
-			"   JobState=PENDING Reason=JobArrayTaskLimit Dependency=(null)\n" +
-			"   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n" +
-			"   RunTime=00:00:00 TimeLimit=00:30:00 TimeMin=N/A\n" +
-			"   SubmitTime=2026-11-26T22:51:06 EligibleTime=Unknown\n   AccrueTime=2026-11-26T22:51:07\n" +
-			"   StartTime=Unknown EndTime=Unknown Deadline=N/A\n" +
-			"   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-26T22:51:07 Scheduler=Main\n" +
-			"   Partition=debug AllocNode:Sid=localhost:4045\n   ReqNodeList=(null) ExcNodeList=(null)\n" +
-			"   NodeList=\n   NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n" +
-			"   ReqTRES=cpu=1,mem=1000M,node=1,billing=1\n   AllocTRES=(null)\n" +
-			"   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n" +
-			"   MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0\n   Features=(null) DelayBoot=00:00:00\n" +
-			"   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n   Command=(null)\n" +
-			"   WorkDir=/var/tmp/slurm-oracle-h1/jobs\n   StdErr=/dev/null\n   StdIn=/dev/null\n" +
-			"   StdOut=/dev/null\n   \n\n"},
+				"   UserId=charlie(1003) GroupId=charlie(1003) MCS_label=N/A\n" +
+				"   Priority=33372 Nice=0 Account=research QOS=normal\n" +
+				"   JobState=PENDING Reason=JobArrayTaskLimit Dependency=(null)\n" +
+				"   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n" +
+				"   RunTime=00:00:00 TimeLimit=00:30:00 TimeMin=N/A\n" +
+				"   SubmitTime=2026-11-26T22:51:06 EligibleTime=Unknown\n   AccrueTime=2026-11-26T22:51:07\n" +
+				"   StartTime=Unknown EndTime=Unknown Deadline=N/A\n" +
+				"   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-26T22:51:07 Scheduler=Main\n" +
+				"   Partition=debug AllocNode:Sid=localhost:4045\n   ReqNodeList=(null) ExcNodeList=(null)\n" +
+				"   NodeList=\n   NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n" +
+				"   ReqTRES=cpu=1,mem=1000M,node=1,billing=1\n   AllocTRES=(null)\n" +
+				"   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n" +
+				"   MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0\n   Features=(null) DelayBoot=00:00:00\n" +
+				"   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n   Command=(null)\n" +
+				"   WorkDir=/var/tmp/slurm-oracle-h1/jobs\n   StdErr=/dev/null\n   StdIn=/dev/null\n" +
+				"   StdOut=/dev/null\n   \n\n"},
 		{"node-drain", NodeRecordLines(&nodes.Nodes[4]), false, "",
 			"NodeName=n5 Arch=x86_64 CoresPerSocket=8 \n   CPUAlloc=0 CPUEfctv=8 CPUTot=8 CPULoad=3.15\n" +
-			"   AvailableFeatures=(null)\n   ActiveFeatures=(null)\n   Gres=gpu:4\n" +
-			"   NodeAddr=127.0.0.1 NodeHostName=n5 Version=24.11.5\n" +
-			"   OS=Linux 6.18.44-fc-v657 #1 SMP PREEMPT_DYNAMIC @0 \n" +
-			"   RealMemory=64000 AllocMem=0 FreeMem=16620 Sockets=1 Boards=1\n" +
-			"   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n   Partitions=gpu \n" +
-			"   BootTime=2026-11-26T16:30:10 SlurmdStartTime=2026-11-26T16:30:10\n" +
-			"   LastBusyTime=2026-11-26T22:50:29 ResumeAfterTime=None\n" +
-			"   CfgTRES=cpu=8,mem=62.50G,billing=8,gres/gpu=4\n   AllocTRES=\n   CurrentWatts=0 AveWatts=0\n   \n" +
-			"   Reason=bad disk [root@2026-11-26T22:50:34]\n\n"},
+				"   AvailableFeatures=(null)\n   ActiveFeatures=(null)\n   Gres=gpu:4\n" +
+				"   NodeAddr=127.0.0.1 NodeHostName=n5 Version=24.11.5\n" +
+				"   OS=Linux 6.18.44-fc-v657 #1 SMP PREEMPT_DYNAMIC @0 \n" +
+				"   RealMemory=64000 AllocMem=0 FreeMem=16620 Sockets=1 Boards=1\n" +
+				"   State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A\n   Partitions=gpu \n" +
+				"   BootTime=2026-11-26T16:30:10 SlurmdStartTime=2026-11-26T16:30:10\n" +
+				"   LastBusyTime=2026-11-26T22:50:29 ResumeAfterTime=None\n" +
+				"   CfgTRES=cpu=8,mem=62.50G,billing=8,gres/gpu=4\n   AllocTRES=\n   CurrentWatts=0 AveWatts=0\n   \n" +
+				"   Reason=bad disk [root@2026-11-26T22:50:34]\n\n"},
 		{"partition", PartitionRecordLines(&parts.Partitions[0]), false, "",
 			"PartitionName=debug\n   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n" +
-			"   AllocNodes=ALL Default=YES QoS=N/A\n" +
-			"   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO ExclusiveTopo=NO GraceTime=0 Hidden=NO\n" +
-			"   MaxNodes=UNLIMITED MaxTime=01:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED MaxCPUsPerSocket=UNLIMITED\n" +
-			"   Nodes=n[1-4]\n   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n" +
-			"   OverTimeLimit=NONE PreemptMode=REQUEUE\n" +
-			"   State=UP TotalCPUs=32 TotalNodes=4 SelectTypeParameters=NONE\n   JobDefaults=(null)\n" +
-			"   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n" +
-			"   TRES=cpu=32,mem=250G,node=4,billing=32,gres/gpu=16\n\n"},
+				"   AllocNodes=ALL Default=YES QoS=N/A\n" +
+				"   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO ExclusiveTopo=NO GraceTime=0 Hidden=NO\n" +
+				"   MaxNodes=UNLIMITED MaxTime=01:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED MaxCPUsPerSocket=UNLIMITED\n" +
+				"   Nodes=n[1-4]\n   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n" +
+				"   OverTimeLimit=NONE PreemptMode=REQUEUE\n" +
+				"   State=UP TotalCPUs=32 TotalNodes=4 SelectTypeParameters=NONE\n   JobDefaults=(null)\n" +
+				"   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n" +
+				"   TRES=cpu=32,mem=250G,node=4,billing=32,gres/gpu=16\n\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
