@@ -218,7 +218,7 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 			keys = "S"
 		}
 	}
-	sortJobs(jobs, keys, res.Now, o.jobs != "")
+	sortJobs(jobs, keys, res.Now, len(splitComma(o.jobs)) == 1)
 	if o.formatLong != "" {
 		return renderFields(jobs, o.formatLong, !o.noHeader, res.Now)
 	}
@@ -382,7 +382,7 @@ func jobMatches(j api.JobInfo, list string) bool {
 }
 
 // namedTasks is the tasks of an array's pending record that the -j list
-// names one by one ("12_4"); none when the list names the whole array.
+// names one by one ("12_4"), in increasing order.
 func namedTasks(j api.JobInfo, list string) []int32 {
 	if j.ArrayJobID == 0 || j.ArrayTaskID >= 0 {
 		return nil
@@ -391,30 +391,48 @@ func namedTasks(j api.JobInfo, list string) []int32 {
 	for _, id := range splitComma(list) {
 		base, task, hasTask := strings.Cut(id, "_")
 		n, err := strconv.ParseUint(base, 10, 32)
-		if err != nil || uint64(j.ArrayJobID) != n {
+		if err != nil || !hasTask || uint64(j.ArrayJobID) != n {
 			continue
 		}
 		t, err := strconv.Atoi(task)
-		if !hasTask {
-			return nil
-		}
 		if err == nil && taskInSet(j.ArrayTasks, t) && !slices.Contains(tasks, int32(t)) {
 			tasks = append(tasks, int32(t))
 		}
 	}
+	slices.Sort(tasks)
 	return tasks
 }
 
-// pendingTasks is the lines of tasks of an array's pending record: squeue
-// -j 4_4 prints the task alone ("4_4"), not the record (Slurm 24.11).
+// pendingTasks narrows an array's pending record to the tasks -j names,
+// even when -j names the whole array too (Slurm 24.11: squeue -j 4_4
+// prints "4_4", -j 4_3,4_5 "4_[3,5]" without the throttle, -j 4_4,4
+// "4_4" and the running tasks).
 func pendingTasks(j api.JobInfo, tasks []int32) []api.JobInfo {
-	var out []api.JobInfo
-	for _, t := range tasks {
-		c := j
-		c.ArrayTaskID, c.JobIDStr = t, fmt.Sprintf("%d_%d", j.ArrayJobID, t)
-		out = append(out, c)
+	if len(tasks) == 1 {
+		j.ArrayTaskID, j.JobIDStr = tasks[0], fmt.Sprintf("%d_%d", j.ArrayJobID, tasks[0])
+		return []api.JobInfo{j}
 	}
-	return out
+	j.ArrayTasks, j.ArrayThrottle = foldTasks(tasks), 0
+	j.JobIDStr = fmt.Sprintf("%d_[%s]", j.ArrayJobID, j.ArrayTasks)
+	return []api.JobInfo{j}
+}
+
+// foldTasks writes increasing task ids as Slurm's set: "3-5", "3,5".
+func foldTasks(tasks []int32) string {
+	var parts []string
+	for i := 0; i < len(tasks); {
+		k := i
+		for k+1 < len(tasks) && tasks[k+1] == tasks[k]+1 {
+			k++
+		}
+		if k > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", tasks[i], tasks[k]))
+		} else {
+			parts = append(parts, strconv.Itoa(int(tasks[i])))
+		}
+		i = k + 1
+	}
+	return strings.Join(parts, ",")
 }
 
 // taskInSet reports whether t is in a printed task set "1-5,7%2".
@@ -503,8 +521,9 @@ func sortJobs(jobs []api.JobInfo, keys string, now time.Time, byID bool) {
 // tieOrder puts the newer job record first (oracle: -S t lists held jobs
 // 13, 12, 11). The tasks of one array keep their task order (oracle: 4_1
 // before 4_2, ids 5 and 6; squeue -r expands a record in order), except
-// that the running tasks of an array named by -j come newest first, as
-// slurmctld returns them (oracle: squeue -j 1 lists 1_2, 1_1, 1_0).
+// that the running tasks of the one array -j names come newest first, as
+// slurmctld returns a single job's records (oracle: squeue -j 1 lists 1_2,
+// 1_1, 1_0; squeue -j 4_4,4 lists 4_1, 4_2).
 func tieOrder(a, b *api.JobInfo, byID bool) bool {
 	if a.JobID == b.JobID {
 		return taskKey(a) < taskKey(b)

@@ -458,6 +458,32 @@ func TestSqueueUserAndLicenseFilters(t *testing.T) {
 	}
 }
 
+// TestSqueueNamedTasks: -j naming tasks of an array's pending record
+// narrows the record to them, as Slurm 24.11's squeue printed on
+// oracleQueueFixture's array 4 (pending 4_[3-5%2], running 4_1 and 4_2)
+// with -o '%i %K %t'.
+func TestSqueueNamedTasks(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-j", "4_3,4_5"}, "4_[3,5] 3,5 PD\n"},
+		{[]string{"-j", "4_3,4_4"}, "4_[3-4] 3-4 PD\n"},
+		{[]string{"-j", "4_5,4_3,4_4"}, "4_[3-5] 3-5 PD\n"},
+		{[]string{"-j", "4_4,4"}, "4_4 4 PD\n4_1 1 R\n4_2 2 R\n"},
+		{[]string{"-j", "4_1,4_4"}, "4_4 4 PD\n4_1 1 R\n"},
+		{[]string{"-r", "-j", "4_3,4_5"}, "4_3 3 PD\n4_5 5 PD\n"},
+	} {
+		o, err := parseSqueue(append([]string{"-h", "-o", "%i %K %t"}, c.args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := RenderSqueue(oracleQueueFixture(), o); err != nil || got != c.want {
+			t.Errorf("squeue %q: %q %v, want %q", c.args, got, err, c.want)
+		}
+	}
+}
+
 // TestSqueueEndedReasonList: %R of an ended job, as Slurm 24.11 printed
 // them with squeue -t all -o '%i %j %t %R %r': a timed-out job its
 // reason, a job cancelled while pending nothing, a completed job its nodes.
