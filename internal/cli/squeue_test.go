@@ -56,7 +56,9 @@ func oracleClock(h, m, s int) time.Time { return time.Date(2026, 11, 26, h, m, s
 // oracleQueueFixture is the queue Slurm 24.11 had when TestSqueueOracle's
 // expectations were recorded, on 6 nodes (8 CPUs each) in partitions debug
 // (n[1-4], MaxTime=60, default) and gpu (n[5-6]; n5 drained, n6 not
-// responding):
+// responding). The oracle: `oracle.sh up --nodes 6` with SlurmdTimeout=10
+// and those two PartitionName lines; accounts research (alice, bob,
+// charlie) and physics (bob, dave), QOS high added to dave's; then
 //
 //	alice$ sbatch -J done --wrap 'srun hostname; sleep 2'      # 1, completed
 //	bob$ sbatch -J fail -A physics --wrap 'sleep 1; exit 1'     # 2, failed
