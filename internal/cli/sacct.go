@@ -304,7 +304,14 @@ func onJobLine(f func(*sacctRow) string) func(*sacctRow) string {
 const (
 	sacctDefaultFields = "jobid,jobname,partition,account,alloccpus,state,exitcode"
 	sacctBriefFields   = "jobid,state,exitcode"
-	sacctLongFields    = "jobid,jobidraw,jobname,partition,ncpus,reqcpus,alloccpus,elapsed,state,exitcode,reqmem,reqtres,alloctres,nnodes,nodelist"
+	// sacctLongFields is -l's list as Slurm 24.11's sacct prints it (oracle: sacct -l -j 1).
+	sacctLongFields = "jobid,jobidraw,jobname,partition,maxvmsize,maxvmsizenode,maxvmsizetask,avevmsize,maxrss," +
+		"maxrssnode,maxrsstask,averss,maxpages,maxpagesnode,maxpagestask,avepages,mincpu,mincpunode,mincputask,avecpu," +
+		"ntasks,alloccpus,elapsed,state,exitcode,avecpufreq,reqcpufreqmin,reqcpufreqmax,reqcpufreqgov,reqmem," +
+		"consumedenergy,maxdiskread,maxdiskreadnode,maxdiskreadtask,avediskread,maxdiskwrite,maxdiskwritenode," +
+		"maxdiskwritetask,avediskwrite,reqtres,alloctres,tresusageinave,tresusageinmax,tresusageinmaxnode," +
+		"tresusageinmaxtask,tresusageinmin,tresusageinminnode,tresusageinmintask,tresusageintot,tresusageoutmax," +
+		"tresusageoutmaxnode,tresusageoutmaxtask,tresusageoutave,tresusageouttot"
 )
 
 func sacctHelpFormat() string {

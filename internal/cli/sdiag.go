@@ -122,6 +122,7 @@ func RenderSdiag(s *api.SdiagResponse, loc *time.Location, latencyUS int64) stri
 	fmt.Fprintf(&b, "Data since      %s\n", sdiagTime(s.ResetTime, loc))
 	fmt.Fprintln(&b, stars)
 	fmt.Fprintf(&b, "Server thread count:  %d\n", s.ServerThreads)
+	fmt.Fprintf(&b, "RPC queue enabled:    %d\n", 0)
 	fmt.Fprintf(&b, "Agent queue size:     %d\n", s.AgentQueue)
 	fmt.Fprintf(&b, "Agent count:          %d\n", s.AgentQueue)
 	fmt.Fprintf(&b, "Agent thread count:   %d\n", s.AgentQueue)
@@ -142,6 +143,7 @@ func RenderSdiag(s *api.SdiagResponse, loc *time.Location, latencyUS int64) stri
 	fmt.Fprintf(&b, "\tMean depth cycle:  %d\n", sdiagMean(s.TotalDepth, s.Cycles))
 	fmt.Fprintf(&b, "\tCycles per minute: %d\n", s.CyclesPerMin)
 	fmt.Fprintf(&b, "\tLast queue length: %d\n\n", s.LastQueueLen)
+	sdiagMainExits(&b, s)
 	fmt.Fprintln(&b, "Backfilling stats")
 	fmt.Fprintf(&b, "\tTotal backfilled jobs (since last slurm start): %d\n", s.BfTotalJobs)
 	fmt.Fprintf(&b, "\tTotal backfilled jobs (since last stats cycle start): %d\n", s.BfJobsSinceReset)
@@ -154,14 +156,39 @@ func RenderSdiag(s *api.SdiagResponse, loc *time.Location, latencyUS int64) stri
 	fmt.Fprintf(&b, "\tLast depth cycle: %d\n", s.BfLastDepth)
 	fmt.Fprintf(&b, "\tLast depth cycle (try sched): %d\n", s.BfLastDepth)
 	fmt.Fprintf(&b, "\tDepth Mean: %d\n", sdiagMean(s.BfTotalDepth, s.BfCycles))
-	fmt.Fprintf(&b, "\tDepth Mean (try sched): %d\n", sdiagMean(s.BfTotalDepth, s.BfCycles))
+	fmt.Fprintf(&b, "\tDepth Mean (try depth): %d\n", sdiagMean(s.BfTotalDepth, s.BfCycles))
 	fmt.Fprintf(&b, "\tLast queue length: %d\n", s.BfLastQueueLen)
 	fmt.Fprintf(&b, "\tQueue length mean: %d\n", sdiagMean(s.BfTotalQueueLen, s.BfCycles))
 	fmt.Fprintf(&b, "\tLast table size: %d\n", s.BfLastDepth)
 	fmt.Fprintf(&b, "\tMean table size: %d\n\n", sdiagMean(s.BfTotalDepth, s.BfCycles))
+	sdiagBackfillExits(&b, s)
 	fmt.Fprintf(&b, "Latency for 1000 calls to gettimeofday(): %d microseconds\n", latencyUS)
 	renderRPCs(&b, s)
 	return b.String()
+}
+
+// sdiagMainExits is Slurm 24.11's "Main scheduler exit:" section: why
+// each cycle ended. Sluice's cycles always reach the end of the queue.
+func sdiagMainExits(b *strings.Builder, s *api.SdiagResponse) {
+	fmt.Fprintln(b, "Main scheduler exit:")
+	fmt.Fprintf(b, "\tEnd of job queue:%d\n", s.Cycles) // no blank after the colon, as Slurm
+	for _, l := range []string{"Hit default_queue_depth", "Hit sched_max_job_start", "Blocked on licenses",
+		"Hit max_rpc_cnt", "Timeout (max_sched_time)"} {
+		fmt.Fprintf(b, "\t%s: 0\n", l)
+	}
+	fmt.Fprintln(b)
+}
+
+// sdiagBackfillExits is Slurm 24.11's "Backfill exit" section; Sluice's
+// backfill cycles always reach the end of the queue.
+func sdiagBackfillExits(b *strings.Builder, s *api.SdiagResponse) {
+	fmt.Fprintln(b, "Backfill exit")
+	fmt.Fprintf(b, "\tEnd of job queue: %d\n", s.BfCycles)
+	for _, l := range []string{"Hit bf_max_job_start", "Hit bf_max_job_test", "System state changed",
+		"Hit table size limit (bf_node_space_size)", "Timeout (bf_max_time)"} {
+		fmt.Fprintf(b, "\t%s: 0\n", l)
+	}
+	fmt.Fprintln(b)
 }
 
 // renderRPCs writes sdiag's call tables in its columns (name padded to

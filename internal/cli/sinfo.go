@@ -373,9 +373,8 @@ func checkSinfoStates(states string) error {
 
 // stateWanted applies sinfo -t: a node matches a ','-list when it has
 // one of the states, an '&'-list when it has all of them. A state is the
-// node's base state (IDLE, MIXED, ALLOCATED, DOWN, FUTURE, UNKNOWN; a
-// draining or failing node is not IDLE, MIXED or ALLOCATED, as sinfo
-// shows it) or one of its flags (DRAIN, FAIL, COMPLETING, NO_RESPOND,
+// node's base state (IDLE, MIXED, ALLOCATED, DOWN, FUTURE, UNKNOWN; see
+// nodeHasState) or one of its flags (DRAIN, FAIL, COMPLETING, NO_RESPOND,
 // PLANNED, MAINT, RESERVED), whether it responds or not, as sinfo(1) says.
 func stateWanted(n *api.NodeRecord, states string) bool {
 	if states == "" {
@@ -417,21 +416,21 @@ func nodeStateSet(n *api.NodeRecord) map[string]bool {
 	return have
 }
 
-// nodeHasState reports whether the state set has sinfo state s.
+// nodeHasState reports whether the state set has sinfo state s. A
+// draining or drained node is selected by its base state too, and a mixed
+// node by alloc (Slurm 24.11: -t idle lists a drained idle node, -t alloc
+// a mixed one, -t mix&drain a draining mixed one).
 func nodeHasState(have map[string]bool, s string) bool {
 	busy := have["ALLOCATED"] || have["MIXED"]
-	// A draining or failing node shows (and is selected) as such, not by
-	// its base state.
-	usable := !have["DRAIN"] && !have["FAIL"]
 	switch s {
 	case "ALL":
 		return true
 	case "ALLOC", "ALLOCATED":
-		return have["ALLOCATED"] && usable
+		return busy
 	case "MIX", "MIXED":
-		return have["MIXED"] && usable
+		return have["MIXED"]
 	case "IDLE":
-		return have["IDLE"] && usable
+		return have["IDLE"]
 	case "DOWN", "FUTURE", "UNKNOWN", "PLANNED", "FAIL":
 		return have[s]
 	case "FUTR":
@@ -587,7 +586,7 @@ func sinfoField(r *sinfoRow, c byte) string {
 	case 'Z':
 		return strconv.Itoa(n.Threads)
 	case 'i':
-		return "none"
+		return "" // no node reservation (Slurm 24.11's sinfo -l leaves it blank)
 	case 'p':
 		return strconv.Itoa(int(p.PriorityTier))
 	case 'V':

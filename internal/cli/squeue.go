@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -217,7 +218,7 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 			keys = "S"
 		}
 	}
-	sortJobs(jobs, keys, res.Now)
+	sortJobs(jobs, keys, res.Now, len(splitComma(o.jobs)) == 1)
 	if o.formatLong != "" {
 		return renderFields(jobs, o.formatLong, !o.noHeader, res.Now)
 	}
@@ -288,6 +289,9 @@ func filterJobs(all []api.JobInfo, o *squeueOpts) ([]api.JobInfo, error) {
 			// that completed is not shown (Slurm 24.11).
 			continue
 		case o.jobs != "" && !jobMatches(j, o.jobs):
+			continue
+		case o.jobs != "" && len(namedTasks(j, o.jobs)) > 0:
+			out = append(out, pendingTasks(j, namedTasks(j, o.jobs))...)
 			continue
 		case o.users != "" && !inList(o.users, j.User, strconv.FormatUint(uint64(j.UID), 10)):
 			continue
@@ -377,6 +381,60 @@ func jobMatches(j api.JobInfo, list string) bool {
 	return false
 }
 
+// namedTasks is the tasks of an array's pending record that the -j list
+// names one by one ("12_4"), in increasing order.
+func namedTasks(j api.JobInfo, list string) []int32 {
+	if j.ArrayJobID == 0 || j.ArrayTaskID >= 0 {
+		return nil
+	}
+	var tasks []int32
+	for _, id := range splitComma(list) {
+		base, task, hasTask := strings.Cut(id, "_")
+		n, err := strconv.ParseUint(base, 10, 32)
+		if err != nil || !hasTask || uint64(j.ArrayJobID) != n {
+			continue
+		}
+		t, err := strconv.Atoi(task)
+		if err == nil && taskInSet(j.ArrayTasks, t) && !slices.Contains(tasks, int32(t)) {
+			tasks = append(tasks, int32(t))
+		}
+	}
+	slices.Sort(tasks)
+	return tasks
+}
+
+// pendingTasks narrows an array's pending record to the tasks -j names,
+// even when -j names the whole array too (Slurm 24.11: squeue -j 4_4
+// prints "4_4", -j 4_3,4_5 "4_[3,5]" without the throttle, -j 4_4,4
+// "4_4" and the running tasks).
+func pendingTasks(j api.JobInfo, tasks []int32) []api.JobInfo {
+	if len(tasks) == 1 {
+		j.ArrayTaskID, j.JobIDStr = tasks[0], fmt.Sprintf("%d_%d", j.ArrayJobID, tasks[0])
+		return []api.JobInfo{j}
+	}
+	j.ArrayTasks, j.ArrayThrottle = foldTasks(tasks), 0
+	j.JobIDStr = fmt.Sprintf("%d_[%s]", j.ArrayJobID, j.ArrayTasks)
+	return []api.JobInfo{j}
+}
+
+// foldTasks writes increasing task ids as Slurm's set: "3-5", "3,5".
+func foldTasks(tasks []int32) string {
+	var parts []string
+	for i := 0; i < len(tasks); {
+		k := i
+		for k+1 < len(tasks) && tasks[k+1] == tasks[k]+1 {
+			k++
+		}
+		if k > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", tasks[i], tasks[k]))
+		} else {
+			parts = append(parts, strconv.Itoa(int(tasks[i])))
+		}
+		i = k + 1
+	}
+	return strings.Join(parts, ",")
+}
+
 // taskInSet reports whether t is in a printed task set "1-5,7%2".
 func taskInSet(set string, t int) bool {
 	set, _, _ = strings.Cut(set, "%")
@@ -429,7 +487,7 @@ func expandArrays(jobs []api.JobInfo) []api.JobInfo {
 // sortJobs applies squeue's --sort keys (a leading '-' reverses a key);
 // ties list the newest job first, as Slurm 24.11's squeue does (checked on
 // the oracle: held jobs 1-4 of equal priority print 4, 3, 2, 1).
-func sortJobs(jobs []api.JobInfo, keys string, now time.Time) {
+func sortJobs(jobs []api.JobInfo, keys string, now time.Time, byID bool) {
 	ks := splitComma(keys)
 	sort.SliceStable(jobs, func(a, b int) bool {
 		for _, k := range ks {
@@ -449,19 +507,40 @@ func sortJobs(jobs []api.JobInfo, keys string, now time.Time) {
 			if c != 0 {
 				return c < 0 != desc
 			}
+			if k[0] == 'S' {
+				// equal start times (N/A included) list the older job
+				// first whichever the direction (oracle: -S S and -S -S
+				// both print unplanned jobs 8, 9, 11, 12, 13)
+				return startTie(&jobs[a], &jobs[b])
+			}
 		}
-		return tieOrder(&jobs[a], &jobs[b])
+		return tieOrder(&jobs[a], &jobs[b], byID)
 	})
 }
 
-// tieOrder puts the newer job record first (oracle: running tasks 1_2,
-// 1_1, 1_0 of one array, ids 9, 4, 3); the tasks of one record keep
-// their task order (squeue -r expands them in order).
-func tieOrder(a, b *api.JobInfo) bool {
+// tieOrder puts the newer job record first (oracle: -S t lists held jobs
+// 13, 12, 11). The tasks of one array keep their task order (oracle: 4_1
+// before 4_2, ids 5 and 6; squeue -r expands a record in order), except
+// that the running tasks of the one array -j names come newest first, as
+// slurmctld returns a single job's records (oracle: squeue -j 1 lists 1_2,
+// 1_1, 1_0; squeue -j 4_4,4 lists 4_1, 4_2).
+func tieOrder(a, b *api.JobInfo, byID bool) bool {
+	if a.JobID == b.JobID {
+		return taskKey(a) < taskKey(b)
+	}
+	if a.ArrayJobID != 0 && a.ArrayJobID == b.ArrayJobID && !byID {
+		return taskKey(a) < taskKey(b)
+	}
+	return a.JobID > b.JobID
+}
+
+// startTie orders jobs of equal start time by job id, an expanded
+// record's tasks in task order.
+func startTie(a, b *api.JobInfo) bool {
 	if a.JobID == b.JobID {
 		return a.ArrayTaskID < b.ArrayTaskID
 	}
-	return a.JobID > b.JobID
+	return a.JobID < b.JobID
 }
 
 // jobOrder orders by array job id (job id), then task id; an array's
@@ -643,7 +722,10 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 			}
 			return "(" + j.Reason + ")"
 		}
-		if j.NodeList == "" {
+		// A failed or timed-out job shows its reason, any other its nodes,
+		// none for a job cancelled while pending (oracle: "F
+		// (NonZeroExitCode)", "TO (TimeLimit)", "CA " and "CD n1").
+		if j.State == "FAILED" || j.State == "TIMEOUT" {
 			return "(" + noneIfEmpty(j.Reason) + ")"
 		}
 		return j.NodeList
@@ -863,7 +945,7 @@ var squeueAll = func() string {
 
 // squeueFields maps -O names to %-letters.
 var squeueFields = map[string]byte{
-	"jobid": 'i', "jobarrayid": 'i', "arrayjobid": 'F', "arraytaskid": 'K', "partition": 'P', "name": 'j',
+	"jobid": 'A', "jobarrayid": 'i', "arrayjobid": 'F', "arraytaskid": 'K', "partition": 'P', "name": 'j',
 	"username": 'u', "userid": 'U', "groupname": 'g', "groupid": 'G', "account": 'a', "qos": 'q',
 	"statecompact": 't', "state": 'T', "timeused": 'M', "timelimit": 'l', "timeleft": 'L', "numnodes": 'D',
 	"numcpus": 'C', "reasonlist": 'R', "reason": 'r', "priority": 'p', "prioritylong": 'Q', "starttime": 'S',

@@ -2,8 +2,7 @@ package cli
 
 import (
 	"context"
-	"os"
-	"path/filepath"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,29 +11,6 @@ import (
 
 	"github.com/sluice-hpc/sluice/internal/api"
 )
-
-// ctlGolden compares out with testdata/<cmd>/<name>.golden; regenerate
-// with SLUICE_UPDATE_GOLDEN=1.
-func ctlGolden(t *testing.T, cmd, name, out string) {
-	t.Helper()
-	path := filepath.Join("testdata", cmd, name+".golden")
-	if os.Getenv("SLUICE_UPDATE_GOLDEN") != "" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (regenerate with SLUICE_UPDATE_GOLDEN=1)", err)
-	}
-	if string(want) != out {
-		t.Errorf("%s differs\n--- got\n%s--- want\n%s", path, out, want)
-	}
-}
 
 // fixtureNow is the controller clock of the fixtures (local time, so the
 // rendered wall clock does not depend on TZ).
@@ -71,32 +47,203 @@ func queueFixture() api.JobsResponse {
 	return api.JobsResponse{Now: fixtureNow, Jobs: []api.JobInfo{run, big, held, arr, done, nodeWait, task}}
 }
 
-func TestSqueueGolden(t *testing.T) {
+// oracleQueueAt is when squeue ran on the oracle for TestSqueueOracle
+// (local time, so the rendered wall clock does not depend on TZ).
+var oracleQueueAt = time.Date(2026, 11, 26, 22, 51, 32, 0, time.Local)
+
+func oracleClock(h, m, s int) time.Time { return time.Date(2026, 11, 26, h, m, s, 0, time.Local) }
+
+// oracleQueueFixture is the queue Slurm 24.11 had when TestSqueueOracle's
+// expectations were recorded, on 6 nodes (8 CPUs each) in partitions debug
+// (n[1-4], MaxTime=60, default) and gpu (n[5-6]; n5 drained, n6 not
+// responding). The oracle: `oracle.sh up --nodes 6` with SlurmdTimeout=10
+// and those two PartitionName lines; accounts research (alice, bob,
+// charlie) and physics (bob, dave), QOS high added to dave's; then
+//
+//	alice$ sbatch -J done --wrap 'srun hostname; sleep 2'      # 1, completed
+//	bob$ sbatch -J fail -A physics --wrap 'sleep 1; exit 1'     # 2, failed
+//	alice$ sbatch -J train -N2 -n16 -t 60 --wrap 'sleep 3000'  # 3, n[1-2]
+//	charlie$ sbatch -J sweep --array=1-5%2 -t 30 ...            # 4: 4_1 (5), 4_2 (6) on n3
+//	bob$ sbatch -J big -N2 -n16 -t 60 ...                      # 7, Resources
+//	alice$ sbatch -J held -p gpu -H ...                        # 8
+//	dave$ sbatch -J pinned -p gpu -q high -w n6 ...            # 9, ReqNodeNotAvail
+//
+// with the priorities, times and planned start squeue showed.
+func oracleQueueFixture() api.JobsResponse {
+	type who struct {
+		user    string
+		uid     uint32
+		account string
+	}
+	users := map[string]who{"alice": {"alice", 1001, "research"}, "bob": {"bob", 1002, "research"},
+		"charlie": {"charlie", 1003, "research"}, "dave": {"dave", 1004, "physics"}}
+	job := func(id uint32, name, user, part, state, short string, submit time.Time) api.JobInfo {
+		u := users[user]
+		return api.JobInfo{JobID: id, JobIDStr: fixtureID(id), ArrayTaskID: -1, Name: name, User: user, UID: u.uid,
+			Group: user, GID: u.uid, Account: u.account, QOS: "normal", Partition: part, State: state,
+			StateShort: short, SubmitTime: submit, EligibleTime: submit, AccrueTime: submit, LastSchedEval: submit,
+			TimeLimitSec: 3600, NumNodes: 1, NumCPUs: 1, NumTasks: 1, CPUsPerTask: 1, ExitCode: "0:0", Requeue: true,
+			MinMemoryMB: 1000, MemPerCPU: true, ReqTRES: "cpu=1,mem=1000M,node=1,billing=1", AllocNode: "localhost",
+			AllocSID: 4045, WorkDir: "/var/tmp/slurm-oracle-h1/jobs", StdErr: "/dev/null", StdIn: "/dev/null",
+			StdOut: "/dev/null"}
+	}
+	ran := func(j *api.JobInfo, start, end time.Time, nodes string) {
+		j.StartTime, j.EndTime, j.NodeList, j.BatchHost = start, end, nodes, nodes
+		j.LastSchedEval, j.PreemptEligibleTime, j.AllocTRES = start, start, j.ReqTRES
+	}
+	done := job(1, "done", "alice", "debug", "COMPLETED", "CD", oracleClock(22, 50, 35))
+	ran(&done, oracleClock(22, 50, 36), oracleClock(22, 50, 38), "n1")
+	fail := job(2, "fail", "bob", "debug", "FAILED", "F", oracleClock(22, 50, 35))
+	ran(&fail, oracleClock(22, 50, 36), oracleClock(22, 50, 37), "n1")
+	fail.Account, fail.Reason, fail.ExitCode = "physics", "NonZeroExitCode", "1:0"
+	train := job(3, "train", "alice", "debug", "RUNNING", "R", oracleClock(22, 51, 0))
+	ran(&train, oracleClock(22, 51, 1), oracleClock(23, 51, 1), "n[1-2]")
+	train.BatchHost, train.NumNodes, train.NumCPUs, train.NumTasks, train.Priority = "n1", 2, 16, 16, 625
+	train.ReqTRES, train.AllocTRES = "cpu=16,mem=16000M,node=2,billing=16", "cpu=16,mem=16000M,node=2,billing=16"
+	sweep := job(4, "sweep", "charlie", "debug", "PENDING", "PD", oracleClock(22, 51, 6))
+	sweep.JobIDStr, sweep.ArrayJobID, sweep.ArrayTasks, sweep.ArrayThrottle = "4_[3-5%2]", 4, "3-5%2", 2
+	sweep.Reason, sweep.Priority, sweep.TimeLimitSec, sweep.EligibleTime = "JobArrayTaskLimit", 33372, 1800, time.Time{}
+	sweep.AccrueTime, sweep.LastSchedEval = oracleClock(22, 51, 7), oracleClock(22, 51, 7)
+	jobs := []api.JobInfo{done, fail, train, sweep}
+	for task := range int32(2) {
+		t := job(5+uint32(task), "sweep", "charlie", "debug", "RUNNING", "R", oracleClock(22, 51, 6))
+		t.JobIDStr, t.ArrayJobID, t.ArrayTaskID, t.ArrayThrottle = fmt.Sprintf("4_%d", task+1), 4, task+1, 2
+		ran(&t, oracleClock(22, 51, 7), oracleClock(23, 21, 7), "n3")
+		t.TimeLimitSec, t.Priority, t.EligibleTime, t.AccrueTime = 1800, 39, oracleClock(22, 51, 7), oracleClock(22, 51, 7)
+		jobs = append(jobs, t)
+	}
+	big := job(7, "big", "bob", "debug", "PENDING", "PD", oracleClock(22, 51, 12))
+	big.Reason, big.Priority, big.ExpectedStart, big.SchedNodes = "Resources", 50625, oracleClock(23, 21, 7), "n[3-4]"
+	big.NumNodes, big.MaxNodes, big.NumCPUs, big.NumTasks = 2, 2, 16, 16
+	big.ReqTRES, big.LastSchedEval = "cpu=16,mem=16000M,node=2,billing=16", oracleClock(22, 51, 29)
+	held := job(8, "held", "alice", "gpu", "PENDING", "PD", oracleClock(22, 51, 12))
+	held.Reason, held.Hold, held.TimeLimitSec = "JobHeldUser", "user", api.TimeInfinite
+	pinned := job(9, "pinned", "dave", "gpu", "PENDING", "PD", oracleClock(22, 51, 12))
+	pinned.Reason, pinned.StateDesc, pinned.QOS, pinned.Priority = "ReqNodeNotAvail",
+		"ReqNodeNotAvail, UnavailableNodes:n6", "high", 83411
+	pinned.TimeLimitSec, pinned.ReqNodes = api.TimeInfinite, "n6"
+	jobs = append(jobs, big, held, pinned)
+	return api.JobsResponse{Now: oracleQueueAt, Jobs: jobs}
+}
+
+// TestSqueueOracle: squeue's layouts, filters and sorts on
+// oracleQueueFixture, each expectation what Slurm 24.11's squeue printed
+// for the same command (at seconds after oracleQueueAt).
+func TestSqueueOracle(t *testing.T) {
 	cases := []struct {
 		name string
 		args []string
+		at   int
+		want string
 	}{
-		{"default", nil},
-		{"long", []string{"-l"}},
-		{"noheader", []string{"-h"}},
-		{"format", []string{"-o", "%.7i %.9P %.8j %.8u %.2t %.10M %.6D %R"}},
-		{"format-more", []string{"-o", "%i|%A|%F|%K|%a|%q|%T|%l|%L|%C|%r|%Q|%p|%y|%S|%V|%E"}},
-		{"Format", []string{"-O", "JobID,Name:12,State:.10,TimeLimit,ReasonList"}},
-		{"user", []string{"-u", "alice"}},
-		{"states-all", []string{"-t", "all"}},
-		{"states-pd", []string{"-t", "PD"}},
-		{"partition", []string{"-p", "gpu"}},
-		{"account-qos", []string{"-A", "physics", "-q", "high"}},
-		{"jobs-array", []string{"-j", "104"}},
-		{"jobs-task", []string{"-j", "104_4"}},
-		{"expand-array", []string{"-r"}},
-		{"start", []string{"--start"}},
-		{"sort", []string{"--sort", "-p,i"}},
-		// jobs without a start time (N/A) last in both directions, a
-		// planned job's %e its expected start plus its limit (oracle)
-		{"sort-start", []string{"-S", "S", "-o", "%i %t %S %e"}},
-		{"sort-start-desc", []string{"-S", "-S", "-o", "%i %t %S %e"}},
-		{"nodelist", []string{"-w", "n2"}},
+		{"default", nil, 0, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"                 7     debug      big      bob PD       0:00      2 (Resources)\n" +
+			"         4_[3-5%2]     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"                 3     debug    train    alice  R       0:31      2 n[1-2]\n" +
+			"               4_1     debug    sweep  charlie  R       0:25      1 n3\n" +
+			"               4_2     debug    sweep  charlie  R       0:25      1 n3\n" +
+			"                 9       gpu   pinned     dave PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n" +
+			"                 8       gpu     held    alice PD       0:00      1 (JobHeldUser)\n"},
+		{"long", []string{"-l"}, 0, "Thu Nov 26 22:51:32 2026\n" +
+			"             JOBID PARTITION     NAME     USER    STATE       TIME TIME_LIMI  NODES NODELIST(REASON)\n" +
+			"                 7     debug      big      bob  PENDING       0:00   1:00:00      2 (Resources)\n" +
+			"         4_[3-5%2]     debug    sweep  charlie  PENDING       0:00     30:00      1 (JobArrayTaskLimit)\n" +
+			"                 3     debug    train    alice  RUNNING       0:31   1:00:00      2 n[1-2]\n" +
+			"               4_1     debug    sweep  charlie  RUNNING       0:25     30:00      1 n3\n" +
+			"               4_2     debug    sweep  charlie  RUNNING       0:25     30:00      1 n3\n" +
+			"                 9       gpu   pinned     dave  PENDING       0:00 UNLIMITED      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n" +
+			"                 8       gpu     held    alice  PENDING       0:00 UNLIMITED      1 (JobHeldUser)\n"},
+		{"noheader", []string{"-h"}, 0, "                 7     debug      big      bob PD       0:00      2 (Resources)\n" +
+			"         4_[3-5%2]     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"                 3     debug    train    alice  R       0:31      2 n[1-2]\n" +
+			"               4_1     debug    sweep  charlie  R       0:25      1 n3\n" +
+			"               4_2     debug    sweep  charlie  R       0:25      1 n3\n" +
+			"                 9       gpu   pinned     dave PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n" +
+			"                 8       gpu     held    alice PD       0:00      1 (JobHeldUser)\n"},
+		{"format", []string{"-o", "%.7i %.9P %.8j %.8u %.2t %.10M %.6D %R"}, 0, "  JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"      7     debug      big      bob PD       0:00      2 (Resources)\n" +
+			"4_[3-5%     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"      3     debug    train    alice  R       0:31      2 n[1-2]\n" +
+			"    4_1     debug    sweep  charlie  R       0:25      1 n3\n" +
+			"    4_2     debug    sweep  charlie  R       0:25      1 n3\n" +
+			"      9       gpu   pinned     dave PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n" +
+			"      8       gpu     held    alice PD       0:00      1 (JobHeldUser)\n"},
+		{"format-more", []string{"-o", "%i|%A|%F|%K|%a|%q|%T|%l|%L|%C|%r|%Q|%p|%y|%S|%V|%E"}, 0, "JOBID|JOBID|ARRAY_JOB_ID|ARRAY_TASK_ID|ACCOUNT|QOS|STATE|TIME_LIMIT|TIME_LEFT|CPUS|REASON|PRIORITY|PRIORITY|NICE|START_TIME|SUBMIT_TIME|DEPENDENCY\n" +
+			"7|7|7|N/A|research|normal|PENDING|1:00:00|1:00:00|16|Resources|50625|0.00001178705134|0|2026-11-26T23:21:07|2026-11-26T22:51:12|(null)\n" +
+			"4_[3-5%2]|4|4|3-5%2|research|normal|PENDING|30:00|30:00|1|JobArrayTaskLimit|33372|0.00000777002424|0|N/A|2026-11-26T22:51:06|(null)\n" +
+			"3|3|3|N/A|research|normal|RUNNING|1:00:00|59:29|16|None|625|0.00000014551915|0|2026-11-26T22:51:01|2026-11-26T22:51:00|(null)\n" +
+			"4_1|5|4|1|research|normal|RUNNING|30:00|29:35|1|None|39|0.00000000908040|0|2026-11-26T22:51:07|2026-11-26T22:51:06|(null)\n" +
+			"4_2|6|4|2|research|normal|RUNNING|30:00|29:35|1|None|39|0.00000000908040|0|2026-11-26T22:51:07|2026-11-26T22:51:06|(null)\n" +
+			"9|9|9|N/A|physics|high|PENDING|UNLIMITED|UNLIMITED|1|ReqNodeNotAvail, UnavailableNodes:n6|83411|0.00001942063682|0|N/A|2026-11-26T22:51:12|(null)\n" +
+			"8|8|8|N/A|research|normal|PENDING|UNLIMITED|UNLIMITED|1|JobHeldUser|0|0.00000000000000|0|N/A|2026-11-26T22:51:12|(null)\n"},
+		{"Format", []string{"-O", "JobID,Name:12,State:.10,TimeLimit,ReasonList"}, 0, "JOBID               NAME             STATETIME_LIMIT          NODELIST(REASON)    \n" +
+			"7                   big            PENDING1:00:00             (Resources)         \n" +
+			"4                   sweep          PENDING30:00               (JobArrayTaskLimit) \n" +
+			"3                   train          RUNNING1:00:00             n[1-2]              \n" +
+			"5                   sweep          RUNNING30:00               n3                  \n" +
+			"6                   sweep          RUNNING30:00               n3                  \n" +
+			"9                   pinned         PENDINGUNLIMITED           (ReqNodeNotAvail, Un\n" +
+			"8                   held           PENDINGUNLIMITED           (JobHeldUser)       \n"},
+		{"user", []string{"-u", "alice"}, 0, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"                 3     debug    train    alice  R       0:31      2 n[1-2]\n" +
+			"                 8       gpu     held    alice PD       0:00      1 (JobHeldUser)\n"},
+		{"states-all", []string{"-t", "all"}, 0, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"                 1     debug     done    alice CD       0:02      1 n1\n" +
+			"                 2     debug     fail      bob  F       0:01      1 (NonZeroExitCode)\n" +
+			"                 7     debug      big      bob PD       0:00      2 (Resources)\n" +
+			"         4_[3-5%2]     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"                 3     debug    train    alice  R       0:31      2 n[1-2]\n" +
+			"               4_1     debug    sweep  charlie  R       0:25      1 n3\n" +
+			"               4_2     debug    sweep  charlie  R       0:25      1 n3\n" +
+			"                 9       gpu   pinned     dave PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n" +
+			"                 8       gpu     held    alice PD       0:00      1 (JobHeldUser)\n"},
+		{"states-pd", []string{"-t", "PD"}, 0, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"                 7     debug      big      bob PD       0:00      2 (Resources)\n" +
+			"         4_[3-5%2]     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"                 9       gpu   pinned     dave PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n" +
+			"                 8       gpu     held    alice PD       0:00      1 (JobHeldUser)\n"},
+		{"partition", []string{"-p", "gpu"}, 0, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"                 9       gpu   pinned     dave PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n" +
+			"                 8       gpu     held    alice PD       0:00      1 (JobHeldUser)\n"},
+		{"account-qos", []string{"-A", "physics", "-q", "high"}, 0, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"                 9       gpu   pinned     dave PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n"},
+		{"jobs-array", []string{"-j", "4"}, 1, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"         4_[3-5%2]     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"               4_2     debug    sweep  charlie  R       0:26      1 n3\n" +
+			"               4_1     debug    sweep  charlie  R       0:26      1 n3\n"},
+		{"jobs-task", []string{"-j", "4_4"}, 1, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"               4_4     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n"},
+		{"expand-array", []string{"-r"}, 1, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"                 7     debug      big      bob PD       0:00      2 (Resources)\n" +
+			"               4_3     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"               4_4     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"               4_5     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"                 3     debug    train    alice  R       0:32      2 n[1-2]\n" +
+			"               4_1     debug    sweep  charlie  R       0:26      1 n3\n" +
+			"               4_2     debug    sweep  charlie  R       0:26      1 n3\n" +
+			"                 9       gpu   pinned     dave PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n" +
+			"                 8       gpu     held    alice PD       0:00      1 (JobHeldUser)\n"},
+		{"start", []string{"--start"}, 1, "             JOBID PARTITION     NAME     USER ST          START_TIME  NODES SCHEDNODES           NODELIST(REASON)\n" +
+			"                 7     debug      big      bob PD 2026-11-26T23:21:07      2 n[3-4]               (Resources)\n" +
+			"         4_[3-5%2]     debug    sweep  charlie PD                 N/A      1 (null)               (JobArrayTaskLimit)\n" +
+			"                 8       gpu     held    alice PD                 N/A      1 (null)               (JobHeldUser)\n" +
+			"                 9       gpu   pinned     dave PD                 N/A      1 (null)               (ReqNodeNotAvail, UnavailableNodes:n6)\n"},
+		{"sort", []string{"--sort", "-p,i"}, 1, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"                 9       gpu   pinned     dave PD       0:00      1 (ReqNodeNotAvail, UnavailableNodes:n6)\n" +
+			"                 7     debug      big      bob PD       0:00      2 (Resources)\n" +
+			"         4_[3-5%2]     debug    sweep  charlie PD       0:00      1 (JobArrayTaskLimit)\n" +
+			"                 3     debug    train    alice  R       0:32      2 n[1-2]\n" +
+			"               4_1     debug    sweep  charlie  R       0:26      1 n3\n" +
+			"               4_2     debug    sweep  charlie  R       0:26      1 n3\n" +
+			"                 8       gpu     held    alice PD       0:00      1 (JobHeldUser)\n"},
+		{"sort-start", []string{"-S", "S", "-o", "%i %t %S %e"}, 1, "JOBID ST START_TIME END_TIME\n3 R 2026-11-26T22:51:01 2026-11-26T23:51:01\n" +
+			"4_1 R 2026-11-26T22:51:07 2026-11-26T23:21:07\n4_2 R 2026-11-26T22:51:07 2026-11-26T23:21:07\n" +
+			"7 PD 2026-11-26T23:21:07 2026-11-27T00:21:07\n4_[3-5%2] PD N/A N/A\n8 PD N/A N/A\n9 PD N/A N/A\n"},
+		{"sort-start-desc", []string{"-S", "-S", "-o", "%i %t %S %e"}, 1, "JOBID ST START_TIME END_TIME\n7 PD 2026-11-26T23:21:07 2026-11-27T00:21:07\n" +
+			"4_1 R 2026-11-26T22:51:07 2026-11-26T23:21:07\n4_2 R 2026-11-26T22:51:07 2026-11-26T23:21:07\n" +
+			"3 R 2026-11-26T22:51:01 2026-11-26T23:51:01\n4_[3-5%2] PD N/A N/A\n8 PD N/A N/A\n9 PD N/A N/A\n"},
+		{"nodelist", []string{"-w", "n2"}, 1, "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n" +
+			"                 3     debug    train    alice  R       0:32      2 n[1-2]\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -104,11 +251,15 @@ func TestSqueueGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, err := RenderSqueue(queueFixture(), o)
+			res := oracleQueueFixture()
+			res.Now = res.Now.Add(time.Duration(c.at) * time.Second)
+			out, err := RenderSqueue(res, o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctlGolden(t, "squeue", c.name, out)
+			if out != c.want {
+				t.Errorf("squeue %q:\n%s\nwant (Slurm 24.11):\n%s", c.args, out, c.want)
+			}
 		})
 	}
 }
@@ -237,8 +388,9 @@ func TestSqueueLicensesAndTrailingBlanks(t *testing.T) {
 }
 
 // TestSqueueArrayOrder: -S i lists an array's pending record after its
-// running tasks; without -S, running tasks of one array tie newest
-// record first (oracle, array-throttle scenario).
+// running tasks; without -S, running tasks of one array tie in task order,
+// newest record first when -j names the array (oracle, array-throttle
+// scenario: squeue -j 1; TestSqueueOracle: squeue).
 func TestSqueueArrayOrder(t *testing.T) {
 	task := func(id uint32, tid int32, st string) api.JobInfo {
 		return api.JobInfo{JobID: id, ArrayJobID: 1, ArrayTaskID: tid, JobIDStr: "1_" + strconv.Itoa(int(tid)), State: st,
@@ -252,7 +404,8 @@ func TestSqueueArrayOrder(t *testing.T) {
 		want string
 	}{
 		{[]string{"-h", "-S", "i", "-o", "%i"}, "1_0\n1_1\n1_2\n1_[3-5%3]\n"},
-		{[]string{"-h", "-o", "%i"}, "1_[3-5%3]\n1_2\n1_1\n1_0\n"},
+		{[]string{"-h", "-o", "%i"}, "1_[3-5%3]\n1_0\n1_1\n1_2\n"},
+		{[]string{"-h", "-o", "%i", "-j", "1"}, "1_[3-5%3]\n1_2\n1_1\n1_0\n"},
 	} {
 		o, err := parseSqueue(c.args)
 		if err != nil {
@@ -304,5 +457,53 @@ func TestSqueueUserAndLicenseFilters(t *testing.T) {
 		if out != c.want {
 			t.Errorf("squeue %v (not %q): got %q, want %q", c.args, c.notUser, out, c.want)
 		}
+	}
+}
+
+// TestSqueueNamedTasks: -j naming tasks of an array's pending record
+// narrows the record to them, as Slurm 24.11's squeue printed on
+// oracleQueueFixture's array 4 (pending 4_[3-5%2], running 4_1 and 4_2)
+// with -o '%i %K %t'.
+func TestSqueueNamedTasks(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-j", "4_3,4_5"}, "4_[3,5] 3,5 PD\n"},
+		{[]string{"-j", "4_3,4_4"}, "4_[3-4] 3-4 PD\n"},
+		{[]string{"-j", "4_5,4_3,4_4"}, "4_[3-5] 3-5 PD\n"},
+		{[]string{"-j", "4_4,4"}, "4_4 4 PD\n4_1 1 R\n4_2 2 R\n"},
+		{[]string{"-j", "4_1,4_4"}, "4_4 4 PD\n4_1 1 R\n"},
+		{[]string{"-r", "-j", "4_3,4_5"}, "4_3 3 PD\n4_5 5 PD\n"},
+	} {
+		o, err := parseSqueue(append([]string{"-h", "-o", "%i %K %t"}, c.args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := RenderSqueue(oracleQueueFixture(), o); err != nil || got != c.want {
+			t.Errorf("squeue %q: %q %v, want %q", c.args, got, err, c.want)
+		}
+	}
+}
+
+// TestSqueueEndedReasonList: %R of an ended job, as Slurm 24.11 printed
+// them with squeue -t all -o '%i %j %t %R %r': a timed-out job its
+// reason, a job cancelled while pending nothing, a completed job its nodes.
+func TestSqueueEndedReasonList(t *testing.T) {
+	jobs := []api.JobInfo{
+		{JobID: 16, JobIDStr: "16", ArrayTaskID: -1, Name: "tmo", State: "TIMEOUT", StateShort: "TO",
+			Reason: "TimeLimit", NodeList: "n4"},
+		{JobID: 15, JobIDStr: "15", ArrayTaskID: -1, Name: "pdca", State: "CANCELLED", StateShort: "CA",
+			Reason: "JobHeldUser"},
+		{JobID: 1, JobIDStr: "1", ArrayTaskID: -1, Name: "done", State: "COMPLETED", StateShort: "CD", NodeList: "n1"},
+	}
+	o, err := parseSqueue([]string{"-t", "all", "-h", "-S", "i", "-o", "%i %j %t %R %r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := RenderSqueue(api.JobsResponse{Now: oracleQueueAt, Jobs: jobs}, o)
+	want := "1 done CD n1 None\n15 pdca CA  JobHeldUser\n16 tmo TO (TimeLimit) TimeLimit\n"
+	if err != nil || got != want {
+		t.Errorf("got %q %v, want %q", got, err, want)
 	}
 }
