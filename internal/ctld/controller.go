@@ -93,8 +93,8 @@ type Controller struct {
 	// lock is the state directory's lock, held while the controller runs
 	// (statelock.go).
 	lock *os.File
-	srvs   []*http.Server
-	wg     sync.WaitGroup
+	srvs []*http.Server
+	wg   sync.WaitGroup
 
 	// loop-owned state below: touched only by the event loop.
 	ls *loopState
