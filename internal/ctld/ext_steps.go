@@ -206,6 +206,7 @@ func (c *Controller) registerStepRoutes(mux *http.ServeMux) {
 		}
 		return c.launchStep(ctx, w, req)
 	}))
+	c.registerStepList(mux) // squeue -s: steps_list.go
 	c.recoverSteps()
 }
 
