@@ -45,6 +45,9 @@ type squeueOpts struct {
 	// was given (squeue_steps.go).
 	steps    string
 	stepMode bool
+	// onlyState is --only-job-state, perPartition -P/--priority
+	// (squeue_modes.go).
+	onlyState, perPartition bool
 }
 
 func parseSqueue(args []string) (*squeueOpts, error) {
@@ -83,6 +86,8 @@ func parseSqueue(args []string) (*squeueOpts, error) {
 	fs.StringVarP(&iterate, "iterate", "i", "", "")
 	fs.StringVarP(&o.steps, "steps", "s", "", "")
 	fs.Lookup("steps").NoOptDefVal = "*"
+	fs.BoolVar(&o.onlyState, "only-job-state", false, "")
+	fs.BoolVarP(&o.perPartition, "priority", "P", false, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -223,6 +228,9 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 	if o.array {
 		jobs = expandArrays(jobs)
 	}
+	if o.perPartition {
+		jobs = perPartition(jobs) // squeue_modes.go
+	}
 	keys := o.sortKeys
 	if keys == "" {
 		keys = "P,t,-p"
@@ -236,6 +244,8 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 	}
 	format := o.format
 	switch {
+	case o.onlyState:
+		format = squeueOnlyState // squeue_modes.go
 	case format == "%all":
 		format = squeueAll
 	case format != "":

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +62,50 @@ func TestSqueueSteps(t *testing.T) {
 			t.Errorf("squeue %q:\n%s(bad %v)\nwant:\n%s(bad %v)", c.args, got, bad, c.want, c.bad)
 		}
 	}
+}
+
+// TestSqueueModes: --only-job-state prints the id and state only, also
+// with -o (oracle: `squeue --only-job-state` "JOBID ST", pending first);
+// -P lists a pending multi-partition job once per partition.
+func TestSqueueModes(t *testing.T) {
+	now := time.Date(2026, 11, 26, 23, 19, 54, 0, time.Local)
+	onlyState := api.JobsResponse{Now: now, Jobs: []api.JobInfo{
+		{JobID: 1, JobIDStr: "1", Partition: "main", State: "RUNNING", StateShort: "R", StartTime: now, Priority: 156},
+		{JobID: 2, JobIDStr: "2", Partition: "main", State: "PENDING", StateShort: "PD", Reason: "JobHeldUser"},
+	}}
+	jobs := api.JobsResponse{Now: now, Jobs: []api.JobInfo{
+		{JobID: 1, JobIDStr: "1", Name: "wrap", User: "alice", Partition: "main", State: "RUNNING", StateShort: "R", StartTime: now.Add(-2 * time.Second), NumNodes: 4, NodeList: "n[1-4]", Priority: 156},
+		{JobID: 2, JobIDStr: "2", Name: "wrap", User: "bob", Partition: "main,second", State: "PENDING", StateShort: "PD", Reason: "JobHeldUser", NumNodes: 1},
+	}}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--only-job-state"}, "             JOBID ST\n                 2 PD\n                 1  R\n"},
+		{[]string{"--only-job-state", "-o", "%i %u", "-h", "-j", "2"}, "                 2 PD\n"},
+		{[]string{"-P", "-h", "-o", "%i %P %t"}, "1 main R\n2 main PD\n2 second PD\n"},
+		{[]string{"-h", "-o", "%i %P %t"}, "1 main R\n2 main,second PD\n"},
+	} {
+		o, err := parseSqueue(c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := jobs
+		if o.onlyState {
+			res = onlyState
+		}
+		got, err := RenderSqueue(res, o)
+		if o.perPartition || !o.onlyState {
+			got = sortedLines(got) // the order of multi-partition rows is not the point here
+		}
+		if err != nil || got != c.want {
+			t.Errorf("squeue %q:\n%s\nwant:\n%s (%v)", c.args, got, c.want, err)
+		}
+	}
+}
+
+func sortedLines(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n") + "\n"
 }
