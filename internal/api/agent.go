@@ -266,6 +266,12 @@ type LaunchRequest struct {
 	CPUs int `json:"cpus,omitempty"`
 	// MemoryMB is the memory allocated on this node (0 = no limit).
 	MemoryMB int64 `json:"memory_mb,omitempty"`
+	// CPUIDs are the CPU ids allocated on this node, for cpuset
+	// confinement (ConstrainCores); empty = the first CPUs.
+	CPUIDs []int `json:"cpu_ids,omitempty"`
+	// AcctGatherFreqSec is JobAcctGatherFrequency's task period in
+	// seconds (0 = the default 30, negative = no periodic sampling).
+	AcctGatherFreqSec int `json:"acct_gather_freq_s,omitempty"`
 	// GPUs are the indices of the GPUs allocated on this node.
 	GPUs []int `json:"gpus,omitempty"`
 
@@ -334,6 +340,9 @@ type JobStatus struct {
 	// TimeLimitSec is the limit the agent enforces (TimeInfinite = none;
 	// 0 from agents that do not report it).
 	TimeLimitSec int64 `json:"time_limit_s,omitempty"`
+	// Usage is the batch step's usage gathered so far (final once the
+	// job ended); nil when nothing was gathered.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // JobEvent reports a change of a job's state (today: its end). Events are

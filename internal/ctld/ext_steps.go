@@ -573,6 +573,9 @@ func (c *Controller) followStep(job uint32, step int, nodes []string) {
 		}
 	}
 	state, exit := combineStep(got)
+	if err := c.saveUsage(context.Background(), usageKey{job, 0, strconv.Itoa(step)}, combineUsage(got)); err != nil {
+		c.log.Error("cannot store the usage of a step", "step", fmt.Sprintf("%d.%d", job, step), "err", err)
+	}
 	c.finishStep(job, step, state, exit)
 }
 

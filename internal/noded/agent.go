@@ -141,6 +141,8 @@ type job struct {
 	// dirty marks a record changed in memory only (the pid after a
 	// launch); the next poll writes it.
 	dirty bool
+	// nextSample is when the usage is gathered next (usage.go).
+	nextSample time.Time
 }
 
 // New prepares an agent: it creates the spool, discovers the node's

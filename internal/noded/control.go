@@ -25,6 +25,7 @@ func (a *Agent) track(j *job, now time.Time, full bool) bool {
 		if j.dirty {
 			a.save(j)
 		}
+		a.sampleJob(j, now, false)
 		a.enforce(j, now)
 		return false
 	}
@@ -48,6 +49,7 @@ func (a *Agent) track(j *job, now time.Time, full bool) bool {
 		return true
 	}
 	if leader {
+		a.sampleJob(j, now, false)
 		a.enforce(j, now)
 	}
 	return false
@@ -107,6 +109,14 @@ func (a *Agent) finish(j *job, ex exitRecord, now time.Time) {
 		r.SuspendedAt = time.Time{}
 	}
 	r.State, r.ExitCode = finalState(r.TermState, ex.WaitStatus)
+	// Samples are in no journal: a record that holds some is saved.
+	sampled := r.Usage != nil && r.Usage.Sampled
+	if ex.RU != nil {
+		if r.Usage == nil {
+			r.Usage = &api.TaskUsage{Node: a.cfg.Name}
+		}
+		addRusage(r.Usage, ex.RU)
+	}
 	if r.Cgroup != "" {
 		if r.TermState == "" && cgroupOOM(r.Cgroup) {
 			r.State = api.StateOutOfMemory
@@ -118,7 +128,7 @@ func (a *Agent) finish(j *job, ex exitRecord, now time.Time) {
 		r.End = now
 	}
 	r.Reason = ex.Error
-	if !ex.recorded || r.State == api.StateOutOfMemory {
+	if !ex.recorded || r.State == api.StateOutOfMemory || sampled {
 		// A state the exit journal would not give again (a lost job, an
 		// OOM kill seen in the cgroup now removed) is saved; the rest is
 		// recomputed by a restarted agent from the record and the

@@ -70,6 +70,8 @@ type supMsg struct {
 	Time       time.Time `json:"time,omitzero"`
 	Error      string    `json:"error,omitempty"`
 	Jobs       []supJob  `json:"jobs,omitempty"`
+	// RU is an exited script's rusage.
+	RU *rusageUsage `json:"ru,omitempty"`
 }
 
 // supJob is a running job as the supervisor's "list" reports it.
@@ -386,16 +388,17 @@ func (s *supervisor) reap() {
 			delete(s.jobs, pid)
 		}
 		var ws syscall.WaitStatus
-		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		var ru syscall.Rusage
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, &ru)
 		s.mu.Unlock()
 		if run == nil {
 			continue // an orphan the supervisor adopted as subreaper
 		}
-		ex := exitRecord{WaitStatus: int(ws), Time: time.Now()}
-		if err := s.exits.add(exitLine{Job: run.job, Restart: run.restart, WaitStatus: ex.WaitStatus, Time: ex.Time}); err != nil {
+		ex := exitRecord{WaitStatus: int(ws), Time: time.Now(), RU: fromRusage(&ru)}
+		if err := s.exits.add(exitLine{Job: run.job, Restart: run.restart, WaitStatus: ex.WaitStatus, Time: ex.Time, RU: ex.RU}); err != nil {
 			fmt.Fprintf(os.Stderr, "noded-shim: job %d: write exit status: %v\n", run.job, err)
 		}
-		ev := &supMsg{Op: "exit", Job: run.job, Restart: run.restart, PID: pid, WaitStatus: ex.WaitStatus, Time: ex.Time}
+		ev := &supMsg{Op: "exit", Job: run.job, Restart: run.restart, PID: pid, WaitStatus: ex.WaitStatus, Time: ex.Time, RU: ex.RU}
 		s.mu.Lock()
 		conns := make([]*supConn, 0, len(s.conns))
 		for c := range s.conns {

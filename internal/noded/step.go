@@ -93,6 +93,8 @@ type stepTask struct {
 	eof   sync.Once
 	exit  string
 	ended bool
+	// usage is the task's gathered usage (usage.go).
+	usage api.TaskUsage
 }
 
 // LaunchStep prepares this node's part of a step; its tasks start when
@@ -171,6 +173,7 @@ func (r *stepRun) finishLocked(state, reason string) {
 		return
 	}
 	r.result.Done, r.result.State, r.result.Reason, r.result.End = true, state, reason, time.Now()
+	r.result.Usage = r.usageLocked()
 	for _, t := range r.timers {
 		t.Stop()
 	}
@@ -305,6 +308,7 @@ func (r *stepRun) start() {
 			r.terminate(api.StateTimeout, " DUE TO TIME LIMIT", "step time limit")
 		})
 	}
+	go r.gather()
 	var wg sync.WaitGroup
 	for _, t := range tasks {
 		wg.Add(1)
@@ -391,6 +395,7 @@ func (r *stepRun) execTask(t *stepTask) string {
 		}()
 	}
 	cmd.Wait()
+	r.taskEnded(t, cmd.ProcessState)
 	// Output still held by processes the task left behind is waited for
 	// a moment; then, as Slurm ends a step's leftovers, they are killed.
 	if !waitTimeout(&pumps, 500*time.Millisecond) {
