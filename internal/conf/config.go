@@ -148,6 +148,9 @@ type Config struct {
 	DownNodes []*DownNodes
 	// Gres is the parsed gres.conf (nil when none was read).
 	Gres *GresConf
+	// Cgroup is the cgroup.conf next to slurm.conf (defaults when there
+	// is none): how the node agents confine jobs.
+	Cgroup *CgroupConf
 
 	// Unused holds every Slurm key Sluice accepts but does not act on yet,
 	// by canonical key name, with the last value set.

@@ -26,6 +26,8 @@ type Options struct {
 	ReadFile func(path string) ([]byte, error)
 	// GresConf is the gres.conf to read after slurm.conf: "" for none.
 	GresConf string
+	// CgroupConf is the cgroup.conf to read after slurm.conf: "" for none.
+	CgroupConf string
 }
 
 // Load reads a slurm.conf file, its Include files, and the gres.conf next
@@ -40,6 +42,10 @@ func Load(path string) (*Config, []Warning, error) {
 	gres := filepath.Join(filepath.Dir(path), "gres.conf")
 	if st, err := os.Stat(gres); err == nil && st.Mode().IsRegular() {
 		opts.GresConf = gres
+	}
+	cg := filepath.Join(filepath.Dir(path), "cgroup.conf")
+	if st, err := os.Stat(cg); err == nil && st.Mode().IsRegular() {
+		opts.CgroupConf = cg
 	}
 	return ParseOptions(path, data, opts)
 }
@@ -57,6 +63,12 @@ func ParseOptions(name string, data []byte, opts Options) (*Config, []Warning, e
 	p.finish()
 	if p.cfg.Gres == nil && opts.GresConf != "" && opts.ReadFile != nil && len(p.errs) == 0 {
 		p.loadGres(opts.GresConf)
+	}
+	if opts.CgroupConf != "" && opts.ReadFile != nil && len(p.errs) == 0 {
+		p.loadCgroup(opts.CgroupConf)
+	}
+	if p.cfg.Cgroup == nil {
+		p.cfg.Cgroup = DefaultCgroupConf()
 	}
 	p.sortWarnings()
 	if len(p.errs) > 0 {

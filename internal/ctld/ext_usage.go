@@ -282,3 +282,26 @@ func acctGatherFreq(cfg *conf.Config) int {
 	}
 	return int(cfg.JobAcctGatherFrequency / time.Second)
 }
+
+// constraints is cgroup.conf's confinement of job j on its slot-th node,
+// with the memory the job asked for there (--mem, or --mem-per-cpu times
+// its CPUs on the node), which task/cgroup enforces even when memory is
+// not a consumable resource. Nil without a cgroup.conf in the config.
+func (ls *loopState) constraints(j *sched.Job, slot int) *api.CgroupConstraints {
+	cg := ls.c.cfg.Cgroup
+	if cg == nil {
+		return nil
+	}
+	c := &api.CgroupConstraints{Plugin: cg.Plugin, Cores: cg.ConstrainCores, RAM: cg.ConstrainRAMSpace,
+		Swap: cg.ConstrainSwapSpace, Devices: cg.ConstrainDevices, AllowedRAMPercent: cg.AllowedRAMSpace,
+		AllowedSwapPercent: cg.AllowedSwapSpace, MaxRAMPercent: cg.MaxRAMPercent, MinRAMMB: cg.MinRAMSpaceMB}
+	switch {
+	case slot < len(j.Alloc.Mem) && j.Alloc.Mem[slot] > 0:
+		c.MemLimitMB = j.Alloc.Mem[slot]
+	case j.Req.MemPerNode > 0:
+		c.MemLimitMB = j.Req.MemPerNode
+	case j.Req.MemPerCPU > 0 && slot < len(j.Alloc.CPUs):
+		c.MemLimitMB = j.Req.MemPerCPU * int64(j.Alloc.CPUs[slot])
+	}
+	return c
+}

@@ -117,11 +117,13 @@ func (a *Agent) finish(j *job, ex exitRecord, now time.Time) {
 		}
 		addRusage(r.Usage, ex.RU)
 	}
-	if r.Cgroup != "" {
-		if r.TermState == "" && cgroupOOM(r.Cgroup) {
-			r.State = api.StateOutOfMemory
+	if r.Cgroup != "" || len(r.CgroupV1) > 0 {
+		if r.TermState == "" && jobOOM(r.Cgroup, r.CgroupV1) {
+			// Slurm's ExitCode of a job the OOM killer hit (oracle
+			// issue 15: "OUT_OF_MEMORY 0:125").
+			r.State, r.ExitCode = api.StateOutOfMemory, "0:125"
 		}
-		cgroupRemove(r.Cgroup)
+		a.cg.remove(r.Req.JobID, r.Cgroup, r.CgroupV1)
 	}
 	r.End = ex.Time
 	if r.End.IsZero() {
@@ -185,6 +187,8 @@ func (a *Agent) enforce(j *job, now time.Time) {
 		a.signal(j, syscall.SIGKILL, false)
 		if r.Cgroup != "" {
 			cgroupKill(r.Cgroup)
+		} else if len(r.CgroupV1) > 0 {
+			cgroupKill(r.CgroupV1[0])
 		}
 		r.KillSent = now
 		a.save(j)

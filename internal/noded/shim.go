@@ -287,7 +287,11 @@ func (s *supervisor) start(sc *supConn, m *supMsg) {
 		return
 	}
 	st, _ := readProcStat(pid)
-	s.jobs[pid] = &supRun{job: m.Job, restart: m.Restart, cgroup: m.Spec.Cgroup, tick: st.StartTick}
+	cg := m.Spec.Cgroup
+	if cg == "" && len(m.Spec.CgroupV1) > 0 {
+		cg = m.Spec.CgroupV1[0] // kills through its cgroup.procs
+	}
+	s.jobs[pid] = &supRun{job: m.Job, restart: m.Restart, cgroup: cg, tick: st.StartTick}
 	rep.PID, rep.Tick = pid, st.StartTick
 	sc.send(&rep)
 }
@@ -347,14 +351,14 @@ func (s *supervisor) fork(spec execSpec) (int, error) {
 			withCg.UseCgroupFD, withCg.CgroupFD = true, int(cg.Fd())
 			cgAttr := *attr
 			cgAttr.Sys = &withCg
-			pid, err := syscall.ForkExec(path, spec.Argv, &cgAttr)
+			pid, err := forkExec(path, spec.Argv, &cgAttr, spec.CgroupV1)
 			cg.Close()
 			if err == nil {
 				return pid, nil
 			}
 		}
 	}
-	pid, err := syscall.ForkExec(path, spec.Argv, attr)
+	pid, err := forkExec(path, spec.Argv, attr, spec.CgroupV1)
 	if err != nil {
 		return 0, fmt.Errorf("execve(): %s: %v", path, err)
 	}
@@ -363,6 +367,18 @@ func (s *supervisor) fork(spec execSpec) (int, error) {
 		os.WriteFile(filepath.Join(spec.Cgroup, "cgroup.procs"), []byte(itoa(pid)), 0)
 	}
 	return pid, nil
+}
+
+// forkExec starts the job's process inside its v1 cgroups (v1: the
+// directories, see startInCgroups).
+func forkExec(path string, argv []string, attr *syscall.ProcAttr, v1 []string) (int, error) {
+	return startInCgroups(v1, func(traced bool) (int, error) {
+		a := *attr
+		sys := *attr.Sys
+		sys.Ptrace = traced
+		a.Sys = &sys
+		return syscall.ForkExec(path, argv, &a)
+	})
 }
 
 // reap collects every exited child. A job leader's end is final for the

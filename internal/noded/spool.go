@@ -56,6 +56,10 @@ type jobRecord struct {
 	StdOut   string `json:"stdout,omitempty"`
 	StdErr   string `json:"stderr,omitempty"`
 	Cgroup   string `json:"cgroup,omitempty"`
+	// CgroupV1 are the job's cgroup v1 directories (memory, cpuset,
+	// devices) and CPUIDs the CPUs it is bound to (cgroupv1.go).
+	CgroupV1 []string `json:"cgroup_v1,omitempty"`
+	CPUIDs   []int    `json:"cpu_ids,omitempty"`
 	// Usage is the batch script's gathered usage (usage.go).
 	Usage *api.TaskUsage `json:"usage,omitempty"`
 	// Reported is set once the controller acknowledged the final state.
@@ -102,6 +106,8 @@ type execSpec struct {
 	Umask  int      `json:"umask"`
 	// Cgroup is the job's cgroup v2 directory ("" = none).
 	Cgroup string `json:"cgroup,omitempty"`
+	// CgroupV1 are its cgroup v1 directories, joined right after the fork.
+	CgroupV1 []string `json:"cgroup_v1,omitempty"`
 }
 
 // shimPids is written by the shim once the job started.
