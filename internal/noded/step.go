@@ -84,7 +84,7 @@ type stepRun struct {
 	ownCG     bool
 	// oomBase is the cgroup's OOM kill count when the step started.
 	oomBase int64
-	timers    []*time.Timer
+	timers  []*time.Timer
 }
 
 // stepTask is one task (one process group) of a step.
