@@ -68,7 +68,7 @@ func TestPickCPUs(t *testing.T) {
 		{2, nil, "[0 1]"},
 		{2, map[uint32][]int{1: {0, 1}}, "[2 3]"},
 		{1, map[uint32][]int{1: {0, 2}}, "[1]"},
-		{6, nil, "[0 1 2 3]"},                          // more than the host has: all of them
+		{6, nil, "[0 1 2 3]"},                           // more than the host has: all of them
 		{2, map[uint32][]int{1: {0, 1, 2, 3}}, "[0 1]"}, // shared when all are taken
 	}
 	for i, c := range cases {
