@@ -17,6 +17,10 @@ import (
 
 func init() {
 	Register(Command{Name: "sstat", Summary: "live resource usage of running job steps", Link: true, Run: runSstat})
+	compatNoEffect["sstat --verbose"] = "Sluice prints no debug output"
+	compatNoEffect["sstat --noconvert"] = "sizes are printed in Slurm's default units"
+	compatNoEffect["sacct --noconvert"] = "sizes are printed in Slurm's default units (MaxRSS in K)"
+	compatNoEffect["sstat --pidformat"] = "one line per step, its pids in the Pids field"
 }
 
 const sstatUsage = `Usage: sstat [-a] [-n] [-p | -P] [-o FIELDS] -j JOB[.STEP][,...]
