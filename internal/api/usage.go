@@ -27,7 +27,8 @@ type TaskUsage struct {
 	DiskRead  int64 `json:"disk_read,omitempty"`
 	DiskWrite int64 `json:"disk_write,omitempty"`
 	// Sampled is false when no sample saw the task running (a task that
-	// ended before the first one): only its CPU time and rusage are known.
+	// ended before the first one): only its CPU time and its rusage (the
+	// largest RSS) are known.
 	Sampled bool `json:"sampled,omitempty"`
 	// Pids are the task's processes at the last sample (sstat's Pids).
 	Pids []int `json:"pids,omitempty"`
@@ -129,7 +130,7 @@ func (u *Usage) UsageField(name string, sstat bool) (string, bool) {
 	if kind == "min" && metric != "cpu" {
 		return "", false
 	}
-	if u.Empty() || !u.sampled() {
+	if u.Empty() || !u.measured() {
 		return "", true
 	}
 	var t TaskUsage
@@ -153,10 +154,25 @@ func (u *Usage) UsageField(name string, sstat bool) (string, bool) {
 	return format(f(t)), true
 }
 
-// sampled reports whether any task was seen by a sample.
-func (u *Usage) sampled() bool {
+// Sampled reports whether any task was seen by a sample.
+func (u *Usage) Sampled() bool {
+	if u == nil {
+		return false
+	}
 	for _, t := range u.Tasks {
 		if t.Sampled {
+			return true
+		}
+	}
+	return false
+}
+
+// measured reports whether memory figures are known: a sample, or the
+// rusage of a task's end (Slurm leaves them empty without a sample:
+// docs/differences.md "Usage accounting").
+func (u *Usage) measured() bool {
+	for _, t := range u.Tasks {
+		if t.Sampled || t.MaxRSS > 0 {
 			return true
 		}
 	}

@@ -19,6 +19,12 @@ func usageField(name string) func(*sacctRow) string {
 	return func(r *sacctRow) string {
 		switch lower {
 		case "consumedenergy", "consumedenergyraw":
+			// 0 on a step line; on the job's line only once a sample
+			// gave its steps an energy figure (oracle: "" for a 1 s job,
+			// 0 for a 46 s one).
+			if r.Step == "" && !r.Usage.Sampled() {
+				return ""
+			}
 			return "0"
 		case "avecpufreq":
 			if r.Step == "" {

@@ -188,7 +188,6 @@ func addRusage(acc *api.TaskUsage, ru *rusageUsage) {
 	acc.Pages = max(acc.Pages, ru.MajFlt)
 	if ru.MaxRSSKB > 0 {
 		acc.MaxRSS = max(acc.MaxRSS, ru.MaxRSSKB*1024)
-		acc.Sampled = true
 	}
 	acc.Pids = nil
 }
