@@ -239,8 +239,12 @@ func formatDiskSstat(bytes int64) string {
 
 // FormatCPUTime prints microseconds of CPU time as sacct's TotalCPU:
 // MM:SS.mmm under an hour, HH:MM:SS under a day, D-HH:MM:SS beyond
-// (oracle: "00:04.833").
+// (oracle: "00:04.833"); none at all is "00:00:00" (oracle: SystemCPU of
+// a step that used none).
 func FormatCPUTime(us int64) string {
+	if us <= 0 {
+		return "00:00:00"
+	}
 	ms := us / 1000
 	s := ms / 1000
 	switch {

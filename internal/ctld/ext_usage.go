@@ -218,6 +218,11 @@ func (c *Controller) sstat(ctx context.Context, w Who, req api.SstatRequest) (ap
 func (ls *loopState) sstatTargets(w Who, req api.SstatRequest) ([]sstatTarget, error) {
 	j := ls.st.Job(sched.JobID(req.JobID))
 	if j == nil {
+		if len(ls.st.Jobs()) == 0 {
+			// A controller with no job at all answers with an empty list
+			// (oracle: a fresh cluster's sstat -j 99).
+			return nil, &apiErr{status: http.StatusConflict, msg: fmt.Sprintf("No steps running for job %d", req.JobID)}
+		}
 		return nil, &apiErr{status: http.StatusNotFound, msg: fmt.Sprintf("couldn't get steps for job %d", req.JobID)}
 	}
 	if !ls.mayModify(w, j) {
