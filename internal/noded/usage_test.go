@@ -2,8 +2,10 @@ package noded
 
 import (
 	"fmt"
+	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -124,5 +126,38 @@ func TestCgroupV1Confinement(t *testing.T) {
 	}
 	if strings.Count(out, "/job_2200") != 2 || !strings.Contains(out, "\n1\n") {
 		t.Errorf("first command outside the job's cgroups or not on 1 CPU:\n%s", out)
+	}
+}
+
+// TestCgroupV1Devices runs where the cgroup v1 devices controller is
+// mounted (root): a device file hidden by ConstrainDevices (here
+// /dev/null, standing for an unallocated GPU's /dev/nvidiaN) cannot be
+// opened by the job's processes.
+func TestCgroupV1Devices(t *testing.T) {
+	a := newAgent(t)
+	if a.cg == nil || a.cg.v1["devices"] == "" {
+		t.Skip("cgroup v1 devices controller not available here (needs root)")
+	}
+	dirs := a.cg.createV1(2300, &api.CgroupConstraints{Devices: true}, 0, nil, []string{"/dev/null"})
+	defer a.cg.remove(2300, "", dirs)
+	if len(dirs) != 1 {
+		t.Fatalf("devices directory not made: %v", dirs)
+	}
+	cmd := exec.Command("/bin/sh", "-c", "exec cat /dev/null")
+	cmd.SysProcAttr = &syscall.SysProcAttr{}
+	if _, err := startInCgroups(dirs, func(traced bool) (int, error) {
+		cmd.SysProcAttr.Ptrace = traced
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Fatal("a hidden device was opened")
+	}
+	if rule := deviceRule("/dev/null"); rule != "c 1:3 rwm" {
+		t.Errorf("rule %q", rule)
 	}
 }
