@@ -132,6 +132,10 @@ type Agent struct {
 	srv      *http.Server
 	closed   atomic.Bool
 	lastFull time.Time // monitor loop only
+	// procTable is the last read of /proc for usage samples, at
+	// procTableAt (guarded by mu; usage.go).
+	procTable   map[int]procUsage
+	procTableAt time.Time
 }
 
 type job struct {

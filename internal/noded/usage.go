@@ -210,12 +210,25 @@ func (a *Agent) sampleJob(j *job, now time.Time, force bool) {
 	if every > 0 {
 		j.nextSample = now.Add(every)
 	}
-	if s, ok := treeUsage(procTable(), r.PID); ok {
+	if s, ok := treeUsage(a.procs(now, force), r.PID); ok {
 		if r.Usage == nil {
 			r.Usage = &api.TaskUsage{Node: a.cfg.Name}
 		}
 		addSample(r.Usage, s)
 	}
+}
+
+// procTableReuse is how long one read of /proc serves the samples of the
+// node's jobs: jobs due in the same poll share it.
+const procTableReuse = time.Second
+
+// procs returns the machine's process table, read at most once per
+// procTableReuse (fresh when forced: sstat). The caller holds a.mu.
+func (a *Agent) procs(now time.Time, fresh bool) map[int]procUsage {
+	if fresh || a.procTable == nil || now.Sub(a.procTableAt) >= procTableReuse || now.Before(a.procTableAt) {
+		a.procTable, a.procTableAt = procTable(), now
+	}
+	return a.procTable
 }
 
 // JobUsage returns the live usage of a running batch job (sstat -j
