@@ -312,3 +312,82 @@ func (c *AgentClient) Usage(ctx context.Context, job uint32, step string) (Usage
 	var u Usage
 	return u, c.c.call(ctx, http.MethodGet, AgentUsagePath(job, step), nil, &u)
 }
+
+// tresMetric is one TRES of Slurm's usage TRES strings, in their order.
+type tresMetric struct {
+	name   string
+	f      func(TaskUsage) int64
+	format func(int64) string
+}
+
+var (
+	tresIn = []tresMetric{
+		{"cpu", TaskUsage.CPUUS, FormatCPUSeconds},
+		{"energy", nil, nil},
+		{"fs/disk", func(t TaskUsage) int64 { return t.DiskRead }, itoa64},
+		{"mem", func(t TaskUsage) int64 { return t.MaxRSS }, FormatMemKB},
+		{"pages", func(t TaskUsage) int64 { return t.Pages }, itoa64},
+		{"vmem", func(t TaskUsage) int64 { return t.MaxVMSize }, FormatMemKB},
+	}
+	tresOut = []tresMetric{
+		{"energy", nil, nil},
+		{"fs/disk", func(t TaskUsage) int64 { return t.DiskWrite }, itoa64},
+	}
+)
+
+func itoa64(v int64) string { return strconv.FormatInt(v, 10) }
+
+// TRESUsage is a TRESUsageIn*/TRESUsageOut* field (kind: max, min, ave,
+// tot; suffix "", node or task) as sacct prints it, or sstat (whose task
+// ids of cpu print as a time): oracle "cpu=00:00:00,energy=0,fs/disk=
+// 29331,mem=11344K,pages=0,vmem=219584K", "cpu=n1,energy=n1,...",
+// "cpu=0,fs/disk=0,mem=0,pages=0,vmem=0", "energy=0,fs/disk=4788". A
+// step no sample saw has only "energy=0" out and nothing in.
+func (u *Usage) TRESUsage(out bool, kind, suffix string, sstat bool) string {
+	metrics := tresIn
+	if out {
+		metrics = tresOut
+	}
+	if u.Empty() || !u.measured() {
+		if out && suffix == "" {
+			return "energy=0"
+		}
+		return ""
+	}
+	var parts []string
+	for _, m := range metrics {
+		if m.f == nil { // energy: not gathered
+			switch suffix {
+			case "":
+				parts = append(parts, m.name+"=0")
+			case "node":
+				parts = append(parts, m.name+"="+u.Tasks[0].Node)
+			}
+			continue
+		}
+		var t TaskUsage
+		switch kind {
+		case "min":
+			t = u.minBy(m.f)
+		case "max":
+			t = u.maxBy(m.f)
+		}
+		var v string
+		switch {
+		case suffix == "node":
+			v = t.Node
+		case suffix == "task" && sstat && m.name == "cpu":
+			v = FormatCPUSeconds(int64(t.Task) * 1000000)
+		case suffix == "task":
+			v = strconv.Itoa(t.Task)
+		case kind == "ave":
+			v = m.format(u.ave(m.f))
+		case kind == "tot":
+			v = m.format(u.sum(m.f))
+		default:
+			v = m.format(m.f(t))
+		}
+		parts = append(parts, m.name+"="+v)
+	}
+	return strings.Join(parts, ",")
+}

@@ -133,7 +133,7 @@ func sstatValue(name string, st *api.StepStat) string {
 	case strings.HasPrefix(lower, "reqcpufreq"), lower == "avecpufreq", strings.HasPrefix(lower, "consumedenergy"):
 		return "0"
 	case strings.HasPrefix(lower, "tresusage"):
-		return tresUsage(u, lower)
+		return tresUsage(u, lower, true)
 	}
 	v, _ := u.UsageField(name, true)
 	return v

@@ -71,3 +71,29 @@ func TestSacctUsageFields(t *testing.T) {
 		}
 	}
 }
+
+// TestTRESUsageFields checks the TRESUsage* family against the oracle's
+// forms (sacct-usage golden: 1.batch).
+func TestTRESUsageFields(t *testing.T) {
+	u := &api.Usage{Tasks: []api.TaskUsage{{Node: "n1", MaxRSS: 11344 << 10, MaxVMSize: 219584 << 10,
+		DiskRead: 29331, DiskWrite: 4788, Sampled: true}}}
+	for field, want := range map[string]string{
+		"tresusageinmax":      "cpu=00:00:00,energy=0,fs/disk=29331,mem=11344K,pages=0,vmem=219584K",
+		"tresusageintot":      "cpu=00:00:00,energy=0,fs/disk=29331,mem=11344K,pages=0,vmem=219584K",
+		"tresusageoutmax":     "energy=0,fs/disk=4788",
+		"tresusageinmaxnode":  "cpu=n1,energy=n1,fs/disk=n1,mem=n1,pages=n1,vmem=n1",
+		"tresusageinmintask":  "cpu=0,fs/disk=0,mem=0,pages=0,vmem=0",
+		"tresusageoutmaxnode": "energy=n1,fs/disk=n1",
+		"tresusageoutmaxtask": "fs/disk=0",
+	} {
+		if got := tresUsage(u, field, false); got != want {
+			t.Errorf("%s: %q, want %q", field, got, want)
+		}
+	}
+	if got := tresUsage(u, "tresusageinmaxtask", true); got != "cpu=00:00:00,fs/disk=0,mem=0,pages=0,vmem=0" {
+		t.Errorf("sstat's task form: %q", got)
+	}
+	if got := tresUsage(nil, "tresusageouttot", false); got != "energy=0" {
+		t.Errorf("unmeasured step: %q", got)
+	}
+}
