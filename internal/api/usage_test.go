@@ -14,7 +14,7 @@ func TestUsageFormats(t *testing.T) {
 		{"TotalCPU under an hour", FormatCPUTime(4833000), "00:04.833"}, // oracle: 1 TotalCPU
 		{"TotalCPU over an hour", FormatCPUTime(3723 * 1000000), "01:02:03"},
 		{"TotalCPU over a day", FormatCPUTime(90061 * 1000000), "1-01:01:01"},
-		{"TotalCPU none", FormatCPUTime(0), "00:00:00"}, // oracle: 1.0 SystemCPU
+		{"TotalCPU none", FormatCPUTime(0), "00:00:00"},                 // oracle: 1.0 SystemCPU
 		{"AveCPU whole seconds", FormatCPUSeconds(2881000), "00:00:02"}, // oracle: 1.batch AveCPU
 	}
 	for _, c := range cases {
