@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -314,6 +315,15 @@ func startInCgroups(dirs []string, start func(traced bool) (int, error)) (int, e
 	if len(dirs) == 0 {
 		return start(false)
 	}
+	if !canTrace() {
+		// No ptrace here (a container without it, Yama's scope 3): moved
+		// right after the start, the best left.
+		pid, err := start(false)
+		if err == nil {
+			joinV1(dirs, pid)
+		}
+		return pid, err
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	pid, err := start(true)
@@ -327,4 +337,28 @@ func startInCgroups(dirs []string, start func(traced bool) (int, error)) (int, e
 		syscall.PtraceDetach(pid)
 	}
 	return pid, nil
+}
+
+var traceProbe struct {
+	once sync.Once
+	ok   bool
+}
+
+// canTrace reports whether this process may start a child traced (tried
+// once with /bin/true).
+func canTrace() bool {
+	traceProbe.once.Do(func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{Sys: &syscall.SysProcAttr{Ptrace: true}})
+		if err != nil {
+			return
+		}
+		var ws syscall.WaitStatus
+		if _, err := syscall.Wait4(pid, &ws, syscall.WALL, nil); err == nil && ws.Stopped() {
+			traceProbe.ok = syscall.PtraceDetach(pid) == nil
+		}
+		syscall.Wait4(pid, &ws, syscall.WALL, nil)
+	})
+	return traceProbe.ok
 }
