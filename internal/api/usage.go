@@ -198,6 +198,25 @@ func splitUsageName(s string) (kind, metric, suffix string) {
 	return kind, s, ""
 }
 
+// MemoryBytes is a memory field (MaxRSS, AveRSS, MaxVMSize, AveVMSize)
+// in bytes, as sacct --noconvert prints it; ok is false for other fields.
+func (u *Usage) MemoryBytes(name string) (string, bool) {
+	f := map[string]func(TaskUsage) int64{
+		"maxrss": func(t TaskUsage) int64 { return t.MaxRSS }, "averss": func(t TaskUsage) int64 { return t.MaxRSS },
+		"maxvmsize": func(t TaskUsage) int64 { return t.MaxVMSize }, "avevmsize": func(t TaskUsage) int64 { return t.MaxVMSize },
+	}[strings.ToLower(name)]
+	if f == nil {
+		return "", false
+	}
+	if u.Empty() || !u.measured() {
+		return "", true
+	}
+	if strings.HasPrefix(strings.ToLower(name), "ave") {
+		return itoa64(u.ave(f)), true
+	}
+	return itoa64(f(u.maxBy(f))), true
+}
+
 // FormatMemKB prints a size in bytes as Slurm prints MaxRSS: kilobytes,
 // further reduced to M, G, ... only while the value divides exactly
 // (oracle: 426397696 bytes printed "416404K"); 0 prints "0".

@@ -174,7 +174,7 @@ func init() {
 	for _, c := range []string{"squeue", "sinfo", "sacct", "sprio", "sshare", "scancel", "scontrol", "sacctmgr"} {
 		compatNoEffect[c+" --verbose"] = "Sluice prints no debug output"
 	}
-	for _, c := range []string{"squeue", "sinfo", "sacct"} {
+	for _, c := range []string{"squeue", "sinfo"} {
 		compatNoEffect[c+" --noconvert"] = "sizes are printed as recorded already"
 	}
 	for _, c := range []string{"squeue", "sinfo"} {

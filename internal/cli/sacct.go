@@ -50,6 +50,8 @@ type sacctOpts struct {
 	usage              bool
 	// truncate (-T) cuts Start and End to the -S/-E window.
 	truncate bool
+	// noconvert prints memory usage in bytes (--noconvert).
+	noconvert bool
 }
 
 func parseSacct(args []string) (*sacctOpts, error) {
@@ -86,9 +88,8 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	fs.StringVarP(&o.limitMax, "timelimit-max", "K", "", "")
 	fs.BoolVar(&o.usage, "usage", false, "")
 	fs.BoolVarP(&o.truncate, "truncate", "T", false, "")
-	// Accepted with nothing to change: memory is printed as recorded
-	// (--noconvert) and there is no debug output (-v).
-	fs.Bool("noconvert", false, "")
+	fs.BoolVar(&o.noconvert, "noconvert", false, "")
+	// Accepted with nothing to change: there is no debug output.
 	fs.CountP("verbose", "v", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -152,6 +153,8 @@ type sacctRow struct {
 	// cpus is the allocated CPU count (a step inherits its job's).
 	cpus    int64
 	cluster string
+	// noconvert: memory usage in bytes (--noconvert).
+	noconvert bool
 }
 
 // sacctFields are the fields sacct knows (sacct --helpformat).
@@ -807,7 +810,8 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 				continue
 			}
 		}
-		row := sacctRow{AcctRecord: r, now: res.Now, loc: loc, cluster: res.Cluster, cpus: tresOf(r.AllocTRES, "cpu")}
+		row := sacctRow{AcctRecord: r, now: res.Now, loc: loc, cluster: res.Cluster, cpus: tresOf(r.AllocTRES, "cpu"),
+			noconvert: o.noconvert}
 		if o.truncate {
 			row.truncateTo(from, to)
 		}

@@ -44,6 +44,9 @@ func usageField(name string) func(*sacctRow) string {
 		if r.Usage.Empty() {
 			return ""
 		}
+		if b, ok := r.Usage.MemoryBytes(name); ok && r.noconvert {
+			return b // oracle: --noconvert MaxRSS 426397696
+		}
 		v, _ := r.Usage.UsageField(name, false)
 		return v
 	}

@@ -19,7 +19,6 @@ func init() {
 	Register(Command{Name: "sstat", Summary: "live resource usage of running job steps", Link: true, Run: runSstat})
 	compatNoEffect["sstat --verbose"] = "Sluice prints no debug output"
 	compatNoEffect["sstat --noconvert"] = "sizes are printed in Slurm's default units"
-	compatNoEffect["sacct --noconvert"] = "sizes are printed in Slurm's default units (MaxRSS in K)"
 	compatNoEffect["sstat --pidformat"] = "one line per step, its pids in the Pids field"
 }
 

@@ -97,3 +97,20 @@ func TestTRESUsageFields(t *testing.T) {
 		t.Errorf("unmeasured step: %q", got)
 	}
 }
+
+// TestSacctNoconvert checks --noconvert: memory usage in bytes (oracle:
+// "1.batch|426397696").
+func TestSacctNoconvert(t *testing.T) {
+	u := &api.Usage{Tasks: []api.TaskUsage{{Node: "n1", MaxRSS: 426397696, Sampled: true}}}
+	r := &sacctRow{AcctRecord: api.AcctRecord{JobID: 1, Step: "batch", Usage: u}, noconvert: true}
+	if got := usageField("MaxRSS")(r); got != "426397696" {
+		t.Errorf("MaxRSS --noconvert %q", got)
+	}
+	if got := usageField("TotalCPU")(r); got != "00:00:00" {
+		t.Errorf("TotalCPU --noconvert %q", got)
+	}
+	o, err := parseSacct([]string{"--noconvert"})
+	if err != nil || !o.noconvert {
+		t.Errorf("--noconvert not parsed: %v", err)
+	}
+}
