@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,51 @@ func TestBatchUsageInAccounting(t *testing.T) {
 	}
 	if cpu := batch.Usage.Tasks[0].CPUUS(); cpu <= 0 || batch.Usage.Tasks[0].MaxRSS <= 0 {
 		t.Errorf("batch usage %+v", batch.Usage.Tasks[0])
+	}
+}
+
+// TestSstat checks the controller's side of sstat: a running batch job's
+// live usage (listed with All, or asked for as JOB.batch, not by default),
+// and Slurm's messages for a held job, a step not running and a job it
+// does not know.
+func TestSstat(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	run := c.submit(c.wrap("sleep 30"))
+	held := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
+	c.waitState(run, "RUNNING", 10*time.Second)
+	ask := func(id uint32, step string, all bool) (api.SstatResponse, string) {
+		res, err := c.client.Sstat(c.ctx(), api.SstatRequest{JobID: id, Step: step, All: all})
+		if err != nil {
+			return res, err.Error()
+		}
+		return res, ""
+	}
+	var res api.SstatResponse
+	var msg string
+	c.eventually(5*time.Second, "live batch usage", func() bool {
+		res, msg = ask(run, "", true)
+		return msg == "" && len(res.Steps) == 1 && len(res.Steps[0].Usage.Tasks) == 1 && len(res.Steps[0].Usage.Tasks[0].Pids) > 0
+	})
+	if st := res.Steps[0]; st.Step != "batch" || st.NodeList != "n1" || st.NTasks != 1 || !st.Usage.Tasks[0].Sampled {
+		t.Errorf("sstat -a: %+v", st)
+	}
+	if res, msg = ask(run, "", false); msg != "" || len(res.Steps) != 0 {
+		t.Errorf("sstat without -a lists the batch step: %+v %s", res, msg)
+	}
+	if res, msg = ask(run, "batch", false); msg != "" || len(res.Steps) != 1 {
+		t.Errorf("sstat -j JOB.batch: %+v %s", res, msg)
+	}
+	for _, c := range []struct {
+		id   uint32
+		step string
+		want string
+	}{
+		{held, "", "No steps running for job " + idStr(held)},
+		{run, "3", "StepId=" + idStr(run) + ".3 not found running."},
+		{9999, "", "couldn't get steps for job 9999"},
+	} {
+		if _, msg := ask(c.id, c.step, false); !strings.Contains(msg, c.want) {
+			t.Errorf("sstat %d.%s: %q, want %q", c.id, c.step, msg, c.want)
+		}
 	}
 }
