@@ -122,7 +122,10 @@ func (m *cgroupManager) create(req *api.LaunchRequest, nodeMB int64, hide []stri
 	if c != nil && c.Plugin == "disabled" {
 		return jobCgroup{}, nil
 	}
-	cg := jobCgroup{CPUs: m.reserveCPUs(req.JobID, req.CPUs, req.CPUIDs)}
+	var cg jobCgroup
+	if c != nil && c.Cores {
+		cg.CPUs = m.reserveCPUs(req.JobID, req.CPUs, req.CPUIDs)
+	}
 	if m.base != "" {
 		memBytes := req.MemoryMB << 20
 		if c != nil {

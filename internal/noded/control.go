@@ -125,6 +125,7 @@ func (a *Agent) finish(j *job, ex exitRecord, now time.Time) {
 		}
 		a.cg.remove(r.Req.JobID, r.Cgroup, r.CgroupV1)
 	}
+	a.cg.releaseCPUs(r.Req.JobID)
 	r.End = ex.Time
 	if r.End.IsZero() {
 		r.End = now

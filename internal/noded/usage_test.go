@@ -161,3 +161,21 @@ func TestCgroupV1Devices(t *testing.T) {
 		t.Errorf("rule %q", rule)
 	}
 }
+
+// TestCPUsReleased checks that a job's CPUs are free again once it ends,
+// so the next job is bound to the lowest CPUs, and that jobs not
+// constrained to cores hold none.
+func TestCPUsReleased(t *testing.T) {
+	m := &cgroupManager{host: []int{0, 1, 2, 3}}
+	cores := &api.CgroupConstraints{Cores: true}
+	a, _ := m.create(&api.LaunchRequest{JobID: 1, CPUs: 2, Constrain: cores}, 0, nil)
+	b, _ := m.create(&api.LaunchRequest{JobID: 2, CPUs: 1, Constrain: cores}, 0, nil)
+	free, _ := m.create(&api.LaunchRequest{JobID: 3, CPUs: 4, Constrain: &api.CgroupConstraints{}}, 0, nil)
+	if fmt.Sprint(a.CPUs, b.CPUs, free.CPUs) != "[0 1] [2] []" {
+		t.Fatalf("CPUs %v %v %v", a.CPUs, b.CPUs, free.CPUs)
+	}
+	m.releaseCPUs(1)
+	if c, _ := m.create(&api.LaunchRequest{JobID: 4, CPUs: 1, Constrain: cores}, 0, nil); fmt.Sprint(c.CPUs) != "[0]" {
+		t.Errorf("after job 1 ended: %v", c.CPUs)
+	}
+}
