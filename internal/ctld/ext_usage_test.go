@@ -123,3 +123,49 @@ func TestSstat(t *testing.T) {
 		}
 	}
 }
+
+// TestStepUsage runs a three-task step on two nodes: sstat sees its tasks
+// live on both nodes, and its record carries every task's usage.
+func TestStepUsage(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
+	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.MinNodes, s.NTasks = 2, 3 }))
+	c.waitState(id, "RUNNING", 10*time.Second)
+	res, err := c.client.StepLaunch(c.ctx(), api.StepLaunchRequest{JobID: id, Cwd: c.work,
+		Argv: []string{"sh", "-c", "sleep 2"}, Env: []string{"PATH=/usr/bin:/bin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		attachAll(t, res)
+		close(done)
+	}()
+	var live api.SstatResponse
+	c.eventually(5*time.Second, "live step usage", func() bool {
+		live, err = c.client.Sstat(c.ctx(), api.SstatRequest{JobID: id, Step: "0"})
+		if err != nil || len(live.Steps) != 1 || len(live.Steps[0].Usage.Tasks) != 3 {
+			return false
+		}
+		for _, tu := range live.Steps[0].Usage.Tasks {
+			if len(tu.Pids) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	if st := live.Steps[0]; st.NodeList != "n[1-2]" || st.NTasks != 3 {
+		t.Errorf("live step %+v", st)
+	}
+	<-done
+	rec := c.stepRecord(id, 0)
+	if rec.Usage == nil || len(rec.Usage.Tasks) != 3 {
+		t.Fatalf("step record usage %+v", rec.Usage)
+	}
+	nodes := map[string]int{}
+	for _, tu := range rec.Usage.Tasks {
+		nodes[tu.Node]++
+	}
+	if nodes["n1"] != 2 || nodes["n2"] != 1 {
+		t.Errorf("tasks by node %v, want 2 on n1 and 1 on n2", nodes)
+	}
+}
