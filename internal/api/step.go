@@ -217,6 +217,8 @@ type StepNodeResult struct {
 	Reason string         `json:"reason,omitempty"`
 	Start  time.Time      `json:"start,omitempty"`
 	End    time.Time      `json:"end,omitempty"`
+	// Usage is the node's tasks' usage (final once Done).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // StepSignalRequest signals a step's tasks; Kill starts the kill sequence

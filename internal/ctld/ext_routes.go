@@ -145,6 +145,13 @@ func (c *Controller) registerExt(mux *http.ServeMux) {
 		}
 		return c.step(ctx, w, req)
 	}))
+	mux.HandleFunc("POST "+api.PathSstat, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		var req api.SstatRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return c.sstat(ctx, w, req)
+	}))
 	c.registerStepRoutes(mux)     // steps on the allocated nodes: ext_steps.go
 	c.registerPartitionAdmin(mux) // scontrol create/update/delete partition: partition.go
 }

@@ -560,6 +560,8 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 	if r.Script == "" {
 		r.Script = "#!/bin/sh\n" + spec.Wrap + "\n"
 	}
+	r.AcctGatherFreqSec = acctGatherFreq(ls.c.cfg)
+	r.Constrain = ls.constraints(j, 0)
 	if len(j.Alloc.CPUs) > 0 {
 		r.CPUs = int(j.Alloc.CPUs[0])
 		if ls.cfg.ConsumeMemory {
