@@ -84,7 +84,7 @@ func (c *Controller) accounting(ctx context.Context, w Who) (api.AcctResponse, e
 	if err != nil {
 		return api.AcctResponse{}, err
 	}
-	attachUsage(out.Records, usage)  // MaxRSS, TotalCPU, ...: ext_usage.go
+	attachUsage(out.Records, usage)  // MaxRSS, TotalCPU, ...: usage.go
 	c.annotateResv(ctx, out.Records) // sacct --reservation: resv.go
 	slices.SortStableFunc(out.Records, compareRecords)
 	return out, nil

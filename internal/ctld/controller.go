@@ -245,7 +245,7 @@ func (c *Controller) Start() error {
 	c.looping = true
 	go c.loop()
 	c.startResvTimer()   // purges ended reservations (resv.go)
-	c.startNodeSampler() // node state history for sreport (ext_acct.go)
+	c.startNodeSampler() // node state history for sreport (accounting.go)
 	return nil
 }
 

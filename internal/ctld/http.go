@@ -151,7 +151,7 @@ func (c *Controller) clientMux() http.Handler {
 		}
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.token(w, req) })
 	}))
-	c.registerExt(mux)  // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: ext_*.go
+	c.registerAccounting(mux) // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: routes.go
 	c.registerResv(mux) // scontrol reservations and licenses, sinfo -T, sreport reservation: resv.go
 	return mux
 }
