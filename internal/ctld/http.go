@@ -152,7 +152,7 @@ func (c *Controller) clientMux() http.Handler {
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.token(w, req) })
 	}))
 	c.registerAccounting(mux) // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: routes.go
-	c.registerResv(mux) // scontrol reservations and licenses, sinfo -T, sreport reservation: resv.go
+	c.registerResv(mux)       // scontrol reservations and licenses, sinfo -T, sreport reservation: resv.go
 	return mux
 }
 
