@@ -560,6 +560,9 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 	if r.Script == "" {
 		r.Script = "#!/bin/sh\n" + spec.Wrap + "\n"
 	}
+	if tok, _, err := IssueToken(ls.c.jwtKey, j.User, ls.c.now(), jobTokenLifespan(r.TimeLimitSec)); err == nil {
+		r.JobToken = tok
+	}
 	if len(j.Alloc.CPUs) > 0 {
 		r.CPUs = int(j.Alloc.CPUs[0])
 		if ls.cfg.ConsumeMemory {
@@ -586,6 +589,16 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 		r.WorkDir = "/"
 	}
 	return r
+}
+
+// jobTokenLifespan is how long a job's token (api.LaunchRequest.JobToken)
+// stays valid: the job's time limit and an hour to spare, or a week for a
+// job without one.
+func jobTokenLifespan(limitSec int64) time.Duration {
+	if limitSec <= 0 || limitSec >= int64(api.TimeInfinite) {
+		return 7 * 24 * time.Hour
+	}
+	return time.Duration(limitSec)*time.Second + time.Hour
 }
 
 // gpuIndices turns GPU positions on node host (the controller's
