@@ -1,0 +1,37 @@
+// Package multihost is the multi-host test bed: it proves that Sluice works
+// when the controller, each node agent and the user's login host are
+// separate machines that share no network stack, no /tmp and no state
+// directory (DESIGN.md, "Clusters are multi-host").
+//
+// Each host of a bed is a named network namespace (ip netns) with its own
+// address on 10.200.0.0/24, joined by a veth pair to a bridge that lives in
+// a namespace of its own (the machine's root namespace is not touched),
+// plus a mount and UTS namespace held by a small holder process: a private
+// tmpfs on /tmp, its own state directory at BED/local (the slurm.conf's
+// StateSaveLocation and SlurmdSpoolDir point there, so the same path is a
+// different directory on every host), the other hosts' directories hidden,
+// its own host name and an /etc/hosts naming every host. Only the binary
+// and slurm.conf (BED/shared) are common, as on a real cluster where they
+// are installed on every machine. The hosts are:
+//
+//	ctl    10.200.0.2       sluice ctld (SlurmctldHost=ctl(10.200.0.2))
+//	n1..n3 10.200.0.11..13  sluice noded, one per host (NodeAddr in slurm.conf)
+//	login  10.200.0.100     the user's commands, with SLURM_JWT from
+//	                        `scontrol token` (no controller socket there)
+//
+// The end-to-end paths it covers: sbatch from the login host and a batch job
+// across three node hosts (TestMultiHostSbatchN3), salloc and srun -l from
+// the login host streaming task output back from two node hosts
+// (TestMultiHostSallocSrun), an salloc killed with SIGKILL and its
+// allocation's end (TestMultiHostSallocKilled), and a node host cut off from
+// the network (its veth link set down) whose job ends NODE_FAIL and is
+// requeued (TestMultiHostNodeFail). The single-machine end-to-end tests of
+// internal/cli (sluice up, in-process agents) stay where they are: they
+// need no root and run everywhere.
+//
+// The bed needs root (namespaces, veth, mounts): without it every test
+// skips, saying so. A bed removes itself when its test ends, passed or
+// failed (t.Cleanup kills every process in its namespaces and deletes
+// them); a run that crashed leaves namespaces named sluicemh-PID-..., which
+// the next run deletes when that PID is gone.
+package multihost
