@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -62,28 +61,24 @@ func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, re
 }
 
 // allocateAndRun obtains an allocation and runs run in it: the job's
-// script waits on a FIFO in a private directory; the exit code written
-// there at the end becomes the job's, so sacct shows the allocation
-// COMPLETED (or FAILED with the command's code), as Slurm records an
-// salloc job. run may ask for the job to be cancelled instead (an
-// interrupted srun). verbose prints salloc's allocation messages.
+// script holds the allocation over a connection back to this process
+// (allocHold); the exit code sent there at the end becomes the job's, so
+// sacct shows the allocation COMPLETED (or FAILED with the command's
+// code), as Slurm records an salloc job. run may ask for the job to be
+// cancelled instead (an interrupted srun). verbose prints salloc's
+// allocation messages.
 func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, verbose bool,
 	run func(j *api.JobInfo) (int, bool)) int {
-	dir, err := os.MkdirTemp("", "salloc-")
+	hold, err := newAllocHold(env)
 	if err != nil {
 		return Errorf(env, me, "%v", err)
 	}
-	defer os.RemoveAll(dir)
-	fifo := filepath.Join(dir, "release")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		return Errorf(env, me, "mkfifo: %v", err)
-	}
+	defer hold.Close()
 	spec := req.Spec
 	if spec.Name == "" {
 		spec.Name = "interactive"
 	}
-	spec.Script = "#!/bin/sh\n# " + me + " allocation: held until the command exits\nread code < " +
-		srunQuote([]string{fifo}) + "\nexit ${code:-0}\n"
+	spec.Script = hold.Script(me)
 	spec.Output, spec.Error = "/dev/null", "/dev/null"
 	fillSubmitContext(env, &spec)
 	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: spec, Interactive: true})
@@ -129,7 +124,7 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 		if verbose {
 			fmt.Fprintf(env.Stderr, "%s: Relinquishing job allocation %s\n", me, id)
 		}
-		sallocRelease(fifo, rc)
+		hold.Release(rc, 10*time.Second)
 	}
 	sallocWaitEnded(cl, id, 5*time.Second)
 	return rc
@@ -203,21 +198,6 @@ func sallocRun(ctx context.Context, env *Env, command []string, j *api.JobInfo) 
 		return ee.ExitCode()
 	}
 	return 0
-}
-
-// sallocRelease writes the exit code to the allocation's FIFO (waiting a
-// little for the job's script to open it).
-func sallocRelease(fifo string, rc int) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if err == nil {
-			fmt.Fprintf(f, "%d\n", rc&0xff)
-			f.Close()
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // sallocWaitEnded waits (bounded) until the job has left RUNNING.
