@@ -368,7 +368,7 @@ func (b *Bed) waitFor(limit time.Duration, what string, cond func() bool) {
 	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			b.t.Fatalf("timed out after %v waiting for %s\n%s", limit, what, b.logs())
+			b.t.Fatalf("timed out after %v waiting for %s", limit, what)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -2,6 +2,7 @@ package multihost
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,110 @@ func TestMultiHostSbatchN3(t *testing.T) {
 	}
 	if r := b.Login(5*time.Second, "ls /tmp/job-"+id+".out"); r.Code == 0 {
 		t.Errorf("the job's output file is on the login host too: /tmp is not private")
+	}
+}
+
+// TestMultiHostSallocSrun: salloc -N2 on the login host, srun -l hostname
+// inside it: one task on each of the two allocated node hosts, their
+// output streamed back to the login host with -l labels.
+func TestMultiHostSallocSrun(t *testing.T) {
+	t.Parallel()
+	b := NewBed(t, "")
+	t0 := time.Now()
+	r := b.Login(60*time.Second, "salloc -N2 srun -l hostname")
+	t.Logf("salloc -N2 srun -l hostname on login (%.1f s): exit %d\nstdout:\n%sstderr:\n%s", time.Since(t0).Seconds(),
+		r.Code, r.Out, r.Err)
+	got := strings.Join(sortedLines(r.Out), "\n")
+	if r.Code != 0 || got != "0: n1\n1: n2" {
+		t.Errorf("exit %d, output %q; want exit 0 and 0: n1, 1: n2", r.Code, got)
+	}
+	m := regexp.MustCompile(`Granted job allocation (\d+)`).FindStringSubmatch(r.Err)
+	if m == nil {
+		t.Fatalf("no allocation granted")
+	}
+	acct := b.Login(10*time.Second, "sacct -j "+m[1]+" -o JobID,JobName,NodeList,State,ExitCode")
+	t.Logf("sacct -j %s:\n%s", m[1], acct.Out)
+	if st := b.waitState(m[1], 20*time.Second, "COMPLETED", "FAILED", "CANCELLED"); st != "COMPLETED" {
+		t.Errorf("allocation %s ended %s, want COMPLETED", m[1], st)
+	}
+}
+
+func sortedLines(s string) []string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	sort.Strings(lines)
+	return lines
+}
+
+// TestMultiHostSallocHolds: the allocation lasts as long as salloc's
+// command, however long, and a step started late still runs in it.
+func TestMultiHostSallocHolds(t *testing.T) {
+	t.Parallel()
+	b := NewBed(t, "")
+	r := b.Login(60*time.Second, "salloc -N2 sh -c 'sleep 3; srun -l hostname; squeue -h -j $SLURM_JOB_ID -o %T'")
+	t.Logf("salloc -N2 sh -c 'sleep 3; srun -l hostname; squeue ...' on login: exit %d\nstdout:\n%sstderr:\n%s", r.Code, r.Out, r.Err)
+	if got := strings.Join(sortedLines(r.Out), "\n"); r.Code != 0 || got != "0: n1\n1: n2\nRUNNING" {
+		t.Errorf("exit %d, output %q; want exit 0, 0: n1, 1: n2 and the allocation RUNNING", r.Code, got)
+	}
+}
+
+// TestMultiHostSallocKilled: salloc killed with SIGKILL on the login host
+// (no chance to release anything) loses its allocation within 60 s.
+func TestMultiHostSallocKilled(t *testing.T) {
+	t.Parallel()
+	b := NewBed(t, "")
+	r := b.Login(10*time.Second, "salloc -N1 sleep 300 >/tmp/salloc.out 2>&1 & echo $!")
+	pid := strings.TrimSpace(r.Out)
+	var id string
+	b.waitFor(20*time.Second, "salloc's allocation", func() bool {
+		out := b.Login(5*time.Second, "cat /tmp/salloc.out").Out
+		m := regexp.MustCompile(`Granted job allocation (\d+)`).FindStringSubmatch(out)
+		if m != nil {
+			id = m[1]
+		}
+		return m != nil
+	})
+	b.waitState(id, 10*time.Second, "RUNNING")
+	if k := b.Login(5*time.Second, "kill -9 "+pid); k.Code != 0 {
+		t.Fatalf("kill -9 salloc (pid %s): %s", pid, k.Err)
+	}
+	t0 := time.Now()
+	st := b.waitState(id, 60*time.Second, "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL")
+	acct := b.Login(10*time.Second, "sacct -j "+id+" -o JobID,JobName,NodeList,State,ExitCode")
+	t.Logf("salloc (pid %s) killed with SIGKILL; allocation %s ended %s after %.1f s\n%s", pid, id, st,
+		time.Since(t0).Seconds(), acct.Out)
+}
+
+// TestMultiHostNodeFail: a node host cut off from the network (its link
+// down) is set DOWN after SlurmdTimeout; its requeueable batch job is
+// requeued (the run recorded NODE_FAIL) and its --no-requeue job ends
+// NODE_FAIL.
+func TestMultiHostNodeFail(t *testing.T) {
+	t.Parallel()
+	b := NewBed(t, "")
+	requeued := jobID(t, b.Login(10*time.Second, "sbatch -w n2 -n1 -o /tmp/a.out --wrap 'sleep 300'"))
+	ended := jobID(t, b.Login(10*time.Second, "sbatch -w n2 -n1 --no-requeue -o /tmp/b.out --wrap 'sleep 300'"))
+	b.waitState(requeued, 20*time.Second, "RUNNING")
+	b.waitState(ended, 20*time.Second, "RUNNING")
+	b.LinkDown("n2")
+	t0 := time.Now()
+	st := b.waitState(ended, 30*time.Second, "NODE_FAIL", "COMPLETED", "FAILED", "CANCELLED")
+	t.Logf("n2's link down: job %s (--no-requeue) ended %s after %.1f s", ended, st, time.Since(t0).Seconds())
+	if st != "NODE_FAIL" {
+		t.Errorf("job %s ended %s, want NODE_FAIL", ended, st)
+	}
+	st = b.waitState(requeued, 10*time.Second, "PENDING", "COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL")
+	if st != "PENDING" {
+		t.Errorf("job %s is %s, want PENDING (requeued)", requeued, st)
+	}
+	show := b.Login(10*time.Second, "squeue -j "+requeued+" -o '%i %T %r'; scontrol show job "+requeued+
+		" | grep -o 'Restarts=[0-9]*'; sacct -D -j "+requeued+","+ended+" -X -o JobID,NodeList,State; sinfo -N -o '%N %t %E'")
+	t.Logf("after n2's link went down:\n%s%s", show.Out, show.Err)
+	for _, want := range []string{"Restarts=1", requeued + " PENDING", "n2 down"} {
+		if !strings.Contains(show.Out, want) {
+			t.Errorf("no %q in:\n%s", want, show.Out)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^\s*` + requeued + `\s+n2\s+NODE_FAIL`).MatchString(show.Out) {
+		t.Errorf("sacct -D does not show job %s's first run on n2 ending NODE_FAIL:\n%s", requeued, show.Out)
 	}
 }
