@@ -413,7 +413,7 @@ func (b *Bed) destroy() {
 
 // removeNamespaces kills the processes in, and deletes, the network
 // namespaces match selects.
-func removeNamespaces(match func(string) bool) {
+func removeNamespaces(match func(string) bool) (removed []string) {
 	out, _ := exec.Command("ip", "netns", "list").Output()
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
@@ -435,7 +435,9 @@ func removeNamespaces(match func(string) bool) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		exec.Command("ip", "netns", "delete", f[0]).Run()
+		removed = append(removed, f[0])
 	}
+	return removed
 }
 
 // removeLeftovers deletes the namespaces and directories of earlier runs
@@ -452,7 +454,9 @@ func removeLeftovers(t *testing.T) {
 		}
 		return syscall.Kill(pid, 0) == syscall.ESRCH
 	}
-	removeNamespaces(dead)
+	if ns := removeNamespaces(dead); len(ns) > 0 {
+		t.Logf("removed network namespaces left by an earlier run: %s", strings.Join(ns, " "))
+	}
 	entries, _ := os.ReadDir("/run")
 	for _, e := range entries {
 		if dead(e.Name()) {

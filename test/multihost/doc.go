@@ -19,15 +19,25 @@
 //	login  10.200.0.100     the user's commands, with SLURM_JWT from
 //	                        `scontrol token` (no controller socket there)
 //
-// The end-to-end paths it covers: sbatch from the login host and a batch job
-// across three node hosts (TestMultiHostSbatchN3), salloc and srun -l from
-// the login host streaming task output back from two node hosts
-// (TestMultiHostSallocSrun), an salloc killed with SIGKILL and its
-// allocation's end (TestMultiHostSallocKilled), and a node host cut off from
-// the network (its veth link set down) whose job ends NODE_FAIL and is
-// requeued (TestMultiHostNodeFail). The single-machine end-to-end tests of
-// internal/cli (sluice up, in-process agents) stay where they are: they
-// need no root and run everywhere.
+// The end-to-end paths it covers, each from the login host:
+//
+//   - sbatch -N3: the script runs on n1 (its output in n1's own /tmp), srun
+//     inside it reaches the controller with the job's token and runs a task
+//     on each node host (TestMultiHostSbatchN3);
+//   - salloc -N2 srun -l hostname, and an allocation that outlives a slow
+//     command with a late step in it (TestMultiHostSallocSrun,
+//     TestMultiHostSallocHolds);
+//   - srun outside an allocation: -N3 -l hostname, stdin forwarded to tasks on
+//     two hosts, the highest exit code returned (TestMultiHostSrunLogin);
+//   - salloc killed with SIGKILL: its allocation ends within 60 s
+//     (TestMultiHostSallocKilled);
+//   - a node host cut off from the network (its veth link down): set DOWN
+//     after SlurmdTimeout, its --no-requeue job ends NODE_FAIL and its other
+//     job is requeued, the first run recorded NODE_FAIL (TestMultiHostNodeFail).
+//
+// The single-machine end-to-end tests of internal/cli and internal/ctld
+// (sluice up, in-process agents) stay where they are: they need no root and
+// run everywhere; the bed repeats their multi-host paths above.
 //
 // The bed needs root (namespaces, veth, mounts): without it every test
 // skips, saying so. A bed removes itself when its test ends, passed or

@@ -176,3 +176,27 @@ func TestMultiHostNodeFail(t *testing.T) {
 		t.Errorf("sacct -D does not show job %s's first run on n2 ending NODE_FAIL:\n%s", requeued, show.Out)
 	}
 }
+
+// TestMultiHostSrunLogin: srun outside an allocation on the login host
+// (it obtains one, runs step 0, releases it): tasks on the node hosts,
+// stdin forwarded to them, output labelled, the highest exit code
+// returned.
+func TestMultiHostSrunLogin(t *testing.T) {
+	t.Parallel()
+	b := NewBed(t, "")
+	cases := []struct {
+		cmd, want string
+		code      int
+	}{
+		{"srun -N3 -l hostname", "0: n1\n1: n2\n2: n3", 0},
+		{"echo hello | srun -N2 -l sh -c 'read a; echo $a from $(hostname)'", "0: hello from n1\n1: hello from n2", 0},
+		{"srun -N2 -l sh -c 'echo $SLURMD_NODENAME; exit $SLURM_NODEID'", "0: n1\n1: n2", 1},
+	}
+	for _, tc := range cases {
+		r := b.Login(60*time.Second, tc.cmd)
+		t.Logf("%s on login: exit %d\nstdout:\n%sstderr:\n%s", tc.cmd, r.Code, r.Out, r.Err)
+		if got := strings.Join(sortedLines(r.Out), "\n"); r.Code != tc.code || got != tc.want {
+			t.Errorf("%s: exit %d, output %q; want exit %d, output %q", tc.cmd, r.Code, got, tc.code, tc.want)
+		}
+	}
+}
