@@ -259,6 +259,19 @@ func (h *Host) Command(env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// Processes are the command lines of the processes running on host h
+// (found by network namespace: there is no PID namespace).
+func (h *Host) Processes() []string {
+	out, _ := exec.Command("ip", "netns", "pids", h.ns).Output()
+	var cmds []string
+	for _, p := range strings.Fields(string(out)) {
+		if data, err := os.ReadFile("/proc/" + p + "/cmdline"); err == nil && len(data) > 0 {
+			cmds = append(cmds, strings.TrimSuffix(strings.ReplaceAll(string(data), "\x00", " "), " "))
+		}
+	}
+	return cmds
+}
+
 // Result is what a command printed and its exit code.
 type Result struct {
 	Out, Err string
@@ -391,6 +404,11 @@ func (b *Bed) logs() string {
 // the switch namespace, goes down (as a cable pulled out).
 func (b *Bed) LinkDown(name string) {
 	b.sh("ip", "-n", b.name+"-sw", "link", "set", b.hosts[name].link, "down")
+}
+
+// LinkUp reconnects host name.
+func (b *Bed) LinkUp(name string) {
+	b.sh("ip", "-n", b.name+"-sw", "link", "set", b.hosts[name].link, "up")
 }
 
 // destroy kills every process of the bed (the holders, daemons, the jobs

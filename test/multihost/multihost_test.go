@@ -148,7 +148,8 @@ func TestMultiHostSallocKilled(t *testing.T) {
 // NODE_FAIL.
 func TestMultiHostNodeFail(t *testing.T) {
 	t.Parallel()
-	b := NewBed(t, "")
+	// A requeued job may start again 2 s later (Slurm's default: 121 s).
+	b := NewBed(t, "SchedulerParameters=requeue_delay=2\n")
 	requeued := jobID(t, b.Login(10*time.Second, "sbatch -w n2 -n1 -o /tmp/a.out --wrap 'sleep 300'"))
 	ended := jobID(t, b.Login(10*time.Second, "sbatch -w n2 -n1 --no-requeue -o /tmp/b.out --wrap 'sleep 300'"))
 	b.waitState(requeued, 20*time.Second, "RUNNING")
@@ -175,6 +176,28 @@ func TestMultiHostNodeFail(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^\s*` + requeued + `\s+n2\s+NODE_FAIL`).MatchString(show.Out) {
 		t.Errorf("sacct -D does not show job %s's first run on n2 ending NODE_FAIL:\n%s", requeued, show.Out)
 	}
+
+	// The link comes back: the agent registers again (ReturnToService=1),
+	// the jobs it still ran from before are killed (their runs ended) and
+	// the requeued job runs again there.
+	b.LinkUp("n2")
+	t0 = time.Now()
+	if st := b.waitState(requeued, 40*time.Second, "RUNNING"); st != "RUNNING" {
+		t.Fatalf("job %s is %s after n2 came back", requeued, st)
+	}
+	var sleeps int
+	b.waitFor(20*time.Second, "one sleep 300 left on n2", func() bool {
+		sleeps = 0
+		for _, c := range b.Host("n2").Processes() {
+			if c == "sleep 300" {
+				sleeps++
+			}
+		}
+		return sleeps == 1
+	})
+	back := b.Login(10*time.Second, "squeue -o '%i %T %N'; sinfo -N -o '%N %t'")
+	t.Logf("n2's link up again: job %s RUNNING after %.1f s, %d sleep 300 on n2\n%s", requeued, time.Since(t0).Seconds(),
+		sleeps, back.Out)
 }
 
 // TestMultiHostSrunLogin: srun outside an allocation on the login host
