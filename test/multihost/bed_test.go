@@ -91,6 +91,7 @@ type Bed struct {
 	order  []string
 	mu     sync.Mutex
 	daemon []*exec.Cmd
+	named  map[string]*exec.Cmd
 }
 
 // Host is one machine of a bed.
@@ -117,7 +118,8 @@ func NewBed(t *testing.T, extra string) *Bed {
 	if len(short) > 12 {
 		short = short[:12]
 	}
-	b := &Bed{t: t, name: fmt.Sprintf("%s%d-%s", nsPrefix, os.Getpid(), short), hosts: map[string]*Host{}}
+	b := &Bed{t: t, name: fmt.Sprintf("%s%d-%s", nsPrefix, os.Getpid(), short), hosts: map[string]*Host{},
+		named: map[string]*exec.Cmd{}}
 	var err error
 	if b.dir, err = os.MkdirTemp("/run", b.name+"-"); err != nil {
 		t.Fatal(err)
@@ -331,8 +333,19 @@ func (h *Host) Daemon(name string, args ...string) *exec.Cmd {
 	cmd.Stdout, cmd.Stderr = f, f
 	must(b.t, cmd.Start())
 	b.track(cmd)
+	b.mu.Lock()
+	b.named[name] = cmd
+	b.mu.Unlock()
 	go cmd.Wait()
 	return cmd
+}
+
+// KillDaemon kills daemon name (its process group) with SIGKILL.
+func (b *Bed) KillDaemon(name string) {
+	b.mu.Lock()
+	cmd := b.named[name]
+	b.mu.Unlock()
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 }
 
 // Log returns what daemon name has printed so far.
@@ -390,7 +403,7 @@ func (b *Bed) waitFor(limit time.Duration, what string, cond func() bool) {
 // logs is every daemon's log, for a failure message.
 func (b *Bed) logs() string {
 	var s strings.Builder
-	for _, n := range []string{"ctld", "noded-n1", "noded-n2", "noded-n3"} {
+	for _, n := range []string{"ctld", "ctld-2", "noded-n1", "noded-n2", "noded-n3"} {
 		l := b.Log(n)
 		if len(l) > 4000 {
 			l = "...\n" + l[len(l)-4000:]

@@ -33,7 +33,13 @@
 //     (TestMultiHostSallocKilled);
 //   - a node host cut off from the network (its veth link down): set DOWN
 //     after SlurmdTimeout, its --no-requeue job ends NODE_FAIL and its other
-//     job is requeued, the first run recorded NODE_FAIL (TestMultiHostNodeFail).
+//     job is requeued, the first run recorded NODE_FAIL; when the link comes
+//     back the stale runs are killed and the requeued job runs there again
+//     (TestMultiHostNodeFail);
+//   - the controller killed with SIGKILL and restarted: the agents register
+//     again over the network, a running job ends COMPLETED, another is
+//     cancelled from the login host and its processes leave the node hosts
+//     (TestMultiHostControllerRestart).
 //
 // The single-machine end-to-end tests of internal/cli and internal/ctld
 // (sluice up, in-process agents) stay where they are: they need no root and

@@ -223,3 +223,49 @@ func TestMultiHostSrunLogin(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiHostControllerRestart: the controller on ctl killed with
+// SIGKILL and started again finds the jobs still running on the node
+// hosts (the agents register again over the network): a short job ends
+// COMPLETED, and a long one is cancelled from the login host, its
+// processes on the node host gone.
+func TestMultiHostControllerRestart(t *testing.T) {
+	t.Parallel()
+	b := NewBed(t, "")
+	long := jobID(t, b.Login(10*time.Second, "sbatch -N2 -o /tmp/long.out --wrap 'srun sleep 300'"))
+	short := jobID(t, b.Login(10*time.Second, "sbatch -w n3 -o /tmp/short.out --wrap 'sleep 5; echo done on $(hostname)'"))
+	b.waitState(long, 20*time.Second, "RUNNING")
+	b.waitState(short, 20*time.Second, "RUNNING")
+	b.KillDaemon("ctld")
+	b.Host("ctl").Daemon("ctld-2", bin, "ctld", "--conf", b.conf)
+	st := b.waitState(short, 40*time.Second, "COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL")
+	out := b.Host("n3").Run(5*time.Second, nil, "cat /tmp/short.out")
+	t.Logf("controller killed and restarted: job %s ended %s, its output on n3: %s", short, st, out.Out)
+	if st != "COMPLETED" || strings.TrimSpace(out.Out) != "done on n3" {
+		t.Errorf("job %s ended %s with output %q, want COMPLETED, done on n3", short, st, out.Out)
+	}
+	if st := b.jobState(long); st != "RUNNING" {
+		t.Fatalf("job %s is %s after the restart, want RUNNING", long, st)
+	}
+	if r := b.Login(10*time.Second, "scancel "+long); r.Code != 0 {
+		t.Fatalf("scancel %s: %s", long, r.Err)
+	}
+	st = b.waitState(long, 20*time.Second, "CANCELLED", "COMPLETED", "FAILED")
+	var left []string
+	b.waitFor(20*time.Second, "the cancelled job's processes gone from n1 and n2", func() bool {
+		left = nil
+		for _, n := range []string{"n1", "n2"} {
+			for _, c := range b.Host(n).Processes() {
+				if c == "sleep 300" {
+					left = append(left, n)
+				}
+			}
+		}
+		return len(left) == 0
+	})
+	acct := b.Login(10*time.Second, "sacct -j "+long+","+short+" -o JobID,NodeList,State,ExitCode")
+	t.Logf("scancel %s from login: %s\n%s", long, st, acct.Out)
+	if !strings.HasPrefix(st, "CANCELLED") {
+		t.Errorf("job %s ended %s, want CANCELLED", long, st)
+	}
+}
