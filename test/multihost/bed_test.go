@@ -192,7 +192,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
 ReturnToService=1
-SlurmdTimeout=6
+SlurmdTimeout=10
 KillWait=2
 MinJobAge=300
 %sPartitionName=debug Nodes=n[1-3] Default=YES MaxTime=INFINITE State=UP

@@ -187,12 +187,7 @@ func TestMultiHostNodeFail(t *testing.T) {
 	}
 	var sleeps int
 	b.waitFor(20*time.Second, "one sleep 300 left on n2", func() bool {
-		sleeps = 0
-		for _, c := range b.Host("n2").Processes() {
-			if c == "sleep 300" {
-				sleeps++
-			}
-		}
+		sleeps = len(b.sleepers("n2"))
 		return sleeps == 1
 	})
 	back := b.Login(10*time.Second, "squeue -o '%i %T %N'; sinfo -N -o '%N %t'")
@@ -236,6 +231,11 @@ func TestMultiHostControllerRestart(t *testing.T) {
 	short := jobID(t, b.Login(10*time.Second, "sbatch -w n3 -o /tmp/short.out --wrap 'sleep 5; echo done on $(hostname)'"))
 	b.waitState(long, 20*time.Second, "RUNNING")
 	b.waitState(short, 20*time.Second, "RUNNING")
+	// The step's tasks run (srun's launch is over) before the controller
+	// goes: an srun that loses the controller in mid-launch fails.
+	b.waitFor(20*time.Second, "job "+long+"'s step on n1 and n2", func() bool {
+		return len(b.sleepers("n1", "n2")) == 2
+	})
 	b.KillDaemon("ctld")
 	b.Host("ctl").Daemon("ctld-2", bin, "ctld", "--conf", b.conf)
 	st := b.waitState(short, 40*time.Second, "COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL")
@@ -251,21 +251,25 @@ func TestMultiHostControllerRestart(t *testing.T) {
 		t.Fatalf("scancel %s: %s", long, r.Err)
 	}
 	st = b.waitState(long, 20*time.Second, "CANCELLED", "COMPLETED", "FAILED")
-	var left []string
 	b.waitFor(20*time.Second, "the cancelled job's processes gone from n1 and n2", func() bool {
-		left = nil
-		for _, n := range []string{"n1", "n2"} {
-			for _, c := range b.Host(n).Processes() {
-				if c == "sleep 300" {
-					left = append(left, n)
-				}
-			}
-		}
-		return len(left) == 0
+		return len(b.sleepers("n1", "n2")) == 0
 	})
 	acct := b.Login(10*time.Second, "sacct -j "+long+","+short+" -o JobID,NodeList,State,ExitCode")
 	t.Logf("scancel %s from login: %s\n%s", long, st, acct.Out)
 	if !strings.HasPrefix(st, "CANCELLED") {
 		t.Errorf("job %s ended %s, want CANCELLED", long, st)
 	}
+}
+
+// sleepers names, once per process, the hosts running "sleep 300".
+func (b *Bed) sleepers(hosts ...string) []string {
+	var on []string
+	for _, n := range hosts {
+		for _, c := range b.Host(n).Processes() {
+			if c == "sleep 300" {
+				on = append(on, n)
+			}
+		}
+	}
+	return on
 }
