@@ -595,7 +595,7 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 // stays valid: the job's time limit and an hour to spare, or a week for a
 // job without one.
 func jobTokenLifespan(limitSec int64) time.Duration {
-	if limitSec <= 0 || limitSec >= int64(api.TimeInfinite) {
+	if limitSec <= 0 { // none, or api.TimeInfinite
 		return 7 * 24 * time.Hour
 	}
 	return time.Duration(limitSec)*time.Second + time.Hour
