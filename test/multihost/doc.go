@@ -39,7 +39,10 @@
 //   - the controller killed with SIGKILL and restarted: the agents register
 //     again over the network, a running job ends COMPLETED, another is
 //     cancelled from the login host and its processes leave the node hosts
-//     (TestMultiHostControllerRestart).
+//     (TestMultiHostControllerRestart);
+//   - srun --pty, which should run on the first allocated node: it still runs
+//     on the submit host, and the test skips naming that known gap
+//     (TestMultiHostSrunPty).
 //
 // The single-machine end-to-end tests of internal/cli and internal/ctld
 // (sluice up, in-process agents) stay where they are: they need no root and
