@@ -36,3 +36,19 @@ func TestJobToken(t *testing.T) {
 		t.Errorf("the token of a 10-minute job is still valid 2 hours after its limit")
 	}
 }
+
+// TestSubmitHostInJob: the job's SLURM_SUBMIT_HOST is the host sbatch ran
+// on (its AllocNode), as Slurm sets it; it was empty.
+func TestSubmitHostInJob(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	out := filepath.Join(c.work, "host")
+	id := c.submit(c.wrap("echo $SLURM_SUBMIT_HOST > "+out, func(s *api.JobSpec) { s.AllocNode = "login7" }))
+	c.waitState(id, "COMPLETED", 10*time.Second)
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(data)); got != "login7" {
+		t.Errorf("SLURM_SUBMIT_HOST = %q, want login7", got)
+	}
+}

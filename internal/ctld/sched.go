@@ -551,7 +551,7 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 	}
 	r := api.LaunchRequest{JobID: uint32(j.ID), RestartCount: int(j.RestartCount), Name: j.Req.Name,
 		User: j.User, UID: j.UID, GID: j.GID, Group: j.Group, Script: spec.Script, Args: spec.ScriptArgs,
-		WorkDir: spec.WorkDir, SubmitDir: spec.WorkDir, StdOut: spec.Output, StdErr: spec.Error, StdIn: spec.Input,
+		WorkDir: spec.WorkDir, SubmitDir: spec.WorkDir, SubmitHost: spec.AllocNode, StdOut: spec.Output, StdErr: spec.Error, StdIn: spec.Input,
 		OpenMode: spec.OpenMode, Environment: spec.Environment, Export: spec.Export,
 		Partition: ls.partitionName(j), Account: j.Account, QOS: j.QOS, ClusterName: cl.Name,
 		NodeList: compressNodes(cl, j.Alloc.Nodes), NNodes: len(j.Alloc.Nodes), NTasks: int(max(j.Req.NTasks, 1)),

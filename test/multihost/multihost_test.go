@@ -53,15 +53,15 @@ func TestMultiHostSbatchN3(t *testing.T) {
 	t.Parallel()
 	b := NewBed(t, "")
 	id := jobID(t, b.Login(20*time.Second,
-		`sbatch -N3 -o /tmp/job-%j.out --wrap 'echo batch on $(hostname) nodes $SLURM_JOB_NODELIST; srun -l hostname'`))
+		`sbatch -N3 -o /tmp/job-%j.out --wrap 'echo batch on $(hostname) nodes $SLURM_JOB_NODELIST from $SLURM_SUBMIT_HOST; srun -l hostname'`))
 	st := b.waitState(id, 40*time.Second, "COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT")
 	out := b.Host("n1").Run(5*time.Second, nil, "cat /tmp/job-"+id+".out")
 	t.Logf("sbatch -N3 job %s ended %s; its output on n1:\n%s%s", id, st, out.Out, out.Err)
 	if st != "COMPLETED" {
 		t.Errorf("job %s ended %s, want COMPLETED", id, st)
 	}
-	if !strings.Contains(out.Out, "batch on n1 nodes n[1-3]") {
-		t.Errorf("batch script output on n1 = %q, want it to run on n1 with nodes n[1-3]", out.Out)
+	if !strings.Contains(out.Out, "batch on n1 nodes n[1-3] from login\n") {
+		t.Errorf("batch script output on n1 = %q, want it to run on n1 with nodes n[1-3], submitted from login", out.Out)
 	}
 	for _, want := range []string{"0: n1", "1: n2", "2: n3"} {
 		if !strings.Contains(out.Out, want) {
