@@ -50,6 +50,10 @@ func buildSluice(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
+		// Users' commands run from it too.
+		if buildErr = os.Chmod(binDir, 0o755); buildErr != nil {
+			return
+		}
 		bin = filepath.Join(binDir, "sluice")
 		out, err := exec.Command("go", "build", "-o", bin, "github.com/sluice-hpc/sluice/cmd/sluice").CombinedOutput()
 		if err != nil {
@@ -124,6 +128,7 @@ func NewBed(t *testing.T, extra string) *Bed {
 	if b.dir, err = os.MkdirTemp("/run", b.name+"-"); err != nil {
 		t.Fatal(err)
 	}
+	must(t, os.Chmod(b.dir, 0o755)) // users read slurm.conf in it
 	t.Cleanup(b.destroy)
 	b.network()
 	b.writeConf(extra)
@@ -312,10 +317,27 @@ func (h *Host) Run(limit time.Duration, env []string, script string) Result {
 }
 
 // Login runs a command line on the login host as a user of the cluster
-// would: slurm.conf there, a token, no controller socket.
+// would: slurm.conf there, root's token, no controller socket, in /tmp
+// (the login host's own: jobs write their default output files in the
+// same directory on their node host).
 func (b *Bed) Login(limit time.Duration, script string) Result {
-	return b.hosts["login"].Run(limit, []string{"SLURM_JWT=" + b.token}, script)
+	return b.hosts["login"].Run(limit, []string{"SLURM_JWT=" + b.token}, "cd /tmp && "+script)
 }
+
+// LoginAs runs a command line on the login host as user (with a token for
+// user that root takes on ctl).
+func (b *Bed) LoginAs(user string, limit time.Duration, script string) Result {
+	b.t.Helper()
+	tok := b.hosts["ctl"].Run(10*time.Second, nil, "scontrol token username="+user+" lifespan=3600")
+	if tok.Code != 0 {
+		b.t.Fatalf("scontrol token username=%s: %s", user, tok.Err)
+	}
+	jwt := strings.TrimSpace(tok.Out)
+	return b.hosts["login"].Run(limit, []string{jwt}, "cd /tmp && setpriv --reuid="+user+" --regid="+user+
+		" --init-groups sh -c "+shellQuote(script))
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // Host returns host name.
 func (b *Bed) Host(name string) *Host { return b.hosts[name] }

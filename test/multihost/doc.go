@@ -40,6 +40,8 @@
 //     again over the network, a running job ends COMPLETED, another is
 //     cancelled from the login host and its processes leave the node hosts
 //     (TestMultiHostControllerRestart);
+//   - a user's job (alice, with her own token on the login host) runs as her
+//     on both node hosts, its srun too, its output file hers (TestMultiHostUser);
 //   - srun --pty, which should run on the first allocated node: it still runs
 //     on the submit host, and the test skips naming that known gap
 //     (TestMultiHostSrunPty).

@@ -2,6 +2,7 @@ package multihost
 
 import (
 	"os/exec"
+	"os/user"
 	"regexp"
 	"sort"
 	"strings"
@@ -299,5 +300,24 @@ func TestMultiHostSrunPty(t *testing.T) {
 	}
 	if r.Code != 0 || host != "n1" {
 		t.Errorf("srun --pty -N2 hostname: exit %d, ran on %q; want exit 0 on n1", r.Code, host)
+	}
+}
+
+// TestMultiHostUser: a user's batch job from the login host (identified
+// there by a token, not by the controller's socket) runs as that user on
+// every node host, and the user's own srun inside it too.
+func TestMultiHostUser(t *testing.T) {
+	t.Parallel()
+	if _, err := user.Lookup("alice"); err != nil {
+		t.Skip("no user alice on this machine (test/oracle's setup creates her)")
+	}
+	b := NewBed(t, "")
+	id := jobID(t, b.LoginAs("alice", 10*time.Second, "sbatch -N2 --wrap 'id -un; srun -l id -un'"))
+	st := b.waitState(id, 30*time.Second, "COMPLETED", "FAILED", "CANCELLED")
+	out := b.Host("n1").Run(5*time.Second, nil, "cat /tmp/slurm-"+id+".out; stat -c %U /tmp/slurm-"+id+".out")
+	q := b.Login(10*time.Second, "sacct -j "+id+" -o JobID,User,NodeList,State")
+	t.Logf("alice's job %s ended %s; /tmp/slurm-%s.out on n1:\n%s%s\n%s", id, st, id, out.Out, out.Err, q.Out)
+	if st != "COMPLETED" || strings.Join(sortedLines(out.Out), "\n") != "0: alice\n1: alice\nalice\nalice" {
+		t.Errorf("job %s ended %s with output (and file owner) %q; want COMPLETED, alice everywhere", id, st, out.Out)
 	}
 }
