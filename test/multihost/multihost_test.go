@@ -76,26 +76,34 @@ func TestMultiHostSbatchN3(t *testing.T) {
 
 // TestMultiHostSallocSrun: salloc -N2 on the login host, srun -l hostname
 // inside it: one task on each of the two allocated node hosts, their
-// output streamed back to the login host with -l labels.
+// output streamed back to the login host with -l labels; the same from
+// the controller's host (its local socket, no token).
 func TestMultiHostSallocSrun(t *testing.T) {
 	t.Parallel()
 	b := NewBed(t, "")
-	t0 := time.Now()
-	r := b.Login(60*time.Second, "salloc -N2 srun -l hostname")
-	t.Logf("salloc -N2 srun -l hostname on login (%.1f s): exit %d\nstdout:\n%sstderr:\n%s", time.Since(t0).Seconds(),
-		r.Code, r.Out, r.Err)
-	got := strings.Join(sortedLines(r.Out), "\n")
-	if r.Code != 0 || got != "0: n1\n1: n2" {
-		t.Errorf("exit %d, output %q; want exit 0 and 0: n1, 1: n2", r.Code, got)
-	}
-	m := regexp.MustCompile(`Granted job allocation (\d+)`).FindStringSubmatch(r.Err)
-	if m == nil {
-		t.Fatalf("no allocation granted")
-	}
-	acct := b.Login(10*time.Second, "sacct -j "+m[1]+" -o JobID,JobName,NodeList,State,ExitCode")
-	t.Logf("sacct -j %s:\n%s", m[1], acct.Out)
-	if st := b.waitState(m[1], 20*time.Second, "COMPLETED", "FAILED", "CANCELLED"); st != "COMPLETED" {
-		t.Errorf("allocation %s ended %s, want COMPLETED", m[1], st)
+	for _, on := range []string{"login", "ctl"} {
+		t0 := time.Now()
+		var r Result
+		if on == "login" {
+			r = b.Login(60*time.Second, "salloc -N2 srun -l hostname")
+		} else {
+			r = b.Host(on).Run(60*time.Second, nil, "cd /tmp && salloc -N2 srun -l hostname")
+		}
+		t.Logf("salloc -N2 srun -l hostname on %s (%.1f s): exit %d\nstdout:\n%sstderr:\n%s", on, time.Since(t0).Seconds(),
+			r.Code, r.Out, r.Err)
+		got := strings.Join(sortedLines(r.Out), "\n")
+		if r.Code != 0 || got != "0: n1\n1: n2" {
+			t.Errorf("on %s: exit %d, output %q; want exit 0 and 0: n1, 1: n2", on, r.Code, got)
+		}
+		m := regexp.MustCompile(`Granted job allocation (\d+)`).FindStringSubmatch(r.Err)
+		if m == nil {
+			t.Fatalf("on %s: no allocation granted", on)
+		}
+		acct := b.Login(10*time.Second, "sacct -j "+m[1]+" -o JobID,JobName,NodeList,State,ExitCode")
+		t.Logf("sacct -j %s:\n%s", m[1], acct.Out)
+		if st := b.waitState(m[1], 20*time.Second, "COMPLETED", "FAILED", "CANCELLED"); st != "COMPLETED" {
+			t.Errorf("allocation %s ended %s, want COMPLETED", m[1], st)
+		}
 	}
 }
 
