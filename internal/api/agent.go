@@ -285,7 +285,18 @@ type LaunchRequest struct {
 	KillWaitSec int64 `json:"kill_wait_s,omitempty"`
 	// StartTime is when the controller started the job (SLURM_JOB_START_TIME).
 	StartTime time.Time `json:"start_time,omitempty"`
+	// JobToken is a token for the job's user that the agent puts in the
+	// job's environment as JobTokenEnv: on a node host there is no
+	// controller socket, and srun or scontrol inside the job reach the
+	// controller over TCP with it, as Slurm's commands in a job reach
+	// slurmctld over the network.
+	JobToken string `json:"job_token,omitempty"`
 }
+
+// JobTokenEnv is the job environment variable holding LaunchRequest's
+// JobToken (not a SLURM_ name: Slurm sets no such variable, and a job's
+// SLURM_* environment stays Slurm's).
+const JobTokenEnv = "SLUICE_JOB_TOKEN"
 
 // LaunchBatch is several launch requests for one agent.
 type LaunchBatch struct {
