@@ -133,6 +133,9 @@ type Config struct {
 	Prolog, Epilog, PrologSlurmctld, EpilogSlurmctld, TaskProlog, TaskEpilog string
 	// MailProg is the program used for job mail (default /bin/mail).
 	MailProg string
+	// MetricsType is metrics/openmetrics to serve Prometheus metrics on
+	// SlurmctldPort (Slurm 25.11), "" for none.
+	MetricsType string
 	// PrivateData lists what users may not see of others (jobs, usage, ...).
 	PrivateData []string
 

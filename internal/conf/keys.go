@@ -281,6 +281,7 @@ func buildClusterKeys() map[string]clusterKey {
 	add("TaskProlog", strKey(func(c *Config) *string { return &c.TaskProlog }))
 	add("TaskEpilog", strKey(func(c *Config) *string { return &c.TaskEpilog }))
 	add("MailProg", strKey(func(c *Config) *string { return &c.MailProg }))
+	add("MetricsType", strKey(func(c *Config) *string { return &c.MetricsType }))
 	add("PrivateData", listKey(func(c *Config) *[]string { return &c.PrivateData }))
 	return clusterKeys
 }

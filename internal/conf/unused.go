@@ -24,7 +24,7 @@ var knownUnusedKeys = []string{
 	"JobCredentialPublicCertificate", "JobFileAppend", "KeepAliveTime", "KillOnBadExit",
 	"LaunchParameters", "LaunchType", "Layouts", "LogTimeFormat", "MCSParameters", "MCSPlugin",
 	"MailDomain", "MaxBatchRequeue", "MaxDBDMsgs", "MaxNodeCount", "MaxSizeAsMB",
-	"MemLimitEnforce", "MetricsType", "MpiDefault", "MpiParams", "MsgAggregationParams",
+	"MemLimitEnforce", "MpiDefault", "MpiParams", "MsgAggregationParams",
 	"NamespaceType", "NodeFeaturesPlugins", "PlugStackConfig", "PluginDir", "PowerCapRate",
 	"PowerParameters", "PowerPlugin", "PrEpParameters", "PrEpPlugins", "ProctrackType",
 	"PrologEpilogTimeout", "PrologSlurmctldFlags", "PrologTimeout",
