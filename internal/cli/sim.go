@@ -51,6 +51,10 @@ and reports waits, slowdowns, utilization and delivered fair-share.
   --jobs N               policies simulated in parallel (default: CPU count)
   -q, --quiet            no summary on stdout
   --cpuprofile FILE      write a Go CPU profile of the replay (go tool pprof)
+  --time-scale F         divide submit times by F (F > 1 raises the offered load)
+  --scale-cluster K      multiply the SWF machine (MaxNodes, MaxProcs) and every
+                         job's task and node counts by K
+  --repeat N             replay N copies of the trace one after another
 `
 
 type simFlags struct {
@@ -61,6 +65,7 @@ type simFlags struct {
 	from, to                                         string
 	compare, quiet, help                             bool
 	parallel                                         int
+	transform                                        sim.Transform
 }
 
 func parseSimFlags(args []string) (*simFlags, []string, error) {
@@ -82,9 +87,15 @@ func parseSimFlags(args []string) (*simFlags, []string, error) {
 	fs.StringVar(&f.jobsOut, "jobs-out", "", "")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "")
 	fs.IntVar(&f.parallel, "jobs", runtime.GOMAXPROCS(0), "")
+	fs.Float64Var(&f.transform.TimeScale, "time-scale", 1, "")
+	fs.IntVar(&f.transform.ScaleCluster, "scale-cluster", 1, "")
+	fs.IntVar(&f.transform.Repeat, "repeat", 1, "")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "")
 	fs.BoolVarP(&f.help, "help", "h", false, "")
 	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if err := f.transform.Validate(); err != nil {
 		return nil, nil, err
 	}
 	return f, fs.Args(), nil
@@ -123,16 +134,42 @@ func runSim(ctx context.Context, env *Env, args []string) int {
 	if tr.Bad != nil {
 		fmt.Fprintf(env.Stderr, "sim: warning: %s: %s\n", f.trace, tr.BadSummary(5))
 	}
+	if !f.transform.Identity() {
+		tr = f.transform.Apply(tr)
+		fmt.Fprintf(env.Stderr, "sim: workload transformed: %d jobs (%d copies), arrivals %gx denser, machine and job sizes x%d\n",
+			len(tr.Jobs), max(f.transform.Repeat, 1), f.transform.TimeScale, max(f.transform.ScaleCluster, 1))
+	}
 	opt, err := simOptions(f, tr)
 	if err != nil {
 		return Errorf(env, "sim", "%v", err)
 	}
 	runs, err := simulateAll(ctx, env, setups, opt, f.parallel)
 	if err != nil {
+		if ctx.Err() != nil {
+			return Errorf(env, "sim", "interrupted: replay stopped, nothing written")
+		}
 		return Errorf(env, "sim", "%v", err)
 	}
 	wall := time.Since(wallStart).Seconds()
+	warnRejected(env, runs)
 	return simOutputs(env, f, tr, runs, opt, wall)
+}
+
+// warnRejected tells on stderr, whatever the outputs, how many jobs each
+// policy's simulated cluster refused and why: a replay that silently drops
+// jobs (Slurm's default MaxJobCount of 10,000 on a deep queue) would
+// otherwise report waits of the jobs that got in only.
+func warnRejected(env *Env, runs []sim.Run) {
+	for _, r := range runs {
+		m := &r.Metrics
+		if m.Rejected == 0 {
+			continue
+		}
+		fmt.Fprintf(env.Stderr, "sim: warning: %s: %s jobs rejected at submission: %s\n", r.Name, strconv.Itoa(m.Rejected), strings.TrimPrefix(m.RejectSummary(), strconv.Itoa(m.Rejected)+" "))
+		if h := m.MaxJobCountHint(); h != "" {
+			fmt.Fprintf(env.Stderr, "sim: warning: %s: %s\n", r.Name, h)
+		}
+	}
 }
 
 // simSetups pairs --conf and --accounts: one accounts script for every
@@ -296,6 +333,7 @@ func simulateAll(ctx context.Context, env *Env, setups []sim.Setup, opt sim.Opti
 			defer func() { <-sem }()
 			o := opt
 			o.Progress = bar.reporter(i)
+			o.Context = ctx
 			runs[i], errs[i] = sim.Simulate(setups[i], o)
 		}(i)
 	}
@@ -400,6 +438,7 @@ func writeSimSummary(w io.Writer, name string, tr *sim.Trace, runs []sim.Run, wa
 		get   func(m *sim.Metrics) string
 	}{
 		{"Jobs started", func(m *sim.Metrics) string { return strconv.Itoa(m.Started) }},
+		{"Jobs rejected", func(m *sim.Metrics) string { return strconv.Itoa(m.Rejected) }},
 		{"Mean wait", func(m *sim.Metrics) string { return shortDur(m.Overall.WaitMean) }},
 		{"Median wait", func(m *sim.Metrics) string { return shortDur(m.Overall.WaitMedian) }},
 		{"p95 wait", func(m *sim.Metrics) string { return shortDur(m.Overall.WaitP95) }},

@@ -94,7 +94,8 @@ table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px sol
 th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}td.win{background:#e4f5e4;font-weight:600}
 .legend span{display:inline-block;margin-right:1.2em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em}
 svg{background:#fff}svg text{font-size:11px;fill:#444}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.8em}
-footer{margin-top:3em;color:#777;font-size:.85em}.note{color:#666;font-size:.9em}`
+footer{margin-top:3em;color:#777;font-size:.85em}.note{color:#666;font-size:.9em}
+.warn{background:#fff4e0;border-left:4px solid #e69500;padding:.4em .8em}`
 
 func esc(s string) string { return html.EscapeString(s) }
 
@@ -138,6 +139,7 @@ type metricRow struct {
 
 var comparisonRows = []metricRow{
 	{"Jobs started", func(m *Metrics) float64 { return float64(m.Started) }, fmtInt, 0},
+	{"Jobs rejected", func(m *Metrics) float64 { return float64(m.Rejected) }, fmtInt, 0},
 	{"Mean wait", func(m *Metrics) float64 { return m.Overall.WaitMean }, fmtDur, -1},
 	{"Median wait", func(m *Metrics) float64 { return m.Overall.WaitMedian }, fmtDur, -1},
 	{"95th percentile wait", func(m *Metrics) float64 { return m.Overall.WaitP95 }, fmtDur, -1},
@@ -191,6 +193,7 @@ func writeComparison(b *strings.Builder, runs []Run) {
 	if len(runs) > 1 {
 		b.WriteString("<p class=\"note\">The best value of each comparable row is highlighted.</p>\n")
 	}
+	writeRejections(b, runs)
 }
 
 // winner returns the index of the strictly best run for a row, or -1 when
@@ -478,4 +481,21 @@ func anyGPUs(runs []Run) bool {
 		}
 	}
 	return false
+}
+
+// writeRejections says, per policy, how many jobs the simulated cluster
+// refused at submission and why (they never ran and are in no wait
+// figure).
+func writeRejections(b *strings.Builder, runs []Run) {
+	for _, r := range runs {
+		m := &r.Metrics
+		if m.Rejected == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "<p class=\"warn\"><b>%s</b>: %s jobs rejected at submission, never run: %s.", esc(r.Name), fmtInt(float64(m.Rejected)), esc(m.RejectSummary()))
+		if h := m.MaxJobCountHint(); h != "" {
+			fmt.Fprintf(b, " Note: %s.", esc(h))
+		}
+		b.WriteString("</p>\n")
+	}
 }
