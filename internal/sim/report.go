@@ -91,7 +91,7 @@ func WriteReport(w io.Writer, in ReportInput) error {
 const reportCSS = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}td.win{background:#e4f5e4;font-weight:600}
+td{white-space:nowrap}th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}td.win{background:#e4f5e4;font-weight:600}
 .legend span{display:inline-block;margin-right:1.2em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em}
 svg{background:#fff}svg text{font-size:11px;fill:#444}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.8em}
 footer{margin-top:3em;color:#777;font-size:.85em}.note{color:#666;font-size:.9em}
@@ -226,6 +226,7 @@ const (
 
 func writeSeriesChart(b *strings.Builder, title string, runs []Run, startUnix int64, val func(Point) float64, unit string, fixedMax float64) {
 	fmt.Fprintf(b, "<h2>%s</h2>\n", esc(title))
+	writeLegend(b, runs)
 	var t0, t1 int64 = math.MaxInt64, math.MinInt64
 	ymax := fixedMax
 	for _, r := range runs {
@@ -327,8 +328,50 @@ func topGroups(runs []Run, get func(*Metrics) map[string]Stats) []string {
 	if len(names) > maxGroups {
 		names = names[:maxGroups]
 	}
-	sort.Strings(names)
+	sort.SliceStable(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
 	return names
+}
+
+// leftOutNote says how many groups a chart limited to maxGroups leaves
+// out, and where to find them; "" when it shows them all.
+func leftOutNote(total int, what string) string {
+	if total <= maxGroups {
+		return ""
+	}
+	return fmt.Sprintf("<p class=\"note\">Only the %d %s with the most jobs are drawn; the other %d are in the table below.</p>\n", maxGroups, what, total-maxGroups)
+}
+
+// naturalLess orders names with their digit runs compared as numbers,
+// so group2 comes before group15.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// digitRun is the length of s's leading run of ASCII digits.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // writeWaitBoxes draws, per group, a box from the 25th to the 75th
@@ -340,6 +383,8 @@ func writeWaitBoxes(b *strings.Builder, title string, runs []Run, get func(*Metr
 		return
 	}
 	fmt.Fprintf(b, "<h2>%s</h2>\n<p class=\"note\">Box: 25th–75th percentile, bar: median, whisker: 95th percentile (log scale).</p>\n", esc(title))
+	b.WriteString(leftOutNote(len(get(&runs[0].Metrics)), "groups"))
+	writeLegend(b, runs)
 	h := 30 + 22*len(names)*max(len(runs), 1)
 	fmt.Fprintf(b, "<svg viewBox=\"0 0 %d %d\" width=\"100%%\" role=\"img\" aria-label=\"%s\">\n", chartW, h, esc(title))
 	const left = 170.0
@@ -351,13 +396,12 @@ func writeWaitBoxes(b *strings.Builder, title string, runs []Run, get func(*Metr
 	}
 	lmax = math.Ceil(lmax)
 	xOf := func(v float64) float64 { return left + math.Log10(1+v)/lmax*(chartW-left-padR) }
-	for d := 0; d <= int(lmax); d++ {
-		x := left + float64(d)/lmax*(chartW-left-padR)
-		label := fmtDur(math.Pow(10, float64(d)))
-		if d == 0 {
-			label = "0 s"
+	for _, tk := range waitTicks {
+		if math.Log10(1+tk.sec) > lmax {
+			break
 		}
-		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"10\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, x, h-20, x, h-6, esc(label))
+		x := xOf(tk.sec)
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"10\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, x, h-20, x, h-6, esc(tk.label))
 	}
 	y := 14.0
 	for _, name := range names {
@@ -374,6 +418,23 @@ func writeWaitBoxes(b *strings.Builder, title string, runs []Run, get func(*Metr
 		}
 	}
 	b.WriteString("</svg>\n")
+}
+
+// waitTicks are the log axis's ticks at durations people read at a
+// glance (not 10^k seconds: "16.7 min", "27.8 h").
+var waitTicks = []struct {
+	sec   float64
+	label string
+}{{0, "0"}, {10, "10 s"}, {60, "1 min"}, {600, "10 min"}, {3600, "1 h"}, {6 * 3600, "6 h"},
+	{86400, "1 d"}, {7 * 86400, "1 wk"}, {30 * 86400, "30 d"}, {365 * 86400, "1 yr"}}
+
+// writeLegend gives a chart its own legend: the runs' colours and names.
+func writeLegend(b *strings.Builder, runs []Run) {
+	b.WriteString("<div class=\"legend\">")
+	for i, r := range runs {
+		fmt.Fprintf(b, "<span><i style=\"background:%s\"></i>%s</span>", palette[i%len(palette)], esc(r.Name))
+	}
+	b.WriteString("</div>\n")
 }
 
 func truncate(s string, n int) string {
@@ -402,11 +463,17 @@ func writeShares(b *strings.Builder, runs []Run) {
 			}
 		}
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].target > rows[j].target })
+	total := len(rows)
 	if len(rows) > maxGroups {
 		rows = rows[:maxGroups]
 	}
+	sort.SliceStable(rows, func(i, j int) bool { return naturalLess(rows[i].name, rows[j].name) })
 	b.WriteString("<h2>Delivered vs target share</h2>\n<p class=\"note\">Grey: the account's NormShares; colours: its share of the CPU (GPU) time delivered between the first and the last submit.</p>\n")
+	if total > maxGroups {
+		fmt.Fprintf(b, "<p class=\"note\">Only the %d accounts with the largest shares are drawn; the other %d are left out.</p>\n", maxGroups, total-maxGroups)
+	}
+	writeLegend(b, runs)
 	per := 12 * (len(runs) + 1)
 	h := 30 + (per+8)*len(rows)
 	fmt.Fprintf(b, "<svg viewBox=\"0 0 %d %d\" width=\"100%%\" role=\"img\" aria-label=\"shares\">\n", chartW, h)
@@ -450,6 +517,7 @@ func writeGroupTable(b *strings.Builder, title string, runs []Run, get func(*Met
 		return
 	}
 	names := sortedKeys(get(&runs[0].Metrics))
+	sort.SliceStable(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
 	fmt.Fprintf(b, "<h2>%s</h2>\n<table><tr><th>Name</th>", esc(title))
 	for _, r := range runs {
 		fmt.Fprintf(b, "<th>Jobs (%s)</th><th>Mean wait</th><th>Median</th><th>p95</th><th>Max</th><th>Bounded slowdown</th>", esc(r.Name))

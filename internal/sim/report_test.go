@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,5 +42,37 @@ func TestReportIsSelfContainedAndMarksWinners(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("report lacks %q", want)
 		}
+	}
+}
+
+// TestReportAccountsNaturalOrderAndRejections: accounts sort naturally
+// (group2 before group15) in the per-account table, more accounts than a
+// chart draws are announced, the log axis uses readable durations, and
+// rejected jobs are reported with their reason.
+func TestReportAccountsNaturalOrderAndRejections(t *testing.T) {
+	runs := twoRuns()
+	by := map[string]sim.Stats{}
+	for i := 1; i <= 30; i++ {
+		by["group"+strconv.Itoa(i)] = sim.Stats{Jobs: 100 - i, Started: 1, WaitMedian: 3600, WaitP25: 60, WaitP75: 7200, WaitP95: 86400}
+	}
+	runs[0].Metrics.ByAccount = by
+	runs[0].Metrics.Rejected = 7
+	runs[0].Metrics.RejectReasons = map[string]int{"MaxJobCount limit reached": 7}
+	var buf bytes.Buffer
+	if err := sim.WriteReport(&buf, sim.ReportInput{Title: "t", Runs: runs}); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	table := html[strings.Index(html, "<h2>Per account"):]
+	if i2, i15 := strings.Index(table, ">group2<"), strings.Index(table, ">group15<"); i2 < 0 || i15 < 0 || i2 > i15 {
+		t.Errorf("group2 at %d, group15 at %d: want natural order", i2, i15)
+	}
+	for _, want := range []string{"the other 6 are in the table below", ">1 h<", ">1 d<", "MaxJobCount limit reached: 7", "default is 10000", "Jobs rejected"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "16.7 min") {
+		t.Error("the log axis still has a 10^3 s tick (16.7 min)")
 	}
 }
