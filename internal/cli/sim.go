@@ -447,6 +447,7 @@ func writeSimSummary(w io.Writer, name string, tr *sim.Trace, runs []sim.Run, wa
 		{"Bounded slowdown", func(m *sim.Metrics) string { return fmt.Sprintf("%.2f", m.Overall.BoundedSlowdown) }},
 		{"CPU utilization", func(m *sim.Metrics) string { return fmt.Sprintf("%.1f%%", 100*m.CPUUtilization) }},
 		{"Offered load", func(m *sim.Metrics) string { return fmt.Sprintf("%.1f%%", 100*m.OfferedLoad) }},
+		{"Peak queue", func(m *sim.Metrics) string { return strconv.FormatInt(m.PeakPending, 10) }},
 		{"Started by backfill", func(m *sim.Metrics) string { return fmt.Sprintf("%.1f%%", 100*m.BackfillFraction) }},
 		{"Preemptions", func(m *sim.Metrics) string { return strconv.Itoa(m.Preemptions) }},
 		{"Timeouts", func(m *sim.Metrics) string { return strconv.Itoa(m.Timeout) }},

@@ -253,7 +253,7 @@ func deepQueueJobs(raw []swfJob, k int64, f float64, n int) []swfJob {
 	return out
 }
 
-// peakPending reads the largest queue length of the --json time series.
+// peakPending reads the most jobs waiting at once from the --json output.
 func peakPending(t *testing.T, path string) float64 {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -263,20 +263,14 @@ func peakPending(t *testing.T, path string) float64 {
 	var doc struct {
 		Policies []struct {
 			Metrics struct {
-				Series []struct {
-					Pending float64 `json:"pending"`
-				} `json:"series"`
+				PeakPending float64 `json:"peak_pending"`
 			} `json:"metrics"`
 		} `json:"policies"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	peak := 0.0
-	for _, p := range doc.Policies[0].Metrics.Series {
-		peak = max(peak, p.Pending)
-	}
-	return peak
+	return doc.Policies[0].Metrics.PeakPending
 }
 
 // wallKeys matches the two wall-clock fields of the JSON output.

@@ -69,7 +69,10 @@ type Metrics struct {
 	RejectReasons map[string]int `json:"reject_reasons,omitempty"`
 	// NeverStarted counts jobs still pending at the end.
 	NeverStarted int `json:"never_started"`
-	Preemptions  int `json:"preemptions"`
+	// PeakPending is the most jobs waiting at once (the series shows
+	// bucket means).
+	PeakPending int64 `json:"peak_pending"`
+	Preemptions int   `json:"preemptions"`
 	// BackfillFraction is the fraction of started jobs started by backfill.
 	BackfillFraction float64 `json:"backfill_fraction"`
 	// Makespan is last end - first submit, in seconds.
@@ -249,6 +252,9 @@ func (m *Metrics) utilization(jobs []JobResult, samples []Sample, capa Capacity)
 		}
 	}
 	m.Series = series(samples, w0, w0+max(m.Makespan, 1), capa)
+	for i := range samples {
+		m.PeakPending = max(m.PeakPending, samples[i].Pending)
+	}
 }
 
 // integrate returns the time integrals of allocated CPUs, GPUs and pending

@@ -36,7 +36,8 @@ func TestReportIsSelfContainedAndMarksWinners(t *testing.T) {
 			t.Errorf("report contains %q: it must open without the network", bad)
 		}
 	}
-	for _, want := range []string{"<svg", "CPU utilization over time", "Queue length over time", "Wait time per account",
+	// two runs: their utilization difference, not two overlapping lines
+	for _, want := range []string{"<svg", "CPU utilization: difference from ", "Queue length over time", "Wait time per account",
 		"Wait time per QOS", "Delivered vs target share", "2 skipped (never ran)",
 		`<td class="win">10.0 min</td>`, `<td class="win">80.0%</td>`} {
 		if !strings.Contains(html, want) {
@@ -74,5 +75,43 @@ func TestReportAccountsNaturalOrderAndRejections(t *testing.T) {
 	}
 	if strings.Contains(html, "16.7 min") {
 		t.Error("the log axis still has a 10^3 s tick (16.7 min)")
+	}
+}
+
+// TestReportUtilizationDifference: with two runs the utilization chart is
+// the second minus the first, in percentage points around a zero line;
+// with one run it is the plain utilization.
+func TestReportUtilizationDifference(t *testing.T) {
+	runs := twoRuns()
+	var buf bytes.Buffer
+	if err := sim.WriteReport(&buf, sim.ReportInput{Runs: runs}); err != nil {
+		t.Fatal(err)
+	}
+	html := buf.String()
+	for _, want := range []string{"CPU utilization: difference from " + runs[0].Name, "percentage points", ">+"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("two runs: report lacks %q", want)
+		}
+	}
+	buf.Reset()
+	if err := sim.WriteReport(&buf, sim.ReportInput{Runs: runs[:1]}); err != nil {
+		t.Fatal(err)
+	}
+	if html := buf.String(); !strings.Contains(html, "CPU utilization over time") || strings.Contains(html, "difference from") {
+		t.Error("one run: want the plain utilization chart")
+	}
+}
+
+// TestReportTieAtShownPrecisionIsNoWin: two makespans that print alike
+// (54.1 d) are a tie, not a win for the one a few seconds shorter.
+func TestReportTieAtShownPrecisionIsNoWin(t *testing.T) {
+	runs := twoRuns()
+	runs[0].Metrics.Makespan, runs[1].Metrics.Makespan = 54*86400+9000, 54*86400+9060
+	var buf bytes.Buffer
+	if err := sim.WriteReport(&buf, sim.ReportInput{Runs: runs}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), `<td class="win">54.1 d</td>`) {
+		t.Error("54.1 d against 54.1 d is marked as a win")
 	}
 }
