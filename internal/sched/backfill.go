@@ -52,9 +52,12 @@ type backfill struct {
 	arena   []int32
 	perUser map[string]int
 	perPart []int
-	window  int64
-	res     int64 // bf_resolution
-	starts  int
+	// reserved counts the reservations made per partition
+	// (bf_job_part_count_reserve; nil when unlimited).
+	reserved []int
+	window   int64
+	res      int64 // bf_resolution
+	starts   int
 	// wholeFree is, per node, the exact offset at which it becomes
 	// wholly free (busyUntil, unrounded), for exactStart.
 	wholeFree []int64
@@ -217,6 +220,9 @@ func newBackfill(c *Cycle) *backfill {
 		perPart: pool.perPart, arena: pool.arena}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
+	}
+	if bp.PartCountReserve > 0 {
+		b.reserved = make([]int, len(c.Cluster.Partitions))
 	}
 	b.res = int64(res)
 	return b
@@ -407,7 +413,7 @@ func (b *backfill) plan(rec *QueueRec) {
 	}
 	*cur = t
 	if !noReserve && b.mayReserve(rec) {
-		b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
+		b.reserve(rec, nodes, t, d)
 	}
 	c.SetPlanned(rec, c.Now.Add(time.Duration(b.exactStart(nodes, t))), nodes)
 }
@@ -449,10 +455,23 @@ func (b *backfill) mayStart() bool {
 	return m <= 0 || b.starts < m
 }
 
-// mayReserve applies bf_min_prio_reserve and bf_min_age_reserve: jobs
-// below them are only tested for an immediate start.
+// reserve holds nodes for rec from t for d (rounded to bf_resolution)
+// and counts the reservation against bf_job_part_count_reserve.
+func (b *backfill) reserve(rec *QueueRec, nodes []int32, t, d int64) {
+	b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
+	if b.reserved != nil {
+		b.reserved[rec.Part]++
+	}
+}
+
+// mayReserve applies bf_job_part_count_reserve, bf_min_prio_reserve and
+// bf_min_age_reserve: jobs past or below them are only tested for an
+// immediate start.
 func (b *backfill) mayReserve(rec *QueueRec) bool {
 	bp := &b.c.Config.Backfill
+	if b.reserved != nil && b.reserved[rec.Part] >= bp.PartCountReserve {
+		return false
+	}
 	if bp.MinPrioReserve > 0 && rec.Priority < bp.MinPrioReserve {
 		return false
 	}

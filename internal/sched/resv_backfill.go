@@ -113,7 +113,7 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	}
 	*cur = t
 	if !b.noReserve(rec.Job) && b.mayReserve(rec) {
-		b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
+		b.reserve(rec, nodes, t, d)
 	}
 	c.SetPlanned(rec, c.Now.Add(time.Duration(t)), nodes)
 	return true
