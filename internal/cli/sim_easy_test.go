@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -152,5 +155,22 @@ func TestSimBackfillAgainstEASY(t *testing.T) {
 				t.Errorf("EASY settings, time scale %g: mean wait %.0f s, EASY %.0f s (%.1f%% apart)", scale, waitSim/n, waitEASY/n, 100*gap)
 			}
 		}
+	}
+}
+
+// TestSimInterrupted: a replay whose context ends (SIGINT or SIGTERM in
+// cmd/sluice) stops with a message and a failure status, writing nothing.
+func TestSimInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	env := &Env{Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" }, Cwd: "."}
+	report := filepath.Join(t.TempDir(), "r.html")
+	code := runSim(ctx, env, []string{"--trace", examples + "sdsc-sp2-5k.swf.gz", "--conf", examples + "sp2-128-fcfs.conf", "--report", report})
+	if code == 0 || !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("exit %d, stderr %q: want a failure that says interrupted", code, errb.String())
+	}
+	if _, err := os.Stat(report); err == nil {
+		t.Error("an interrupted replay wrote its report")
 	}
 }
