@@ -91,7 +91,8 @@ func WriteReport(w io.Writer, in ReportInput) error {
 const reportCSS = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}
-td,th{white-space:nowrap}th.policy{text-align:center}.scroll{overflow-x:auto}th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}td.win{background:#e4f5e4;font-weight:600}
+td,th{white-space:nowrap}th.policy{text-align:center}.scroll{overflow-x:auto}
+table.groups{font-size:.82em}table.groups th,table.groups td{padding:.2em .35em}th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}td.win{background:#e4f5e4;font-weight:600}
 .legend span{display:inline-block;margin-right:1.2em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em}
 svg{background:#fff}svg text{font-size:11px;fill:#444}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.8em}
 footer{margin-top:3em;color:#777;font-size:.85em}.note{color:#666;font-size:.9em}
@@ -601,7 +602,7 @@ func writeGroupTable(b *strings.Builder, title string, runs []Run, get func(*Met
 	sort.SliceStable(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
 	// Two header rows: the policy over its six columns, then the
 	// columns, so that no header has to wrap.
-	fmt.Fprintf(b, "<h2>%s</h2>\n<div class=\"scroll\"><table><tr><th rowspan=\"2\">Name</th>", esc(title))
+	fmt.Fprintf(b, "<h2>%s</h2>\n<div class=\"scroll\"><table class=\"groups\"><tr><th rowspan=\"2\">Name</th>", esc(title))
 	for _, r := range runs {
 		fmt.Fprintf(b, "<th colspan=\"6\" class=\"policy\">%s</th>", esc(r.Name))
 	}

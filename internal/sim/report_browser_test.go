@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 
 // overflowProbe is added to a copy of the report (the report itself has
 // no script): after layout it lists every table cell whose text is wider
-// than the cell or wraps onto a second line, and every SVG text that
+// than the cell or wraps onto a second line, every table wider than the
+// page (it would need scrolling, and a printout cuts it), and every SVG text that
 // reaches outside its chart, in the body's data-overflow attribute,
 // which headless chromium's --dump-dom prints.
 const overflowProbe = `<script>
@@ -27,6 +29,8 @@ window.addEventListener('load', () => {
     const lines = new Set([...r.getClientRects()].map(x => Math.round(x.top)));
     if (c.scrollWidth > c.clientWidth + 1 || lines.size > 1) bad.push('cell: ' + c.textContent);
   }
+  for (const d of document.querySelectorAll('.scroll'))
+    if (d.scrollWidth > d.clientWidth + 1) bad.push('table wider than the page: ' + d.previousElementSibling.textContent);
   for (const t of document.querySelectorAll('svg text')) {
     const s = t.ownerSVGElement.getBoundingClientRect(), b = t.getBoundingClientRect();
     if (b.left < s.left - 0.5 || b.right > s.right + 0.5 || b.top < s.top - 0.5 || b.bottom > s.bottom + 0.5)
@@ -39,7 +43,8 @@ window.addEventListener('load', () => {
 // TestReportNoTextOverflowsInBrowser renders a two-policy report of the
 // 5,000 SDSC-SP2 jobs (with long account names added) in headless
 // chromium (Debian's package: apt-get install chromium), saves a
-// screenshot next to the report, and requires that no table cell
+// screenshot next to the report (in SLUICE_SCREENSHOT_DIR when set, to
+// look at it), and requires that no table cell
 // overflows or wraps and that no chart label is clipped.
 func TestReportNoTextOverflowsInBrowser(t *testing.T) {
 	browser := ""
@@ -56,13 +61,16 @@ func TestReportNoTextOverflowsInBrowser(t *testing.T) {
 		t.Skip("starts a browser (skipped with -short)")
 	}
 	page := browserReport(t)
-	dir := t.TempDir()
+	dir := os.Getenv("SLUICE_SCREENSHOT_DIR") // keep the report and its screenshot there
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	path := filepath.Join(dir, "report.html")
 	probed := strings.Replace(page, "</body>", overflowProbe+"</body>", 1)
 	if err := os.WriteFile(path, []byte(probed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,900", "--virtual-time-budget=5000"}
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars", "--window-size=1200,900", "--virtual-time-budget=5000"}
 	dom := runBrowser(t, browser, append(args, "--dump-dom", "file://"+path)...)
 	m := regexp.MustCompile(`data-overflow="([^"]*)"`).FindStringSubmatch(dom)
 	if m == nil {
@@ -72,7 +80,8 @@ func TestReportNoTextOverflowsInBrowser(t *testing.T) {
 		t.Errorf("text overflows its box: %s", m[1])
 	}
 	shot := filepath.Join(dir, "report.png")
-	runBrowser(t, browser, append(args, "--screenshot="+shot, "file://"+path)...)
+	tall := append(slices.Clone(args[:len(args)-2]), "--window-size=1200,6000", "--virtual-time-budget=5000") // the whole page
+	runBrowser(t, browser, append(tall, "--screenshot="+shot, "file://"+path)...)
 	if fi, err := os.Stat(shot); err != nil || fi.Size() == 0 {
 		t.Errorf("no screenshot written: %v", err)
 	}
