@@ -486,18 +486,25 @@ func shortDur(sec float64) string {
 	return fmt.Sprintf("%.1fd", sec/86400)
 }
 
-// progressBar draws "[=====>    ] 42%" on stderr, only when stderr is a
-// terminal, so logs and pipes stay clean.
+// progressBar draws "[=====>    ]  42%  22680/54044 jobs  12 s" on
+// stderr, only when stderr is a terminal (logs and pipes stay clean) and
+// only once a replay has run for progressDelay, so short ones print
+// nothing.
 type progressBar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	total int
 	done_ []int
 	last  int
+	start time.Time
+	now   func() time.Time
 }
 
+// progressDelay is how long a replay runs before the progress line shows.
+const progressDelay = 2 * time.Second
+
 func newProgressBar(env *Env, total int) *progressBar {
-	b := &progressBar{total: total, last: -1}
+	b := &progressBar{total: total, last: -1, start: time.Now(), now: time.Now}
 	if f, ok := env.Stderr.(*os.File); ok && isTerminal(f) && total > 0 {
 		b.w = f
 	}
@@ -522,13 +529,14 @@ func (b *progressBar) reporter(i int) func(done, total int) {
 			sum += d
 		}
 		pct := sum * 100 / b.total
-		if pct == b.last {
+		elapsed := b.now().Sub(b.start)
+		if pct == b.last || elapsed < progressDelay {
 			return
 		}
 		b.last = pct
 		const width = 40
 		fill := pct * width / 100
-		fmt.Fprintf(b.w, "\r[%s%s] %3d%%", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct)
+		fmt.Fprintf(b.w, "\r[%s%s] %3d%%  %d/%d jobs  %.0f s", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, sum, b.total, elapsed.Seconds())
 	}
 }
 

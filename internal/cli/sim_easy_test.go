@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // easyStarts is an independent EASY backfilling loop (Lifka's EASY, as
@@ -172,5 +173,23 @@ func TestSimInterrupted(t *testing.T) {
 	}
 	if _, err := os.Stat(report); err == nil {
 		t.Error("an interrupted replay wrote its report")
+	}
+}
+
+// TestSimProgressLine: the progress line stays silent during the first
+// seconds of a replay, then shows the share done, the jobs and the time.
+func TestSimProgressLine(t *testing.T) {
+	var out bytes.Buffer
+	clock := time.Unix(1000, 0)
+	b := &progressBar{w: &out, total: 200, last: -1, start: clock, now: func() time.Time { return clock }}
+	report := b.reporter(0)
+	report(50, 200)
+	if out.Len() != 0 {
+		t.Fatalf("printed %q within the first seconds", out.String())
+	}
+	clock = clock.Add(3 * time.Second)
+	report(100, 200)
+	if got := out.String(); !strings.Contains(got, " 50%  100/200 jobs  3 s") {
+		t.Errorf("progress line %q", got)
 	}
 }
