@@ -31,15 +31,16 @@ func (t Transform) Identity() bool {
 	return (t.TimeScale == 0 || t.TimeScale == 1) && t.ScaleCluster <= 1 && t.Repeat <= 1
 }
 
-// Validate checks the factors.
+// Validate checks the factors as the command line gives them (each at
+// least its identity's value).
 func (t Transform) Validate() error {
 	switch {
-	case t.TimeScale < 0 || math.IsNaN(t.TimeScale) || math.IsInf(t.TimeScale, 0):
+	case !(t.TimeScale > 0) || math.IsInf(t.TimeScale, 0):
 		return fmt.Errorf("--time-scale %v: give a positive factor", t.TimeScale)
-	case t.ScaleCluster < 0:
-		return fmt.Errorf("--scale-cluster %d: give a positive factor", t.ScaleCluster)
-	case t.Repeat < 0:
-		return fmt.Errorf("--repeat %d: give a positive count", t.Repeat)
+	case t.ScaleCluster < 1:
+		return fmt.Errorf("--scale-cluster %d: give a factor of 1 or more", t.ScaleCluster)
+	case t.Repeat < 1:
+		return fmt.Errorf("--repeat %d: give a count of 1 or more", t.Repeat)
 	}
 	return nil
 }

@@ -47,6 +47,19 @@ func TestTransform(t *testing.T) {
 	}
 }
 
+// TestTransformValidate: the command line's factors must be positive.
+func TestTransformValidate(t *testing.T) {
+	for _, tr := range []sim.Transform{{TimeScale: 0, ScaleCluster: 1, Repeat: 1}, {TimeScale: -1, ScaleCluster: 1, Repeat: 1},
+		{TimeScale: 1, ScaleCluster: 0, Repeat: 1}, {TimeScale: 1, ScaleCluster: 1, Repeat: 0}} {
+		if tr.Validate() == nil {
+			t.Errorf("%+v accepted", tr)
+		}
+	}
+	if err := (sim.Transform{TimeScale: 1.5, ScaleCluster: 64, Repeat: 8}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestOfferedLoad: compressing arrivals twice raises the offered load
 // twice (the span halves, the work stays).
 func TestOfferedLoad(t *testing.T) {
