@@ -406,6 +406,9 @@ func (b *backfill) plan(rec *QueueRec) {
 			return
 		}
 	}
+	if b.partReserveFull(rec) {
+		return // no reservation and no expected start (oracle: START_TIME N/A)
+	}
 	t, nodes, ok := b.search(sh, *cur, d, *cur == 0)
 	if !ok {
 		*cur = bfNever
@@ -464,14 +467,20 @@ func (b *backfill) reserve(rec *QueueRec, nodes []int32, t, d int64) {
 	}
 }
 
-// mayReserve applies bf_job_part_count_reserve, bf_min_prio_reserve and
-// bf_min_age_reserve: jobs past or below them are only tested for an
-// immediate start.
+// partReserveFull reports that rec's partition has had its
+// bf_job_part_count_reserve reservations in this pass: rec is only tested
+// for an immediate start, and Slurm 24.11 then shows no expected start
+// for it (oracle: with bf_job_part_count_reserve=1 the second blocked job
+// of a partition pends with START_TIME N/A and a lower job is backfilled
+// on the nodes it would have reserved).
+func (b *backfill) partReserveFull(rec *QueueRec) bool {
+	return b.reserved != nil && b.reserved[rec.Part] >= b.c.Config.Backfill.PartCountReserve
+}
+
+// mayReserve applies bf_min_prio_reserve and bf_min_age_reserve: jobs
+// below them are only tested for an immediate start.
 func (b *backfill) mayReserve(rec *QueueRec) bool {
 	bp := &b.c.Config.Backfill
-	if b.reserved != nil && b.reserved[rec.Part] >= bp.PartCountReserve {
-		return false
-	}
 	if bp.MinPrioReserve > 0 && rec.Priority < bp.MinPrioReserve {
 		return false
 	}

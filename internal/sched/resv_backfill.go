@@ -106,6 +106,9 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	}
 	// the reservation's map has no node outside it free, so the shape's
 	// search and pick only ever find the reservation's nodes
+	if b.partReserveFull(rec) {
+		return true // no reservation, no expected start (bf_job_part_count_reserve)
+	}
 	t, nodes, ok := b.search(sh, lb, d, lb == 0 && tried)
 	if !ok {
 		*cur = bfNever

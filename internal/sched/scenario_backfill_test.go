@@ -289,7 +289,10 @@ func TestBackfillPlannedStartsOracle(t *testing.T) {
 // nodes) is planned at +3 h; B (three nodes) at +1 h on nodes 1, 3, 4;
 // C (two nodes, 2 h) fits now on nodes 3 and 4 and ends before A's
 // start but after B's. By default (every job reserves) C would delay B
-// and waits; with the count at 1 only A is protected and C starts.
+// and waits; with the count at 1 only A is protected and C starts, and B
+// has no expected start. Oracle (Slurm 24.11, same jobs on n1..n4): by
+// default C pends and B expects n1's end; with bf_job_part_count_reserve=1
+// C runs on n[3-4] and B shows START_TIME N/A.
 func TestBackfillPartCountReserve(t *testing.T) {
 	for _, tc := range []struct {
 		extra string
@@ -313,6 +316,9 @@ func TestBackfillPartCountReserve(t *testing.T) {
 			}
 			if got := c.State.Base() == JobRunning; got != tc.start {
 				t.Fatalf("C running=%v, want %v (reason %s)", got, tc.start, c.Reason)
+			}
+			if s, _ := planned(h, b.ID); s.IsZero() != tc.start {
+				t.Errorf("B expected start %v; want none exactly when only A is reserved", s)
 			}
 		})
 	}
