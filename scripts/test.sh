@@ -20,7 +20,7 @@ echo "using $SLUICE_TEST_PG_DSN"
 # Tests that need PostgreSQL fail (not skip) when this is set and it is unreachable.
 export SLUICE_REQUIRE_PG=1
 
-echo "== test packages (MPICH for the MPI test)"
+echo "== test packages (MPICH for the MPI test, Chromium for the report layout test)"
 eval "$(./scripts/test-deps.sh)"
 
 echo "== go test -race"

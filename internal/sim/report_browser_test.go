@@ -55,6 +55,9 @@ func TestReportNoTextOverflowsInBrowser(t *testing.T) {
 		}
 	}
 	if browser == "" {
+		if os.Getenv("SLUICE_REQUIRE_BROWSER") != "" {
+			t.Fatal("no headless browser and SLUICE_REQUIRE_BROWSER is set (apt-get install -y chromium)")
+		}
 		t.Skip("no headless browser: install Debian's chromium (apt-get install -y chromium) to run the report layout check")
 	}
 	if testing.Short() {
