@@ -86,6 +86,20 @@ type StepLaunchRequest struct {
 	TimeLimitSec int64 `json:"time_limit_s,omitempty"`
 	// Input is --input: StepInputAll (""), StepInputNone or a task id.
 	Input string `json:"input,omitempty"`
+	// Distribution is -m/--distribution as given ("" : Slurm's default,
+	// cyclic when there are no more tasks than nodes, else block).
+	Distribution string `json:"distribution,omitempty"`
+	// PlaneSize is N of -m plane=N.
+	PlaneSize int `json:"plane_size,omitempty"`
+	// Overcommit is -O: more tasks than the allocation's CPUs.
+	Overcommit bool `json:"overcommit,omitempty"`
+	// Exact is --exact: the step is given only the CPUs its tasks need
+	// (SLURM_CPUS_ON_NODE).
+	Exact bool `json:"exact,omitempty"`
+	// CPUBind is --cpu-bind (task/affinity), nil: no binding.
+	CPUBind *CPUBind `json:"cpu_bind,omitempty"`
+	// MultiProg is --multi-prog's configuration file, parsed by srun.
+	MultiProg *MultiProg `json:"multi_prog,omitempty"`
 }
 
 // StepLaunchResponse tells srun where its tasks are and how to reach them.
@@ -141,6 +155,15 @@ type AgentStepLaunch struct {
 	KillWaitSec      int64  `json:"kill_wait_s,omitempty"`
 	Input            string `json:"input,omitempty"`
 	AttachTimeoutSec int    `json:"attach_timeout_s,omitempty"`
+	// TaskArgv is each task's command under --multi-prog (parallel to
+	// Tasks); nil: every task runs Argv.
+	TaskArgv [][]string `json:"task_argv,omitempty"`
+	// Distribution is SLURM_DISTRIBUTION (block, cyclic, plane, ...).
+	Distribution string `json:"distribution,omitempty"`
+	// StepCPUs is the step's CPUs on this node (SLURM_CPUS_ON_NODE under
+	// --exact; 0: the job's).
+	StepCPUs int      `json:"step_cpus,omitempty"`
+	CPUBind  *CPUBind `json:"cpu_bind,omitempty"`
 }
 
 // StepTaskExit is how one task ended.

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/conf"
 )
 
 func init() {
@@ -47,6 +50,87 @@ type srunOpts struct {
 	jobID      string
 	// input is --input: all (default), none, a task id or a file name.
 	input string
+	// Step options of Slurm's srun (srun_opts.go).
+	cpuBind      *api.CPUBind
+	distribution string
+	planeSize    int
+	mpi          string
+	exact        bool
+	overcommit   bool
+	killBadExit  bool
+	multiProg    bool
+	// notices are lines srun prints on stderr before it runs the step.
+	notices []string
+}
+
+// srunValue returns the value of option a (a long name or a short one
+// written "-x") at args[i]: "--opt=v", "--opt v", "-xv" or "-x v"; the
+// index of the last word used; ok false when a is not that option.
+func srunValue(args []string, i int, long, short string) (string, int, bool) {
+	a := args[i]
+	switch {
+	case a == long || (short != "" && a == short):
+		if i+1 < len(args) {
+			return args[i+1], i + 1, true
+		}
+		return "", i, true
+	case strings.HasPrefix(a, long+"="):
+		return a[len(long)+1:], i, true
+	case short != "" && strings.HasPrefix(a, short) && len(a) > 2 && !strings.HasPrefix(a, "--"):
+		return a[2:], i, true
+	}
+	return "", i, false
+}
+
+// parseStepOption takes srun's step options at args[i] (srun_opts.go);
+// it returns the index of the last word used, or ok false.
+func (o *srunOpts) parseStepOption(args []string, i int) (int, bool, error) {
+	a := args[i]
+	switch {
+	case a == "--exact":
+		o.exact = true
+		return i, true, nil
+	case a == "-O" || a == "--overcommit":
+		o.overcommit = true
+		return i, true, nil
+	case a == "--overlap":
+		// Steps always share the allocation's CPUs here (docs/differences.md).
+		return i, true, nil
+	case a == "--multi-prog":
+		o.multiProg = true
+		return i, true, nil
+	case a == "-K" || a == "--kill-on-bad-exit":
+		o.killBadExit = true
+		return i, true, nil
+	case strings.HasPrefix(a, "--kill-on-bad-exit=") || (strings.HasPrefix(a, "-K") && !strings.HasPrefix(a, "--")):
+		v := strings.TrimPrefix(strings.TrimPrefix(a, "--kill-on-bad-exit="), "-K")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return i, true, fmt.Errorf("Invalid --kill-on-bad-exit value: %s", v)
+		}
+		o.killBadExit = n != 0
+		return i, true, nil
+	}
+	for _, opt := range []struct{ long, short string }{{"--cpu-bind", ""}, {"--cpu_bind", ""}, {"--distribution", "-m"},
+		{"--mpi", ""}, {"--het-group", ""}} {
+		v, j, ok := srunValue(args, i, opt.long, opt.short)
+		if !ok {
+			continue
+		}
+		var err error
+		switch opt.long {
+		case "--cpu-bind", "--cpu_bind":
+			o.cpuBind, err = parseCPUBind(v, func(l string) { o.notices = append(o.notices, l) })
+		case "--distribution":
+			o.distribution, o.planeSize, err = parseDistribution(v)
+		case "--mpi":
+			o.mpi = v
+		case "--het-group":
+			err = hetGroupError(v)
+		}
+		return j, true, err
+	}
+	return i, false, nil
 }
 
 // parseSrun strips srun's own options, parses the rest with sbatch's
@@ -60,6 +144,14 @@ func parseSrun(args []string) (*srunOpts, error) {
 			rest = append(rest, args[i:]...)
 			break
 		}
+		j, ok, err := o.parseStepOption(args, i)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			i = j
+			continue
+		}
 		switch {
 		case a == "--pty":
 			o.pty = true
@@ -67,8 +159,6 @@ func parseSrun(args []string) (*srunOpts, error) {
 			o.label = true
 		case a == "-u" || a == "--unbuffered":
 			o.unbuffered = true
-		case a == "-O" || a == "--overcommit" || a == "--overlap":
-			// Steps may always share the allocation here (docs/differences.md).
 		case (a == "-i" || a == "--input") && i+1 < len(args):
 			o.input = args[i+1]
 			i++
@@ -99,6 +189,9 @@ func parseSrun(args []string) (*srunOpts, error) {
 		return nil, err
 	}
 	o.req, o.command = req, append(cmd, after...)
+	if strings.HasPrefix(o.distribution, "arbitrary") {
+		return nil, arbitraryError(req.Spec.NTasks)
+	}
 	return o, nil
 }
 
@@ -122,6 +215,13 @@ func srunTakesValue(a string) bool {
 
 func runSrun(ctx context.Context, env *Env, args []string) int {
 	o, err := parseSrun(args)
+	var fatal *srunFatal
+	if errors.As(err, &fatal) {
+		for _, l := range fatal.lines {
+			fmt.Fprintln(env.Stderr, l)
+		}
+		return fatal.code
+	}
 	if err != nil {
 		return Errorf(env, "srun", "%v", err)
 	}
@@ -129,8 +229,27 @@ func runSrun(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprint(env.Stdout, srunUsage)
 		return 0
 	}
+	if o.mpi == "list" {
+		fmt.Fprint(env.Stdout, srunMPIList())
+		return 0
+	}
 	if len(o.command) == 0 {
+		if o.multiProg {
+			fmt.Fprintln(env.Stderr, "srun: fatal: No command given to execute.")
+			return 1
+		}
 		return Errorf(env, "srun", "No command given to execute.")
+	}
+	for _, l := range o.notices {
+		fmt.Fprintln(env.Stderr, l)
+	}
+	if o.mpi = srunMPIType(env, o.mpi); o.mpi != "" {
+		if err := checkMPI(o.mpi); errors.As(err, &fatal) {
+			for _, l := range fatal.lines {
+				fmt.Fprintln(env.Stderr, l)
+			}
+			return fatal.code
+		}
 	}
 	if gpusBelowNodes(&o.req.Spec) {
 		return gpusBelowNodesError(env, "srun")
@@ -224,12 +343,28 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 	if limit == api.TimeInfinite {
 		limit = 0
 	}
-	res, err := cl.StepLaunch(ctx, api.StepLaunchRequest{JobID: uint32(n), Name: name, Argv: o.command, Cwd: cwd,
-		Env: srunEnviron(env), NTasks: spec.NTasks, NNodes: spec.MinNodes, CPUsPerTask: spec.CPUsPerTask,
-		TimeLimitSec: limit, Input: input})
+	req := api.StepLaunchRequest{JobID: uint32(n), Name: name, Argv: o.command, Cwd: cwd,
+		Env: srunStepEnviron(env, o), NTasks: spec.NTasks, NNodes: spec.MinNodes, CPUsPerTask: spec.CPUsPerTask,
+		TimeLimitSec: limit, Input: input, Distribution: o.distribution, PlaneSize: o.planeSize, Overcommit: o.overcommit, Exact: o.exact,
+		CPUBind: o.cpuBind}
+	if o.multiProg {
+		m, err := readMultiProg(env.Cwd, o.command[0], o.command[1:])
+		var fatal *srunFatal
+		if errors.As(err, &fatal) {
+			fmt.Fprintln(env.Stderr, strings.Join(fatal.lines, "\n"))
+			return fatal.code
+		}
+		req.MultiProg = m
+	}
+	res, err := cl.StepLaunch(ctx, req)
 	if err != nil {
 		var ae *api.Error
 		switch {
+		case errors.As(err, &ae) && strings.HasPrefix(ae.Message, api.MultiProgErrorPrefix):
+			for _, l := range strings.Split(strings.TrimPrefix(ae.Message, api.MultiProgErrorPrefix), "\n") {
+				fmt.Fprintf(env.Stderr, "srun: error: %s\n", l)
+			}
+			return 1
 		case errors.As(err, &ae) && strings.HasPrefix(ae.Message, "Only allocated"):
 			return Errorf(env, "srun", "%s", ae.Message)
 		case errors.As(err, &ae):
@@ -354,6 +489,58 @@ func srunEnviron(env *Env) []string {
 	return out
 }
 
+// srunStepEnviron is srunEnviron with the variables srun itself sets for
+// its tasks: SLURM_CPU_BIND*, SLURM_MPI_TYPE, SLURM_UMASK and the address
+// of the launching host (SLURM_LAUNCH_NODE_IPADDR, SLURM_SRUN_COMM_HOST).
+func srunStepEnviron(env *Env, o *srunOpts) []string {
+	out := srunEnviron(env)
+	set := map[string]string{"SLURM_UMASK": srunUmask()}
+	for k, v := range o.cpuBind.Env() {
+		set[k] = v
+	}
+	if o.mpi != "" && o.mpi != "none" {
+		set["SLURM_MPI_TYPE"] = o.mpi
+	}
+	if ip := srunLaunchAddr(env); ip != "" {
+		set["SLURM_LAUNCH_NODE_IPADDR"], set["SLURM_SRUN_COMM_HOST"] = ip, ip
+	}
+	out = slices.DeleteFunc(out, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		_, ok := set[k]
+		return ok || strings.HasPrefix(k, "SLURM_CPU_BIND")
+	})
+	for k, v := range set {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// srunUmask is srun's umask as SLURM_UMASK prints it ("0022").
+func srunUmask() string {
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return fmt.Sprintf("%04o", m)
+}
+
+// srunLaunchAddr is this host's address toward the controller (the
+// address slurmd sees srun connect from): 127.0.0.1 over the local socket.
+func srunLaunchAddr(env *Env) string {
+	host := "127.0.0.1"
+	if env.Getenv("SLURM_JWT") != "" {
+		if cfg, _, err := conf.Load(confPath(env)); err == nil && len(cfg.SlurmctldHosts) > 0 {
+			h := cfg.SlurmctldHosts[0].Addr
+			if h == "" {
+				h = cfg.SlurmctldHosts[0].Name
+			}
+			if c, err := net.Dial("udp", net.JoinHostPort(h, strconv.Itoa(cfg.SlurmctldPort))); err == nil {
+				host = c.LocalAddr().(*net.UDPAddr).IP.String()
+				c.Close()
+			}
+		}
+	}
+	return host
+}
+
 // srunSession is srun attached to a step: one I/O connection per node.
 type srunSession struct {
 	env            *Env
@@ -367,6 +554,9 @@ type srunSession struct {
 	conns   []*srunConn
 	exits   map[int]string
 	lost    []string
+	// reported are tasks whose failure was printed when it came (-K).
+	reported map[int]bool
+	killed   bool
 }
 
 type srunStream struct {
@@ -389,7 +579,7 @@ func (c *srunConn) send(kind byte, task uint32, p []byte) {
 
 func newSrunSession(env *Env, o *srunOpts, res api.StepLaunchResponse) *srunSession {
 	return &srunSession{env: env, o: o, res: res, width: len(strconv.Itoa(max(res.NTasks-1, 0))),
-		stdout: env.Stdout, stderr: env.Stderr, partial: map[srunStream][]byte{}, exits: map[int]string{}}
+		stdout: env.Stdout, stderr: env.Stderr, partial: map[srunStream][]byte{}, exits: map[int]string{}, reported: map[int]bool{}}
 }
 
 // srunConnectTimeout bounds the connection to a node agent.
@@ -528,11 +718,34 @@ func (s *srunSession) read(c *srunConn) {
 				s.outMu.Lock()
 				s.exits[e.Task] = e.ExitCode
 				s.flushTask(e.Task)
+				s.killOnBadExit(c, e)
 				s.outMu.Unlock()
 			}
 		case api.StepFrameDone:
 			return
 		}
+	}
+}
+
+// killOnBadExit is -K: the first task to fail ends the step. srun says
+// so at once ("srun: error: n2: task 1: Exited with exit code 3", then
+// "srun: Terminating StepId=12.0") and kills every node's part (caller
+// holds outMu).
+func (s *srunSession) killOnBadExit(c *srunConn, e api.StepTaskExit) {
+	if !s.o.killBadExit || s.killed || e.ExitCode == "0:0" {
+		return
+	}
+	s.killed = true
+	s.reported[e.Task] = true
+	code, sig := srunExitParts(e.ExitCode)
+	msg := fmt.Sprintf("Exited with exit code %d", code)
+	if sig != 0 {
+		msg = srunSignalText(sig)
+	}
+	fmt.Fprintf(s.env.Stderr, "srun: error: %s: task %d: %s\n", c.node.Node, e.Task, msg)
+	fmt.Fprintf(s.env.Stderr, "srun: Terminating StepId=%d.%d\n", s.res.JobID, s.res.StepID)
+	for _, k := range s.conns {
+		go k.send(api.StepFrameKill, 0, []byte("kill-on-bad-exit"))
 	}
 }
 
@@ -607,6 +820,13 @@ func (s *srunSession) report() int {
 				continue
 			}
 			code, sig := srunExitParts(e)
+			if s.reported[t] {
+				rc = max(rc, code)
+				if sig != 0 {
+					rc = max(rc, 128+sig)
+				}
+				continue
+			}
 			msg := ""
 			switch {
 			case sig != 0:
@@ -635,6 +855,9 @@ func (s *srunSession) report() int {
 	for _, n := range s.lost {
 		fmt.Fprintf(s.env.Stderr, "srun: error: Node failure on %s\n", n)
 		rc = max(rc, 1)
+	}
+	if s.killed {
+		fmt.Fprintf(s.env.Stderr, "srun: Force Terminated StepId=%d.%d\n", s.res.JobID, s.res.StepID)
 	}
 	return rc
 }

@@ -312,14 +312,37 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 	for _, s := range ls.ext.steps[j.ID] {
 		next = max(next, s.StepID+1)
 	}
+	stepNodes := alloc[:nnodes]
+	caps := make([]int, nnodes)
+	total := 0
+	for slot := range stepNodes {
+		caps[slot] = int(j.Alloc.CPUs[slot]) / max(req.CPUsPerTask, 1)
+		total += int(j.Alloc.CPUs[slot])
+	}
+	if !req.Overcommit && req.CPUsPerTask <= 1 && ntasks > total {
+		return nil, &apiErr{status: http.StatusBadRequest, msg: "More processors requested than permitted"}
+	}
+	dist := req.Distribution
+	if dist == "" {
+		dist = "block"
+		if ntasks <= nnodes {
+			dist = "cyclic"
+		}
+	}
+	layout := stepLayout(caps, ntasks, dist, req.PlaneSize)
+	argv, err := multiProgArgv(req.MultiProg, ntasks)
+	if err != nil {
+		return nil, err
+	}
+	counts := make([]int, nnodes)
+	for slot, ts := range layout {
+		counts[slot] = len(ts)
+	}
 	plan := &stepPlan{warnings: warns}
-	counts := blockCounts(ntasks, nnodes)
 	kw := int64(ls.c.cfg.KillWait / time.Second)
 	jobCtx := ls.launchRequest(j)
 	jobCtx.Script, jobCtx.Args, jobCtx.Environment, jobCtx.StdOut, jobCtx.StdErr, jobCtx.StdIn = "", nil, nil, "", "", ""
-	stepNodes := alloc[:nnodes]
 	nodeList := compressNodes(ls.st.Cluster, stepNodes)
-	task := 0
 	for slot, idx := range stepNodes {
 		n := &ls.st.Cluster.Nodes[idx]
 		rt := ls.nodes[idx]
@@ -329,9 +352,12 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 		part := api.AgentStepLaunch{Job: jobCtx, StepID: next, Name: req.Name, Argv: req.Argv, Cwd: req.Cwd, Env: req.Env,
 			NodeID: slot, NTasks: ntasks, NNodes: nnodes, NodeList: nodeList, TasksPerNode: tasksPerNode(counts),
 			CPUsPerTask: req.CPUsPerTask, TimeLimitSec: req.TimeLimitSec, KillWaitSec: kw, Input: req.Input,
-			AttachTimeoutSec: int(stepAttachTimeout / time.Second)}
+			AttachTimeoutSec: int(stepAttachTimeout / time.Second), Distribution: dist, CPUBind: req.CPUBind}
 		part.Node = n.Name
 		part.Job.CPUs = int(j.Alloc.CPUs[slot])
+		if req.Exact {
+			part.StepCPUs = min(part.Job.CPUs, counts[slot]*max(req.CPUsPerTask, 1))
+		}
 		if !ls.cfg.ConsumeMemory {
 			part.Job.MemoryMB = 0
 		} else {
@@ -339,9 +365,11 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 		}
 		part.Job.GPUs = ls.stepGPUs(j, slot)
 		part.GPUs = part.Job.GPUs
-		for k := 0; k < counts[slot]; k++ {
-			part.Tasks = append(part.Tasks, task)
-			task++
+		part.Tasks = layout[slot]
+		for _, t := range part.Tasks {
+			if argv != nil {
+				part.TaskArgv = append(part.TaskArgv, argv[t])
+			}
 		}
 		plan.parts = append(plan.parts, part)
 		plan.addrs = append(plan.addrs, rt.info.Addr)
@@ -393,14 +421,78 @@ func stepShape(allocNodes, jobTasks, nnodes, ntasks int) (int, int, []string, er
 	return nnodes, ntasks, warns, nil
 }
 
-// blockCounts spreads ntasks over nnodes as evenly as possible, the first
-// nodes taking one more when it does not divide.
-func blockCounts(ntasks, nnodes int) []int {
-	out := make([]int, nnodes)
-	for i := range out {
-		out[i] = ntasks / nnodes
-		if i < ntasks%nnodes {
-			out[i]++
+// multiProgArgv checks --multi-prog's records against the step's task
+// count and returns each task's command (nil without --multi-prog).
+func multiProgArgv(m *api.MultiProg, ntasks int) ([][]string, error) {
+	if m == nil {
+		return nil, nil
+	}
+	if errs := m.Check(ntasks); errs != nil {
+		return nil, &apiErr{status: http.StatusBadRequest, msg: api.MultiProgErrorPrefix + strings.Join(errs, "\n")}
+	}
+	out := make([][]string, ntasks)
+	for t := range out {
+		out[t], _ = m.Argv(t)
+	}
+	return out, nil
+}
+
+// stepCounts is how many tasks each node of the step runs, as Slurm's
+// step layout counts them: one node after the other, one task at a time,
+// skipping nodes whose CPUs (caps, in tasks) are used up; once every node
+// is full (-O) the round goes on over all of them.
+func stepCounts(caps []int, ntasks int) []int {
+	out := make([]int, len(caps))
+	full := true
+	for _, c := range caps {
+		if c > 0 {
+			full = false
+		}
+	}
+	for t := 0; t < ntasks; {
+		placed := false
+		for i := range out {
+			if t < ntasks && (full || out[i] < caps[i]) {
+				out[i]++
+				t++
+				placed = true
+			}
+		}
+		if !placed {
+			full = true
+		}
+	}
+	return out
+}
+
+// stepLayout assigns task ids to the step's nodes (slots): block runs
+// consecutive ids on a node before the next, cyclic deals them one at a
+// time to nodes with room left, plane deals blocks of plane ids; the
+// counts per node are stepCounts' in every case (srun -m).
+func stepLayout(caps []int, ntasks int, dist string, plane int) [][]int {
+	counts := stepCounts(caps, ntasks)
+	out := make([][]int, len(caps))
+	base, _, _ := strings.Cut(strings.SplitN(dist, ",", 2)[0], ":")
+	chunk := 1
+	switch base {
+	case "block", "*", "":
+		t := 0
+		for i, c := range counts {
+			for k := 0; k < c; k++ {
+				out[i] = append(out[i], t)
+				t++
+			}
+		}
+		return out
+	case "plane":
+		chunk = max(plane, 1)
+	}
+	for t := 0; t < ntasks; {
+		for i := range out {
+			for k := 0; k < chunk && t < ntasks && len(out[i]) < counts[i]; k++ {
+				out[i] = append(out[i], t)
+				t++
+			}
 		}
 	}
 	return out
