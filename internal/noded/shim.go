@@ -345,14 +345,14 @@ func (s *supervisor) fork(spec execSpec) (int, error) {
 			withCg.UseCgroupFD, withCg.CgroupFD = true, int(cg.Fd())
 			cgAttr := *attr
 			cgAttr.Sys = &withCg
-			pid, err := syscall.ForkExec(path, spec.Argv, &cgAttr)
+			pid, err := forkExecRetry(path, spec.Argv, &cgAttr)
 			cg.Close()
 			if err == nil {
 				return pid, nil
 			}
 		}
 	}
-	pid, err := syscall.ForkExec(path, spec.Argv, attr)
+	pid, err := forkExecRetry(path, spec.Argv, attr)
 	if err != nil {
 		return 0, fmt.Errorf("execve(): %s: %v", path, err)
 	}
@@ -361,6 +361,22 @@ func (s *supervisor) fork(spec execSpec) (int, error) {
 		os.WriteFile(filepath.Join(spec.Cgroup, "cgroup.procs"), []byte(itoa(pid)), 0)
 	}
 	return pid, nil
+}
+
+// forkExecRetry is syscall.ForkExec that retries a moment while the
+// kernel answers ETXTBSY: the job's script was just written by the agent,
+// and a process the agent forked at that moment (a step's task) may still
+// hold the script's descriptor until its own exec closes it.
+func forkExecRetry(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+	var err error
+	for try := 0; try < 50; try++ {
+		var pid int
+		if pid, err = syscall.ForkExec(path, argv, attr); err != syscall.ETXTBSY {
+			return pid, err
+		}
+		time.Sleep(time.Duration(try+1) * 2 * time.Millisecond)
+	}
+	return 0, err
 }
 
 // reap collects every exited child. A job leader's end is final for the
