@@ -100,6 +100,15 @@ type StepLaunchRequest struct {
 	CPUBind *CPUBind `json:"cpu_bind,omitempty"`
 	// MultiProg is --multi-prog's configuration file, parsed by srun.
 	MultiProg *MultiProg `json:"multi_prog,omitempty"`
+	// Pty is --pty: task 0 runs on a pseudo-terminal of its node, of
+	// Rows x Cols (srun's terminal).
+	Pty  *StepPty `json:"pty,omitempty"`
+}
+
+// StepPty is srun --pty's terminal size.
+type StepPty struct {
+	Rows uint16 `json:"rows,omitempty"`
+	Cols uint16 `json:"cols,omitempty"`
 }
 
 // StepLaunchResponse tells srun where its tasks are and how to reach them.
@@ -164,6 +173,9 @@ type AgentStepLaunch struct {
 	// --exact; 0: the job's).
 	StepCPUs int      `json:"step_cpus,omitempty"`
 	CPUBind  *CPUBind `json:"cpu_bind,omitempty"`
+	// Pty is srun --pty: task 0 (on the step's first node) runs on a
+	// pseudo-terminal.
+	Pty *StepPty `json:"pty,omitempty"`
 }
 
 // StepTaskExit is how one task ended.

@@ -498,27 +498,6 @@ func (c *extCluster) addr(t *testing.T) string {
 	return "127.0.0.1:" + strconv.Itoa(cfg.SlurmctldPort)
 }
 
-// TestE2ESrunPty runs `srun --pty` (a fresh allocation, the command run
-// here with the job's environment).
-func TestE2ESrunPty(t *testing.T) {
-	c := upCluster(t, 1, "")
-	rc, out, errs := c.run("srun", "--pty", "-J", "pty", "sh", "-c", "echo job=$SLURM_JOB_ID nodes=$SLURM_JOB_NODELIST")
-	if rc != 0 || !strings.Contains(out, "job=1 nodes=node1") {
-		t.Fatalf("srun --pty: exit %d, out %q, err %q", rc, out, errs)
-	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		_, out, _ = c.run("sacct", "-X", "-n", "-P", "--format=JobID,JobName,State")
-		if strings.Contains(out, "1|pty|COMPLETED") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sacct after srun --pty:\n%s", out)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
 // TestE2ESacctPreemptedRun is S3's accounting check on a small
 // partition-priority cluster: a job running in the low tier is preempted
 // (PreemptMode=REQUEUE) by a job of the high tier; it keeps its id, goes

@@ -36,8 +36,10 @@ the tasks (-i/--input=all|none|TASKID|FILE), Ctrl-C is forwarded to them,
 srun exits with the highest exit code of its tasks.
 Outside an allocation: obtains an allocation with sbatch's options (-N -n
 -c -p -q -A -J -t --mem --gres ...), runs COMMAND in it as step 0 and
-releases it. --pty: COMMAND runs here, attached to this terminal, inside a
-fresh allocation.
+releases it. --pty: task 0 runs on a pseudo-terminal of the step's first
+node, attached to this terminal.
+Step options: --cpu-bind, -m/--distribution, --exact, -O, --overlap,
+-K/--kill-on-bad-exit, --multi-prog, --mpi (--mpi=list).
 `
 
 // srunOpts are srun's own options on top of sbatch's.
@@ -265,9 +267,6 @@ func runSrun(ctx context.Context, env *Env, args []string) int {
 	if job != "" {
 		return srunStep(ctx, env, cl, o, job)
 	}
-	if o.pty {
-		return sallocAllocate(ctx, env, cl, "srun", o.req, o.command)
-	}
 	return srunJob(ctx, env, cl, o)
 }
 
@@ -319,6 +318,12 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 	if err != nil || n == 0 {
 		return Errorf(env, "srun", "Invalid job id %s", job)
 	}
+	var pty *api.StepPty
+	if o.pty {
+		var restore func()
+		pty, restore = srunPty(env, o)
+		defer restore()
+	}
 	in, input, err := srunInput(env, o.input)
 	if err != nil {
 		return Errorf(env, "srun", "%v", err)
@@ -346,7 +351,7 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 	req := api.StepLaunchRequest{JobID: uint32(n), Name: name, Argv: o.command, Cwd: cwd,
 		Env: srunStepEnviron(env, o), NTasks: spec.NTasks, NNodes: spec.MinNodes, CPUsPerTask: spec.CPUsPerTask,
 		TimeLimitSec: limit, Input: input, Distribution: o.distribution, PlaneSize: o.planeSize, Overcommit: o.overcommit, Exact: o.exact,
-		CPUBind: o.cpuBind}
+		CPUBind: o.cpuBind, Pty: pty}
 	if o.multiProg {
 		m, err := readMultiProg(env.Cwd, o.command[0], o.command[1:])
 		var fatal *srunFatal

@@ -353,6 +353,9 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 			NodeID: slot, NTasks: ntasks, NNodes: nnodes, NodeList: nodeList, TasksPerNode: tasksPerNode(counts),
 			CPUsPerTask: req.CPUsPerTask, TimeLimitSec: req.TimeLimitSec, KillWaitSec: kw, Input: req.Input,
 			AttachTimeoutSec: int(stepAttachTimeout / time.Second), Distribution: dist, CPUBind: req.CPUBind}
+		if slot == 0 {
+			part.Pty = req.Pty
+		}
 		part.Node = n.Name
 		part.Job.CPUs = int(j.Alloc.CPUs[slot])
 		if req.Exact {

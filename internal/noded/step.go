@@ -477,6 +477,12 @@ func (r *stepRun) taskCommand(t *stepTask) (*exec.Cmd, taskFiles, error) {
 		attr.Credential = &syscall.Credential{Uid: j.UID, Gid: j.GID, Groups: stepGroups(j.UID)}
 	}
 	cmd.SysProcAttr = attr
+	if r.req.Pty != nil && t.local == 0 && r.req.NodeID == 0 && t.stdin != nil {
+		if err := r.ptyTaskFiles(cmd, &files); err != nil {
+			return nil, files, fmt.Errorf("openpty: %v", err)
+		}
+		return cmd, files, nil
+	}
 	if t.stdin != nil {
 		pr, pw, err := os.Pipe()
 		if err != nil {
