@@ -102,7 +102,7 @@ type StepLaunchRequest struct {
 	MultiProg *MultiProg `json:"multi_prog,omitempty"`
 	// Pty is --pty: task 0 runs on a pseudo-terminal of its node, of
 	// Rows x Cols (srun's terminal).
-	Pty  *StepPty `json:"pty,omitempty"`
+	Pty *StepPty `json:"pty,omitempty"`
 }
 
 // StepPty is srun --pty's terminal size.
