@@ -102,12 +102,16 @@ func (m *MultiProg) Argv(task int) ([]string, bool) {
 // Check reports the configuration's errors for a step of ntasks tasks in
 // srun's words: a rank beyond the step's tasks, a task with no record.
 func (m *MultiProg) Check(ntasks int) []string {
+	// srun names the highest rank of the first line that has one too many
+	// ("1-2" for one task: "Invalid task id, 2 >= ntasks").
 	for _, r := range m.Records {
+		top := -1
 		for _, t := range r.Ranks {
-			if t >= ntasks {
-				return []string{fmt.Sprintf("Invalid task id, %d >= ntasks", t),
-					fmt.Sprintf("Line %d of configuration file %s invalid", r.Line, m.File)}
-			}
+			top = max(top, t)
+		}
+		if top >= ntasks {
+			return []string{fmt.Sprintf("Invalid task id, %d >= ntasks", top),
+				fmt.Sprintf("Line %d of configuration file %s invalid", r.Line, m.File)}
 		}
 	}
 	for t := 0; t < ntasks; t++ {

@@ -173,7 +173,7 @@ func TestReadMultiProg(t *testing.T) {
 			t.Errorf("task %d: %q, want %q", task, a, want)
 		}
 	}
-	if errs := m.Check(1); strings.Join(errs, "\n") != "Invalid task id, 1 >= ntasks\nLine 3 of configuration file mp.conf invalid" {
+	if errs := m.Check(1); strings.Join(errs, "\n") != "Invalid task id, 2 >= ntasks\nLine 3 of configuration file mp.conf invalid" {
 		t.Errorf("check 1 task: %q", errs)
 	}
 	os.WriteFile(filepath.Join(dir, "only0.conf"), []byte("0 echo only zero\n"), 0o644)

@@ -330,6 +330,8 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 		}
 	}
 	layout := stepLayout(caps, ntasks, dist, req.PlaneSize)
+	stepNodes, layout, slots := usedNodes(stepNodes, layout)
+	nnodes = len(stepNodes)
 	argv, err := multiProgArgv(req.MultiProg, ntasks)
 	if err != nil {
 		return nil, err
@@ -357,16 +359,16 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 			part.Pty = req.Pty
 		}
 		part.Node = n.Name
-		part.Job.CPUs = int(j.Alloc.CPUs[slot])
+		part.Job.CPUs = int(j.Alloc.CPUs[slots[slot]])
 		if req.Exact {
 			part.StepCPUs = min(part.Job.CPUs, counts[slot]*max(req.CPUsPerTask, 1))
 		}
 		if !ls.cfg.ConsumeMemory {
 			part.Job.MemoryMB = 0
 		} else {
-			part.Job.MemoryMB = j.Alloc.Mem[slot]
+			part.Job.MemoryMB = j.Alloc.Mem[slots[slot]]
 		}
-		part.Job.GPUs = ls.stepGPUs(j, slot)
+		part.Job.GPUs = ls.stepGPUs(j, slots[slot])
 		part.GPUs = part.Job.GPUs
 		part.Tasks = layout[slot]
 		for _, t := range part.Tasks {
@@ -468,12 +470,46 @@ func stepCounts(caps []int, ntasks int) []int {
 	return out
 }
 
+// usedNodes drops the nodes a layout gave no task (-m ...,Pack): the step
+// runs on the others only.
+// It also returns the kept nodes' slots in the job's allocation.
+func usedNodes(nodes []int32, layout [][]int) ([]int32, [][]int, []int) {
+	var n []int32
+	var l [][]int
+	var slots []int
+	for i, ts := range layout {
+		if len(ts) > 0 {
+			n, l, slots = append(n, nodes[i]), append(l, ts), append(slots, i)
+		}
+	}
+	return n, l, slots
+}
+
+// packCounts is -m ...,Pack: each node is filled to its CPUs before the
+// next takes a task (the rest round the nodes once all are full).
+func packCounts(caps []int, ntasks int) []int {
+	out := make([]int, len(caps))
+	left := ntasks
+	for i, c := range caps {
+		out[i] = min(c, left)
+		left -= out[i]
+	}
+	for i := 0; left > 0; i = (i + 1) % len(out) {
+		out[i]++
+		left--
+	}
+	return out
+}
+
 // stepLayout assigns task ids to the step's nodes (slots): block runs
 // consecutive ids on a node before the next, cyclic deals them one at a
 // time to nodes with room left, plane deals blocks of plane ids; the
 // counts per node are stepCounts' in every case (srun -m).
 func stepLayout(caps []int, ntasks int, dist string, plane int) [][]int {
 	counts := stepCounts(caps, ntasks)
+	if strings.HasSuffix(dist, ",pack") {
+		counts = packCounts(caps, ntasks)
+	}
 	out := make([][]int, len(caps))
 	base, _, _ := strings.Cut(strings.SplitN(dist, ",", 2)[0], ":")
 	chunk := 1

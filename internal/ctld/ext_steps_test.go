@@ -74,6 +74,7 @@ func TestStepLayout(t *testing.T) {
 		{[]int{8, 8}, 4, "block", 0, "[[0 1] [2 3]]"},
 		{[]int{1, 1}, 3, "block", 0, "[[0 1] [2]]"},
 		{[]int{2, 2}, 4, "cyclic,pack", 0, "[[0 2] [1 3]]"},
+		{[]int{2, 2}, 2, "block:cyclic,pack", 0, "[[0 1] []]"},
 	}
 	for _, c := range cases {
 		if got := fmt.Sprint(stepLayout(c.caps, c.ntasks, c.dist, c.plane)); got != c.want {
