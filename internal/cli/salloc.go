@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -56,8 +57,8 @@ func runSalloc(ctx context.Context, env *Env, args []string) int {
 // allocation, wait until it runs, run command here in it, then release
 // it.
 func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, command []string) int {
-	return allocateAndRun(ctx, env, cl, me, req, true, func(j *api.JobInfo) (int, bool) {
-		return sallocRun(ctx, env, command, j), false
+	return allocateAndRun(ctx, env, cl, me, req, true, func(j *api.JobInfo, cluster string) (int, bool) {
+		return sallocRun(ctx, env, command, j, cluster, req.Spec.NTasks), false
 	})
 }
 
@@ -68,7 +69,7 @@ func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, re
 // salloc job. run may ask for the job to be cancelled instead (an
 // interrupted srun). verbose prints salloc's allocation messages.
 func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, verbose bool,
-	run func(j *api.JobInfo) (int, bool)) int {
+	run func(j *api.JobInfo, cluster string) (int, bool)) int {
 	dir, err := os.MkdirTemp("", "salloc-")
 	if err != nil {
 		return Errorf(env, me, "%v", err)
@@ -118,7 +119,7 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 	if verbose {
 		fmt.Fprintf(env.Stderr, "%s: Granted job allocation %s\n", me, id)
 	}
-	rc, cancel := run(&j)
+	rc, cancel := run(&j, res.Cluster)
 	if cancel {
 		cl.Control(context.Background(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{id}})
 		fmt.Fprintf(env.Stderr, "%s: Job step aborted: job %s cancelled\n", me, id)
@@ -168,16 +169,64 @@ func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id str
 	}
 }
 
+// sallocEnv is the environment salloc gives its command, as Slurm 24.11's
+// salloc sets it: the job's identity, nodes, CPUs per node and tasks per
+// node (one per node unless -n), SLURM_NTASKS only when -n was given.
+func sallocEnv(env *Env, j *api.JobInfo, cluster string, ntasks int) []string {
+	id := strconv.FormatUint(uint64(j.JobID), 10)
+	cpn := j.CPUsPerNode
+	if cpn == "" {
+		cpn = strconv.Itoa(j.NumCPUs / max(j.NumNodes, 1))
+	}
+	host, _ := os.Hostname()
+	out := []string{"SLURM_JOB_ID=" + id, "SLURM_JOBID=" + id, "SLURM_JOB_NAME=" + j.Name,
+		"SLURM_JOB_NODELIST=" + j.NodeList, "SLURM_NODELIST=" + j.NodeList, "SLURM_JOB_NUM_NODES=" + strconv.Itoa(j.NumNodes),
+		"SLURM_NNODES=" + strconv.Itoa(j.NumNodes), "SLURM_JOB_PARTITION=" + j.Partition, "SLURM_JOB_ACCOUNT=" + j.Account,
+		"SLURM_JOB_QOS=" + j.QOS, "SLURM_SUBMIT_DIR=" + env.Cwd, "SLURM_SUBMIT_HOST=" + host,
+		"SLURM_JOB_CPUS_PER_NODE=" + cpn}
+	if cluster != "" {
+		out = append(out, "SLURM_CLUSTER_NAME="+cluster)
+	}
+	counts := make([]int, max(j.NumNodes, 1))
+	for i := range counts {
+		counts[i] = 1
+	}
+	if ntasks > 0 {
+		out = append(out, "SLURM_NTASKS="+strconv.Itoa(ntasks), "SLURM_NPROCS="+strconv.Itoa(ntasks))
+		for i := range counts {
+			counts[i] = ntasks / len(counts)
+			if i < ntasks%len(counts) {
+				counts[i]++
+			}
+		}
+	}
+	out = append(out, "SLURM_TASKS_PER_NODE="+compressCounts(counts))
+	return out
+}
+
+// compressCounts prints per-node counts as Slurm does: "2(x3),1".
+func compressCounts(counts []int) string {
+	var parts []string
+	for i := 0; i < len(counts); {
+		k := i
+		for k < len(counts) && counts[k] == counts[i] {
+			k++
+		}
+		if k-i > 1 {
+			parts = append(parts, fmt.Sprintf("%d(x%d)", counts[i], k-i))
+		} else {
+			parts = append(parts, strconv.Itoa(counts[i]))
+		}
+		i = k
+	}
+	return strings.Join(parts, ",")
+}
+
 // sallocRun runs command with the allocation's environment.
-func sallocRun(ctx context.Context, env *Env, command []string, j *api.JobInfo) int {
+func sallocRun(ctx context.Context, env *Env, command []string, j *api.JobInfo, cluster string, ntasks int) int {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = env.Cwd
-	id := strconv.FormatUint(uint64(j.JobID), 10)
-	cmd.Env = append(os.Environ(), "SLURM_JOB_ID="+id, "SLURM_JOBID="+id, "SLURM_JOB_NAME="+j.Name,
-		"SLURM_JOB_NODELIST="+j.NodeList, "SLURM_NODELIST="+j.NodeList, "SLURM_JOB_NUM_NODES="+strconv.Itoa(j.NumNodes),
-		"SLURM_NNODES="+strconv.Itoa(j.NumNodes), "SLURM_JOB_PARTITION="+j.Partition, "SLURM_JOB_ACCOUNT="+j.Account,
-		"SLURM_JOB_QOS="+j.QOS, "SLURM_SUBMIT_DIR="+env.Cwd, "SLURM_NTASKS="+strconv.Itoa(max(j.NumTasks, 1)),
-		"SLURM_JOB_CPUS_PER_NODE="+strconv.Itoa(j.NumCPUs/max(j.NumNodes, 1)))
+	cmd.Env = append(os.Environ(), sallocEnv(env, j, cluster, ntasks)...)
 	if conf := env.Getenv("SLURM_CONF"); conf != "" {
 		cmd.Env = append(cmd.Env, "SLURM_CONF="+conf)
 	}

@@ -279,7 +279,7 @@ func srunJob(ctx context.Context, env *Env, cl *api.Client, o *srunOpts) int {
 	if req.Spec.Name == "" {
 		req.Spec.Name = filepath.Base(o.command[0])
 	}
-	return allocateAndRun(ctx, env, cl, "srun", &req, false, func(j *api.JobInfo) (int, bool) {
+	return allocateAndRun(ctx, env, cl, "srun", &req, false, func(j *api.JobInfo, _ string) (int, bool) {
 		rc := srunStep(ctx, env, cl, o, strconv.FormatUint(uint64(j.JobID), 10))
 		return rc, ctx.Err() != nil
 	})
@@ -495,11 +495,15 @@ func srunEnviron(env *Env) []string {
 }
 
 // srunStepEnviron is srunEnviron with the variables srun itself sets for
-// its tasks: SLURM_CPU_BIND*, SLURM_MPI_TYPE, SLURM_UMASK and the address
+// its tasks: SLURM_CPU_BIND*, SLURM_MPI_TYPE, SLURM_UMASK, SLURM_PRIO_PROCESS
+// (srun's nice value) and the address
 // of the launching host (SLURM_LAUNCH_NODE_IPADDR, SLURM_SRUN_COMM_HOST).
 func srunStepEnviron(env *Env, o *srunOpts) []string {
 	out := srunEnviron(env)
 	set := map[string]string{"SLURM_UMASK": srunUmask()}
+	if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0); err == nil {
+		set["SLURM_PRIO_PROCESS"] = strconv.Itoa(20 - p) // the kernel answers 20-nice
+	}
 	for k, v := range o.cpuBind.Env() {
 		set[k] = v
 	}

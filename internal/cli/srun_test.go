@@ -188,3 +188,26 @@ func TestReadMultiProg(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestSallocEnv: the variables salloc gives its command are Slurm 24.11's
+// (compared on the oracle with `salloc -N2 env`): CPUs and tasks per node
+// compressed, the cluster and submit host, SLURM_NTASKS only under -n.
+func TestSallocEnv(t *testing.T) {
+	env := &Env{Cwd: "/home/alice", Getenv: func(string) string { return "" }}
+	j := &api.JobInfo{JobID: 6, Name: "interactive", NodeList: "n[1-2]", NumNodes: 2, NumCPUs: 2, CPUsPerNode: "1(x2)",
+		Partition: "main", Account: "research", QOS: "normal"}
+	got := strings.Join(sallocEnv(env, j, "oracle", 0), " ")
+	for _, want := range []string{"SLURM_JOB_CPUS_PER_NODE=1(x2)", "SLURM_TASKS_PER_NODE=1(x2)", "SLURM_CLUSTER_NAME=oracle",
+		"SLURM_JOB_NAME=interactive", "SLURM_SUBMIT_DIR=/home/alice", "SLURM_SUBMIT_HOST="} {
+		if !strings.Contains(got, want) {
+			t.Errorf("salloc env lacks %s: %s", want, got)
+		}
+	}
+	if strings.Contains(got, "SLURM_NTASKS") {
+		t.Errorf("salloc without -n sets SLURM_NTASKS: %s", got)
+	}
+	got = strings.Join(sallocEnv(env, j, "oracle", 3), " ")
+	if !strings.Contains(got, "SLURM_NTASKS=3") || !strings.Contains(got, "SLURM_TASKS_PER_NODE=2,1") {
+		t.Errorf("salloc -n3 env: %s", got)
+	}
+}

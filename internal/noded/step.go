@@ -710,8 +710,16 @@ func (r *stepRun) taskEnv(t *stepTask) ([]string, error) {
 	}
 	// The job's CPUs on every node, as srun's environment (the batch
 	// script's or salloc's) has them: the agent knows only its own.
-	if v, ok := envMap(q.Env)["SLURM_JOB_CPUS_PER_NODE"]; ok {
+	srunEnv := envMap(q.Env)
+	if v, ok := srunEnv["SLURM_JOB_CPUS_PER_NODE"]; ok {
 		env["SLURM_JOB_CPUS_PER_NODE"] = v
+	}
+	if env["SLURM_SUBMIT_HOST"] == "" && srunEnv["SLURM_SUBMIT_HOST"] != "" {
+		env["SLURM_SUBMIT_HOST"] = srunEnv["SLURM_SUBMIT_HOST"]
+	}
+	// Slurm 24.11 sets no SLURM_JOB_GROUP in a step's environment.
+	if _, ok := srunEnv["SLURM_JOB_GROUP"]; !ok {
+		delete(env, "SLURM_JOB_GROUP")
 	}
 	if q.CPUsPerTask > 0 {
 		env["SLURM_CPUS_PER_TASK"] = strconv.Itoa(q.CPUsPerTask)
