@@ -260,6 +260,13 @@ const (
 	OpRequeueHold = "requeuehold"
 	OpSuspend     = "suspend"
 	OpResume      = "resume"
+	// OpRelinquish ends an allocation held by salloc (or srun outside an
+	// allocation) with ExitCode, its command's status: COMPLETED or
+	// FAILED, as Slurm records an salloc job.
+	OpRelinquish = "relinquish"
+	// OpAllocBeat is salloc's heartbeat: an allocation whose heartbeats
+	// stop for AllocOrphanAfter is ended (its salloc died).
+	OpAllocBeat = "alloc_heartbeat"
 )
 
 // JobControlRequest applies one operation to jobs named by id (and
@@ -273,7 +280,16 @@ type JobControlRequest struct {
 	// BatchOnly is scancel --batch, Full scancel --full (see SignalRequest).
 	BatchOnly bool `json:"batch_only,omitempty"`
 	Full      bool `json:"full,omitempty"`
+	// ExitCode is OpRelinquish's exit status (0-255).
+	ExitCode int `json:"exit_code,omitempty"`
 }
+
+// AllocBeatEvery is how often salloc sends OpAllocBeat; AllocOrphanAfter
+// is how long the controller waits for one before it ends the allocation.
+const (
+	AllocBeatEvery   = 10 * time.Second
+	AllocOrphanAfter = 60 * time.Second
+)
 
 // JobResult is the outcome for one job of a JobControlRequest.
 type JobResult struct {

@@ -10,6 +10,11 @@ package api
 // depends on the controller's state or clock at submit time (begin time,
 // dependency, array expression, GRES) travel as the user wrote them.
 type JobSpec struct {
+	// Allocation marks a job held by salloc (or srun outside an
+	// allocation): its batch script only waits; salloc ends it with
+	// OpRelinquish, and the controller ends it when salloc's heartbeats
+	// (OpAllocBeat) stop.
+	Allocation bool `json:"allocation,omitempty"`
 	// Name is --job-name/-J (default: the script's file name, or "wrap").
 	Name string `json:"name,omitempty"`
 	// Partitions is --partition/-p split on commas, in the order given.

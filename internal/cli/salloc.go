@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,53 +61,35 @@ func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, re
 	})
 }
 
-// allocateAndRun obtains an allocation and runs run in it: the job's
-// script waits on a FIFO in a private directory; the exit code written
-// there at the end becomes the job's, so sacct shows the allocation
-// COMPLETED (or FAILED with the command's code), as Slurm records an
-// salloc job. run may ask for the job to be cancelled instead (an
-// interrupted srun). verbose prints salloc's allocation messages.
+// allocateAndRun obtains an allocation and runs run in it. The job's
+// script only waits: the allocation is held through the controller, not
+// through anything on the nodes. While it holds it salloc sends a
+// heartbeat every api.AllocBeatEvery (the controller ends an allocation
+// whose heartbeats stop, salloc killed); at the end it relinquishes it
+// with run's exit code, so sacct shows the allocation COMPLETED (or FAILED
+// with the command's code), as Slurm records an salloc job. run may ask
+// for the job to be cancelled instead (an interrupted srun). verbose
+// prints salloc's allocation messages.
 func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, verbose bool,
 	run func(j *api.JobInfo, cluster string) (int, bool)) int {
-	dir, err := os.MkdirTemp("", "salloc-")
-	if err != nil {
-		return Errorf(env, me, "%v", err)
-	}
-	defer os.RemoveAll(dir)
-	fifo := filepath.Join(dir, "release")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		return Errorf(env, me, "mkfifo: %v", err)
-	}
 	spec := req.Spec
 	if spec.Name == "" {
 		spec.Name = "interactive"
 	}
-	spec.Script = "#!/bin/sh\n# " + me + " allocation: held until the command exits\nread code < " +
-		srunQuote([]string{fifo}) + "\nexit ${code:-0}\n"
+	spec.Allocation = true
+	// The marker line tells accounting this job has no batch step
+	// (ctld's allocationMarker).
+	spec.Script = "#!/bin/sh\n# " + me + " allocation: held until the command exits (" + me +
+		" relinquishes it through the controller)\nwhile :; do sleep 3600; done\n"
 	spec.Output, spec.Error = "/dev/null", "/dev/null"
 	fillSubmitContext(env, &spec)
 	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: spec, Interactive: true})
 	if err != nil {
-		var ae *api.Error
-		if errors.As(err, &ae) {
-			if ae.Plain {
-				return Errorf(env, me, "%s", ae.Message)
-			}
-			if ae.Reason != "" {
-				Errorf(env, me, "%s", ae.Reason)
-			}
-			if me == "srun" {
-				return Errorf(env, me, "Unable to allocate resources: %s", ae.Message)
-			}
-			Errorf(env, me, "Job submit/allocate failed: %s", ae.Message)
-			if ae.JobID != 0 { // failed at once (BadConstraints), as salloc reports it
-				fmt.Fprintf(env.Stderr, "%s: Job allocation %d has been revoked.\n", me, ae.JobID)
-			}
-			return 1
-		}
-		return clientError(env, me, err)
+		return sallocSubmitError(env, me, err)
 	}
 	id := strconv.FormatUint(uint64(res.JobID), 10)
+	stopBeat := sallocHeartbeat(cl, id)
+	defer stopBeat()
 	if verbose {
 		fmt.Fprintf(env.Stderr, "%s: Pending job allocation %s\n", me, id)
 	}
@@ -130,10 +111,53 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 		if verbose {
 			fmt.Fprintf(env.Stderr, "%s: Relinquishing job allocation %s\n", me, id)
 		}
-		sallocRelease(fifo, rc)
+		cl.Control(context.Background(), api.JobControlRequest{Op: api.OpRelinquish, Jobs: []string{id}, ExitCode: rc & 0xff})
 	}
 	sallocWaitEnded(cl, id, 5*time.Second)
 	return rc
+}
+
+// sallocSubmitError reports a refused allocation as salloc (or srun) does.
+func sallocSubmitError(env *Env, me string, err error) int {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return clientError(env, me, err)
+	}
+	if ae.Plain {
+		return Errorf(env, me, "%s", ae.Message)
+	}
+	if ae.Reason != "" {
+		Errorf(env, me, "%s", ae.Reason)
+	}
+	if me == "srun" {
+		return Errorf(env, me, "Unable to allocate resources: %s", ae.Message)
+	}
+	Errorf(env, me, "Job submit/allocate failed: %s", ae.Message)
+	if ae.JobID != 0 { // failed at once (BadConstraints), as salloc reports it
+		fmt.Fprintf(env.Stderr, "%s: Job allocation %d has been revoked.\n", me, ae.JobID)
+	}
+	return 1
+}
+
+// sallocHeartbeat tells the controller every api.AllocBeatEvery that this
+// salloc still holds allocation id; the returned function stops it.
+func sallocHeartbeat(cl *api.Client, id string) func() {
+	stop := make(chan struct{})
+	go func() {
+		t := time.NewTicker(api.AllocBeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(context.Background(), api.AllocBeatEvery)
+				cl.Control(ctx, api.JobControlRequest{Op: api.OpAllocBeat, Jobs: []string{id}})
+				cancel()
+			}
+		}
+	}()
+	return func() { close(stop) }
 }
 
 // sallocWaitRunning polls until the allocation runs; Ctrl-C cancels it.
@@ -252,21 +276,6 @@ func sallocRun(ctx context.Context, env *Env, command []string, j *api.JobInfo, 
 		return ee.ExitCode()
 	}
 	return 0
-}
-
-// sallocRelease writes the exit code to the allocation's FIFO (waiting a
-// little for the job's script to open it).
-func sallocRelease(fifo string, rc int) {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if err == nil {
-			fmt.Fprintf(f, "%d\n", rc&0xff)
-			f.Close()
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // sallocWaitEnded waits (bounded) until the job has left RUNNING.

@@ -325,6 +325,7 @@ func (ls *loopState) timers(now time.Time) {
 	ls.checkNodes(now)
 	ls.checkGrace(now)
 	ls.checkTimeLimits(now)
+	ls.checkAllocations(now)
 	backfill := ls.cfg.Backfill.Enabled && ls.backfillDue(now)
 	if backfill || now.Sub(ls.lastSched) >= ls.backfillInterval() || now.Sub(ls.lastPrio) >= ls.prio.period() {
 		ls.wantSched = true

@@ -112,6 +112,7 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 		return api.SubmitResponse{}, ae
 	}
 	ls.st.SetSubmitReason(j, now)
+	ls.allocSubmitted(j, now)
 	if req.Interactive {
 		ls.wantSched = true
 	} else {
@@ -416,6 +417,10 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		ls.wantSched = true
 	case api.OpSignal:
 		return ls.signal(j, req)
+	case api.OpRelinquish:
+		return ls.relinquish(j, req.ExitCode, now)
+	case api.OpAllocBeat:
+		return ls.allocBeat(j, now)
 	case api.OpHold, api.OpUHold:
 		if err := st.Hold(j.ID, admin && req.Op == api.OpHold); err != nil {
 			return errMsg(err)
