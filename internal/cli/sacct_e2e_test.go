@@ -348,7 +348,9 @@ func TestE2ESrunSalloc(t *testing.T) {
 		t.Errorf("srun exit 3: got %d, %q", rc, errs)
 	}
 	inner := c.bin + " srun -n 2 -l sh -c 'echo step $SLURM_STEP_ID task $SLURM_PROCID'; " + c.bin + " srun true"
-	rc, out, errs = c.run("salloc", "-N", "1", "-J", "alloc", "sh", "-c", inner)
+	// -n 2: a step of two tasks needs two CPUs of the allocation ("More
+	// processors requested than permitted" otherwise, as in Slurm).
+	rc, out, errs = c.run("salloc", "-N", "1", "-n", "2", "-J", "alloc", "sh", "-c", inner)
 	if rc != 0 {
 		t.Fatalf("salloc: exit %d: %s\n%s", rc, errs, out)
 	}
