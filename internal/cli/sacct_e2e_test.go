@@ -359,7 +359,7 @@ func TestE2ESrunSalloc(t *testing.T) {
 			t.Errorf("salloc output lacks %q:\n%s", want, out)
 		}
 	}
-	for _, want := range []string{"salloc: Pending job allocation", "salloc: Granted job allocation", "salloc: Relinquishing job allocation"} {
+	for _, want := range []string{"salloc: Granted job allocation", "salloc: Nodes node1 are ready for job", "salloc: Relinquishing job allocation"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("salloc stderr lacks %q:\n%s", want, errs)
 		}

@@ -90,15 +90,13 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 	id := strconv.FormatUint(uint64(res.JobID), 10)
 	stopBeat := sallocHeartbeat(cl, id)
 	defer stopBeat()
-	if verbose {
-		fmt.Fprintf(env.Stderr, "%s: Pending job allocation %s\n", me, id)
-	}
-	j, ok := sallocWaitRunning(ctx, env, cl, me, id)
+	j, ok := sallocWaitRunning(ctx, env, cl, me, id, verbose)
 	if !ok {
 		return 1
 	}
 	if verbose {
 		fmt.Fprintf(env.Stderr, "%s: Granted job allocation %s\n", me, id)
+		fmt.Fprintf(env.Stderr, "%s: Nodes %s are ready for job\n", me, j.NodeList)
 	}
 	rc, cancel := run(&j, res.Cluster)
 	if cancel {
@@ -161,7 +159,9 @@ func sallocHeartbeat(cl *api.Client, id string) func() {
 }
 
 // sallocWaitRunning polls until the allocation runs; Ctrl-C cancels it.
-func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id string) (api.JobInfo, bool) {
+// An allocation granted at once says nothing here; one that waits is
+// "Pending job allocation" (salloc only) and "queued and waiting".
+func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id string, verbose bool) (api.JobInfo, bool) {
 	queued, t0 := false, time.Now()
 	for {
 		res, err := cl.Jobs(context.Background(), api.JobQuery{IDs: []string{id}})
@@ -175,6 +175,9 @@ func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id str
 				return j, true
 			case "PENDING":
 				if !queued && time.Since(t0) > srunQueuedAfter {
+					if verbose {
+						fmt.Fprintf(env.Stderr, "%s: Pending job allocation %s\n", me, id)
+					}
 					fmt.Fprintf(env.Stderr, "%s: job %s queued and waiting for resources\n", me, id)
 					queued = true
 				}
