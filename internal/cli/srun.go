@@ -60,6 +60,7 @@ type srunOpts struct {
 	exact        bool
 	overcommit   bool
 	killBadExit  bool
+	killSet      bool // -K given (else slurm.conf's KillOnBadExit)
 	multiProg    bool
 	// notices are lines srun prints on stderr before it runs the step.
 	notices []string
@@ -102,7 +103,7 @@ func (o *srunOpts) parseStepOption(args []string, i int) (int, bool, error) {
 		o.multiProg = true
 		return i, true, nil
 	case a == "-K" || a == "--kill-on-bad-exit":
-		o.killBadExit = true
+		o.killBadExit, o.killSet = true, true
 		return i, true, nil
 	case strings.HasPrefix(a, "--kill-on-bad-exit=") || (strings.HasPrefix(a, "-K") && !strings.HasPrefix(a, "--")):
 		v := strings.TrimPrefix(strings.TrimPrefix(a, "--kill-on-bad-exit="), "-K")
@@ -110,7 +111,7 @@ func (o *srunOpts) parseStepOption(args []string, i int) (int, bool, error) {
 		if err != nil {
 			return i, true, fmt.Errorf("Invalid --kill-on-bad-exit value: %s", v)
 		}
-		o.killBadExit = n != 0
+		o.killBadExit, o.killSet = n != 0, true
 		return i, true, nil
 	}
 	for _, opt := range []struct{ long, short string }{{"--cpu-bind", ""}, {"--cpu_bind", ""}, {"--distribution", "-m"},
@@ -244,6 +245,9 @@ func runSrun(ctx context.Context, env *Env, args []string) int {
 	}
 	for _, l := range o.notices {
 		fmt.Fprintln(env.Stderr, l)
+	}
+	if !o.killSet {
+		o.killBadExit = confKillOnBadExit(env)
 	}
 	if o.mpi = srunMPIType(env, o.mpi); o.mpi != "" {
 		if err := checkMPI(o.mpi); errors.As(err, &fatal) {

@@ -303,3 +303,17 @@ func srunMPIType(env *Env, opt string) string {
 	}
 	return ""
 }
+
+// confKillOnBadExit is slurm.conf's KillOnBadExit, srun's default for -K
+// (SLURM_KILL_BAD_EXIT in the environment wins, as in Slurm).
+func confKillOnBadExit(env *Env) bool {
+	if v := env.Getenv("SLURM_KILL_BAD_EXIT"); v != "" {
+		return v != "0"
+	}
+	if cfg, _, err := conf.Load(confPath(env)); err == nil {
+		if u, ok := cfg.Unused["KillOnBadExit"]; ok {
+			return u.Value == "1"
+		}
+	}
+	return false
+}

@@ -211,3 +211,22 @@ func TestSallocEnv(t *testing.T) {
 		t.Errorf("salloc -n3 env: %s", got)
 	}
 }
+
+// TestSrunConfDefaults: -K defaults to slurm.conf's KillOnBadExit (the
+// environment's SLURM_KILL_BAD_EXIT first) and --mpi to MpiDefault (the
+// environment's SLURM_MPI_TYPE first), as srun chooses them.
+func TestSrunConfDefaults(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "slurm.conf")
+	text := GenerateConf(GenConf{State: dir, Nodes: 1, CPUs: 1, MemoryMB: 1000, Port: 7000, User: "root"})
+	os.WriteFile(path, []byte(text+"KillOnBadExit=1\nMpiDefault=pmi2\n"), 0o644)
+	vars := map[string]string{"SLURM_CONF": path}
+	env := &Env{Getenv: func(k string) string { return vars[k] }}
+	if !confKillOnBadExit(env) || srunMPIType(env, "") != "pmi2" || srunMPIType(env, "none") != "none" {
+		t.Errorf("from slurm.conf: kill %v, mpi %q", confKillOnBadExit(env), srunMPIType(env, ""))
+	}
+	vars["SLURM_KILL_BAD_EXIT"], vars["SLURM_MPI_TYPE"] = "0", "none"
+	if confKillOnBadExit(env) || srunMPIType(env, "") != "none" {
+		t.Errorf("from the environment: kill %v, mpi %q", confKillOnBadExit(env), srunMPIType(env, ""))
+	}
+}
