@@ -432,12 +432,14 @@ func (r *stepRun) startBound(t *stepTask, cmd *exec.Cmd) error {
 		cpus, err = nil, r.startTask(cmd)
 	}
 	if err == nil && b.Verbose {
-		kind, mask := "MASK", cpuMaskHex(cpus)
+		// task/affinity's words (oracle with TaskPlugin=task/affinity):
+		// "cpu-bind=MASK - n1, task  1  1 [4887]: mask 0x2 set", and for
+		// no binding "cpu-bind=NONE - n1, task  0  0 [4932]: mask 0x3".
+		line := fmt.Sprintf("cpu-bind=MASK - %s, task %2d %2d [%d]: mask %s set\n", r.a.cfg.Name, t.id, t.local, cmd.Process.Pid, cpuMaskHex(cpus))
 		if cpus == nil {
-			kind, mask = "NONE", cpuMaskHex(avail)
+			line = fmt.Sprintf("cpu-bind=NONE - %s, task %2d %2d [%d]: mask %s\n", r.a.cfg.Name, t.id, t.local, cmd.Process.Pid, cpuMaskHex(avail))
 		}
-		r.out.frame(api.StepFrameStderr, uint32(t.id), []byte(fmt.Sprintf("cpu-bind=%s - %s, task %2d %2d [%d]: mask %s set\n",
-			kind, r.a.cfg.Name, t.id, t.local, cmd.Process.Pid, mask)))
+		r.out.frame(api.StepFrameStderr, uint32(t.id), []byte(line))
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -305,5 +306,31 @@ func TestStepOptionsOnNode(t *testing.T) {
 	}
 	if got.exits[2] != "0:0" || got.exits[3] != "0:0" {
 		t.Errorf("exits %v (stderr %v)", got.exits, got.stderr)
+	}
+}
+
+// TestStepCPUBindVerbose: --cpu-bind=verbose reports each task's binding
+// on its stderr in task/affinity's words, as the oracle printed them with
+// TaskPlugin=task/affinity: "cpu-bind=MASK - n1, task  0  0 [4886]: mask
+// 0x1 set", and "cpu-bind=NONE - n1, task  0  0 [4932]: mask 0x3".
+func TestStepCPUBindVerbose(t *testing.T) {
+	a := newAgent(t, withListener())
+	for step, typ := range []string{"none", "cores"} {
+		req := stepReq(t, 52, step, "true", 0)
+		req.CPUBind = &api.CPUBind{Verbose: true, Types: []string{typ}}
+		prepareStep(t, a, req)
+		rw, err := attachStep(a, 52, step, testClusterKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		send(t, rw, api.StepFrameStdinEOF, api.StepAllTasks, "")
+		got := collect(t, rw, 10*time.Second).stderr[0]
+		want := regexp.MustCompile(`^cpu-bind=NONE - \S+, task  0  0 \[\d+\]: mask 0x[0-9A-F]+\n$`)
+		if typ == "cores" {
+			want = regexp.MustCompile(`^cpu-bind=MASK - \S+, task  0  0 \[\d+\]: mask 0x[0-9A-F]+ set\n$`)
+		}
+		if !want.MatchString(got) {
+			t.Errorf("--cpu-bind=verbose,%s: stderr %q", typ, got)
+		}
 	}
 }
