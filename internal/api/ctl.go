@@ -195,11 +195,14 @@ type JobInfo struct {
 	// TimeLimitSec is the limit in seconds, TimeInfinite for UNLIMITED.
 	TimeLimitSec int64 `json:"time_limit_s"`
 
-	NodeList    string `json:"node_list,omitempty"`
-	SchedNodes  string `json:"sched_nodes,omitempty"`
-	BatchHost   string `json:"batch_host,omitempty"`
-	NumNodes    int    `json:"num_nodes"`
-	NumCPUs     int    `json:"num_cpus"`
+	NodeList   string `json:"node_list,omitempty"`
+	SchedNodes string `json:"sched_nodes,omitempty"`
+	BatchHost  string `json:"batch_host,omitempty"`
+	NumNodes   int    `json:"num_nodes"`
+	NumCPUs    int    `json:"num_cpus"`
+	// CPUsPerNode is the allocation's CPUs per node as Slurm's
+	// SLURM_JOB_CPUS_PER_NODE prints them ("3,1", "2(x2)").
+	CPUsPerNode string `json:"cpus_per_node,omitempty"`
 	NumTasks    int    `json:"num_tasks"`
 	CPUsPerTask int    `json:"cpus_per_task"`
 	MinMemoryMB int64  `json:"min_memory_mb,omitempty"`

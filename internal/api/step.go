@@ -92,6 +92,23 @@ type StepLaunchRequest struct {
 	// MPI is --mpi ("" takes slurm.conf's MpiDefault): MPIPMI2 gives the
 	// tasks a PMI connection, "none" none.
 	MPI string `json:"mpi,omitempty"`
+	// Distribution is -m/--distribution as given ("" : Slurm's default,
+	// cyclic when there are no more tasks than nodes, else block).
+	Distribution string `json:"distribution,omitempty"`
+	// PlaneSize is N of -m plane=N.
+	PlaneSize int `json:"plane_size,omitempty"`
+	// Overcommit is -O: more tasks than the allocation's CPUs.
+	Overcommit bool `json:"overcommit,omitempty"`
+	// Exact is --exact: the step is given only the CPUs its tasks need
+	// (SLURM_CPUS_ON_NODE).
+	Exact bool `json:"exact,omitempty"`
+	// CPUBind is --cpu-bind (task/affinity), nil: no binding.
+	CPUBind *CPUBind `json:"cpu_bind,omitempty"`
+	// MultiProg is --multi-prog's configuration file, parsed by srun.
+	MultiProg *MultiProg `json:"multi_prog,omitempty"`
+	// Pty is --pty: task 0 runs on a pseudo-terminal of its node, of
+	// Rows x Cols (srun's terminal).
+	Pty *StepPty `json:"pty,omitempty"`
 }
 
 // MPI plugin types (srun --mpi, MpiDefault): pmi2 serves PMI-2 and PMI-1
@@ -129,6 +146,12 @@ type StepInfo struct {
 func (c *Client) Steps(ctx context.Context) (StepsResponse, error) {
 	var r StepsResponse
 	return r, c.call(ctx, http.MethodGet, PathStepList, nil, &r)
+}
+
+// StepPty is srun --pty's terminal size.
+type StepPty struct {
+	Rows uint16 `json:"rows,omitempty"`
+	Cols uint16 `json:"cols,omitempty"`
 }
 
 // StepLaunchResponse tells srun where its tasks are and how to reach them.
@@ -188,6 +211,18 @@ type AgentStepLaunch struct {
 	// each of the step's nodes in order (PMI_process_mapping).
 	MPI        string `json:"mpi,omitempty"`
 	TaskCounts []int  `json:"task_counts,omitempty"`
+	// TaskArgv is each task's command under --multi-prog (parallel to
+	// Tasks); nil: every task runs Argv.
+	TaskArgv [][]string `json:"task_argv,omitempty"`
+	// Distribution is SLURM_DISTRIBUTION (block, cyclic, plane, ...).
+	Distribution string `json:"distribution,omitempty"`
+	// StepCPUs is the step's CPUs on this node (SLURM_CPUS_ON_NODE under
+	// --exact; 0: the job's).
+	StepCPUs int      `json:"step_cpus,omitempty"`
+	CPUBind  *CPUBind `json:"cpu_bind,omitempty"`
+	// Pty is srun --pty: task 0 (on the step's first node) runs on a
+	// pseudo-terminal.
+	Pty *StepPty `json:"pty,omitempty"`
 }
 
 // StepPMIFence is a PMI fence's frame payload: agent to srun, the node's

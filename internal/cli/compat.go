@@ -164,7 +164,12 @@ func unknownOption(err error) bool {
 
 // compatNotes say how an option differs from Slurm's, or why it is not
 // implemented, keyed "command --long-name".
-var compatNotes = map[string]string{}
+var compatNotes = map[string]string{
+	"srun --het-group": "Sluice has no heterogeneous jobs: refused with Slurm's words for a job of one component",
+	"srun --mpi":       "types none only (`srun --mpi=list`); other types are refused with Slurm's words for a missing plugin",
+	"srun --exact":     "steps share the allocation's CPUs; --exact sets SLURM_CPUS_ON_NODE and the CPUs --cpu-bind binds to",
+	"srun --cpu-bind":  "cores and threads bind each task to its share of the job's cpuset (else the agent's CPUs); sockets and ldoms bind to all of them",
+}
 
 // compatNoEffect are options a command's parser takes and does nothing
 // with, keyed "command --long-name", with the reason.

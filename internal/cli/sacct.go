@@ -218,9 +218,7 @@ var sacctFields = []sacctField{
 	{"MinCPUNode", 10, usageField("MinCPUNode")},
 	{"MinCPUTask", 10, usageField("MinCPUTask")},
 	{"NCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
-	{"NNodes", 8, func(r *sacctRow) string {
-		return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10)
-	}},
+	{"NNodes", 8, func(r *sacctRow) string { return strconv.FormatInt(r.nNodes(), 10) }},
 	{"NodeList", 15, func(r *sacctRow) string { return r.nodeList() }}, // right-justified, as on the oracle
 	{"NTasks", 8, func(r *sacctRow) string { return r.nTasks() }},
 	{"Partition", 10, onJobLine(func(r *sacctRow) string { return r.Partition })},
@@ -497,6 +495,18 @@ func (r *sacctRow) startStr() string {
 		return "None"
 	}
 	return r.timeStr(r.Start)
+}
+
+// nNodes is the record's node count: its TRES, else (a step's record,
+// which carries none) the nodes of its node list, as sacct shows a step's.
+func (r *sacctRow) nNodes() int64 {
+	n := max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node"))
+	if n == 0 && r.Step != "" && r.NodeList != "" {
+		if names, err := hostlist.Expand(r.NodeList); err == nil {
+			n = int64(len(names))
+		}
+	}
+	return n
 }
 
 func (r *sacctRow) nodeList() string {

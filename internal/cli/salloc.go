@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -55,66 +56,51 @@ func runSalloc(ctx context.Context, env *Env, args []string) int {
 // allocation, wait until it runs, run command here in it, then release
 // it.
 func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, command []string) int {
-	return allocateAndRun(ctx, env, cl, me, req, true, func(j *api.JobInfo) (int, bool) {
-		return sallocRun(ctx, env, command, j), false
+	return allocateAndRun(ctx, env, cl, me, req, true, func(j *api.JobInfo, cluster string) (int, bool) {
+		return sallocRun(ctx, env, command, j, cluster, req.Spec.NTasks), false
 	})
 }
 
 // allocateAndRun obtains an allocation and runs run in it. The job's
-// script only waits; this process keeps the allocation alive by telling
-// the controller so (OpKeepalive) and ends it with the command's exit
-// code (OpComplete), so sacct shows the allocation COMPLETED (or FAILED
-// with the command's code), as Slurm records an salloc job; if this
-// process dies the controller ends the allocation (ctld allocation.go).
-// run may ask for the job to be cancelled instead (an interrupted srun).
-// verbose prints salloc's allocation messages.
+// script only waits: the allocation is held through the controller, not
+// through anything on the nodes. While it holds it salloc says it is alive
+// every allocKeepalive (OpKeepalive: the controller ends an allocation
+// that goes silent, salloc killed); at the end it ends it (OpComplete)
+// with run's exit code, so sacct shows the allocation COMPLETED (or FAILED
+// with the command's code), as Slurm records an salloc job. run may ask
+// for the job to be cancelled instead (an interrupted srun). verbose
+// prints salloc's allocation messages.
 func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, verbose bool,
-	run func(j *api.JobInfo) (int, bool)) int {
+	run func(j *api.JobInfo, cluster string) (int, bool)) int {
 	spec := req.Spec
 	if spec.Name == "" {
 		spec.Name = "interactive"
 	}
-	// The marker line tells accounting this is no batch script (ctld
-	// isAllocationScript).
-	spec.Script = "#!/bin/sh\n# " + me + " allocation: held until the command exits\nexec sleep infinity\n"
 	spec.Allocation = true
+	// The marker line tells accounting this job has no batch step
+	// (ctld's allocationMarker).
+	spec.Script = "#!/bin/sh\n# " + me + " allocation: held until the command exits (" + me +
+		" relinquishes it through the controller)\nwhile :; do sleep 3600; done\n"
 	spec.Output, spec.Error = "/dev/null", "/dev/null"
 	fillSubmitContext(env, &spec)
 	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: spec, Interactive: true})
 	if err != nil {
-		var ae *api.Error
-		if errors.As(err, &ae) {
-			if ae.Plain {
-				return Errorf(env, me, "%s", ae.Message)
-			}
-			if ae.Reason != "" {
-				Errorf(env, me, "%s", ae.Reason)
-			}
-			if me == "srun" {
-				return Errorf(env, me, "Unable to allocate resources: %s", ae.Message)
-			}
-			Errorf(env, me, "Job submit/allocate failed: %s", ae.Message)
-			if ae.JobID != 0 { // failed at once (BadConstraints), as salloc reports it
-				fmt.Fprintf(env.Stderr, "%s: Job allocation %d has been revoked.\n", me, ae.JobID)
-			}
-			return 1
-		}
-		return clientError(env, me, err)
+		return sallocSubmitError(env, me, err)
 	}
 	id := strconv.FormatUint(uint64(res.JobID), 10)
-	if verbose {
-		fmt.Fprintf(env.Stderr, "%s: Pending job allocation %s\n", me, id)
-	}
-	j, ok := sallocWaitRunning(ctx, env, cl, me, id)
+	// Said alive from the submission on: a salloc killed while it waits
+	// leaves no allocation behind either.
+	stopKeepalive := keepAllocation(cl, id)
+	defer stopKeepalive()
+	j, ok := sallocWaitRunning(ctx, env, cl, me, id, verbose)
 	if !ok {
 		return 1
 	}
 	if verbose {
 		fmt.Fprintf(env.Stderr, "%s: Granted job allocation %s\n", me, id)
+		fmt.Fprintf(env.Stderr, "%s: Nodes %s are ready for job\n", me, j.NodeList)
 	}
-	stopKeepalive := keepAllocation(cl, id)
-	rc, cancel := run(&j)
-	stopKeepalive()
+	rc, cancel := run(&j, res.Cluster)
 	if cancel {
 		cl.Control(context.Background(), api.JobControlRequest{Op: api.OpCancel, Jobs: []string{id}})
 		fmt.Fprintf(env.Stderr, "%s: Job step aborted: job %s cancelled\n", me, id)
@@ -131,8 +117,32 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 	return rc
 }
 
+// sallocSubmitError reports a refused allocation as salloc (or srun) does.
+func sallocSubmitError(env *Env, me string, err error) int {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return clientError(env, me, err)
+	}
+	if ae.Plain {
+		return Errorf(env, me, "%s", ae.Message)
+	}
+	if ae.Reason != "" {
+		Errorf(env, me, "%s", ae.Reason)
+	}
+	if me == "srun" {
+		return Errorf(env, me, "Unable to allocate resources: %s", ae.Message)
+	}
+	Errorf(env, me, "Job submit/allocate failed: %s", ae.Message)
+	if ae.JobID != 0 { // failed at once (BadConstraints), as salloc reports it
+		fmt.Fprintf(env.Stderr, "%s: Job allocation %d has been revoked.\n", me, ae.JobID)
+	}
+	return 1
+}
+
 // sallocWaitRunning polls until the allocation runs; Ctrl-C cancels it.
-func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id string) (api.JobInfo, bool) {
+// An allocation granted at once says nothing here; one that waits is
+// "Pending job allocation" (salloc only) and "queued and waiting".
+func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id string, verbose bool) (api.JobInfo, bool) {
 	queued, t0 := false, time.Now()
 	for {
 		res, err := cl.Jobs(context.Background(), api.JobQuery{IDs: []string{id}})
@@ -146,6 +156,9 @@ func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id str
 				return j, true
 			case "PENDING":
 				if !queued && time.Since(t0) > srunQueuedAfter {
+					if verbose {
+						fmt.Fprintf(env.Stderr, "%s: Pending job allocation %s\n", me, id)
+					}
 					fmt.Fprintf(env.Stderr, "%s: job %s queued and waiting for resources\n", me, id)
 					queued = true
 				}
@@ -164,16 +177,64 @@ func sallocWaitRunning(ctx context.Context, env *Env, cl *api.Client, me, id str
 	}
 }
 
+// sallocEnv is the environment salloc gives its command, as Slurm 24.11's
+// salloc sets it: the job's identity, nodes, CPUs per node and tasks per
+// node (one per node unless -n), SLURM_NTASKS only when -n was given.
+func sallocEnv(env *Env, j *api.JobInfo, cluster string, ntasks int) []string {
+	id := strconv.FormatUint(uint64(j.JobID), 10)
+	cpn := j.CPUsPerNode
+	if cpn == "" {
+		cpn = strconv.Itoa(j.NumCPUs / max(j.NumNodes, 1))
+	}
+	host, _ := os.Hostname()
+	out := []string{"SLURM_JOB_ID=" + id, "SLURM_JOBID=" + id, "SLURM_JOB_NAME=" + j.Name,
+		"SLURM_JOB_NODELIST=" + j.NodeList, "SLURM_NODELIST=" + j.NodeList, "SLURM_JOB_NUM_NODES=" + strconv.Itoa(j.NumNodes),
+		"SLURM_NNODES=" + strconv.Itoa(j.NumNodes), "SLURM_JOB_PARTITION=" + j.Partition, "SLURM_JOB_ACCOUNT=" + j.Account,
+		"SLURM_JOB_QOS=" + j.QOS, "SLURM_SUBMIT_DIR=" + env.Cwd, "SLURM_SUBMIT_HOST=" + host,
+		"SLURM_JOB_CPUS_PER_NODE=" + cpn}
+	if cluster != "" {
+		out = append(out, "SLURM_CLUSTER_NAME="+cluster)
+	}
+	counts := make([]int, max(j.NumNodes, 1))
+	for i := range counts {
+		counts[i] = 1
+	}
+	if ntasks > 0 {
+		out = append(out, "SLURM_NTASKS="+strconv.Itoa(ntasks), "SLURM_NPROCS="+strconv.Itoa(ntasks))
+		for i := range counts {
+			counts[i] = ntasks / len(counts)
+			if i < ntasks%len(counts) {
+				counts[i]++
+			}
+		}
+	}
+	out = append(out, "SLURM_TASKS_PER_NODE="+compressCounts(counts))
+	return out
+}
+
+// compressCounts prints per-node counts as Slurm does: "2(x3),1".
+func compressCounts(counts []int) string {
+	var parts []string
+	for i := 0; i < len(counts); {
+		k := i
+		for k < len(counts) && counts[k] == counts[i] {
+			k++
+		}
+		if k-i > 1 {
+			parts = append(parts, fmt.Sprintf("%d(x%d)", counts[i], k-i))
+		} else {
+			parts = append(parts, strconv.Itoa(counts[i]))
+		}
+		i = k
+	}
+	return strings.Join(parts, ",")
+}
+
 // sallocRun runs command with the allocation's environment.
-func sallocRun(ctx context.Context, env *Env, command []string, j *api.JobInfo) int {
+func sallocRun(ctx context.Context, env *Env, command []string, j *api.JobInfo, cluster string, ntasks int) int {
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Dir = env.Cwd
-	id := strconv.FormatUint(uint64(j.JobID), 10)
-	cmd.Env = append(os.Environ(), "SLURM_JOB_ID="+id, "SLURM_JOBID="+id, "SLURM_JOB_NAME="+j.Name,
-		"SLURM_JOB_NODELIST="+j.NodeList, "SLURM_NODELIST="+j.NodeList, "SLURM_JOB_NUM_NODES="+strconv.Itoa(j.NumNodes),
-		"SLURM_NNODES="+strconv.Itoa(j.NumNodes), "SLURM_JOB_PARTITION="+j.Partition, "SLURM_JOB_ACCOUNT="+j.Account,
-		"SLURM_JOB_QOS="+j.QOS, "SLURM_SUBMIT_DIR="+env.Cwd, "SLURM_NTASKS="+strconv.Itoa(max(j.NumTasks, 1)),
-		"SLURM_JOB_CPUS_PER_NODE="+strconv.Itoa(j.NumCPUs/max(j.NumNodes, 1)))
+	cmd.Env = append(os.Environ(), sallocEnv(env, j, cluster, ntasks)...)
 	if conf := env.Getenv("SLURM_CONF"); conf != "" {
 		cmd.Env = append(cmd.Env, "SLURM_CONF="+conf)
 	}

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/pmi"
 )
 
@@ -34,8 +37,10 @@ the tasks (-i/--input=all|none|TASKID|FILE), Ctrl-C is forwarded to them,
 srun exits with the highest exit code of its tasks.
 Outside an allocation: obtains an allocation with sbatch's options (-N -n
 -c -p -q -A -J -t --mem --gres ...), runs COMMAND in it as step 0 and
-releases it. --pty: COMMAND runs here, attached to this terminal, inside a
-fresh allocation.
+releases it. --pty: task 0 runs on a pseudo-terminal of the step's first
+node, attached to this terminal.
+Step options: --cpu-bind, -m/--distribution, --exact, -O, --overlap,
+-K/--kill-on-bad-exit, --multi-prog, --mpi (--mpi=list).
 `
 
 // srunOpts are srun's own options on top of sbatch's.
@@ -48,8 +53,88 @@ type srunOpts struct {
 	jobID      string
 	// input is --input: all (default), none, a task id or a file name.
 	input string
-	// mpi is --mpi (pmi2, none; "" slurm.conf's MpiDefault).
-	mpi string
+	// Step options of Slurm's srun (srun_opts.go).
+	cpuBind      *api.CPUBind
+	distribution string
+	planeSize    int
+	mpi          string
+	exact        bool
+	overcommit   bool
+	killBadExit  bool
+	killSet      bool // -K given (else slurm.conf's KillOnBadExit)
+	multiProg    bool
+	// notices are lines srun prints on stderr before it runs the step.
+	notices []string
+}
+
+// srunValue returns the value of option a (a long name or a short one
+// written "-x") at args[i]: "--opt=v", "--opt v", "-xv" or "-x v"; the
+// index of the last word used; ok false when a is not that option.
+func srunValue(args []string, i int, long, short string) (string, int, bool) {
+	a := args[i]
+	switch {
+	case a == long || (short != "" && a == short):
+		if i+1 < len(args) {
+			return args[i+1], i + 1, true
+		}
+		return "", i, true
+	case strings.HasPrefix(a, long+"="):
+		return a[len(long)+1:], i, true
+	case short != "" && strings.HasPrefix(a, short) && len(a) > 2 && !strings.HasPrefix(a, "--"):
+		return a[2:], i, true
+	}
+	return "", i, false
+}
+
+// parseStepOption takes srun's step options at args[i] (srun_opts.go);
+// it returns the index of the last word used, or ok false.
+func (o *srunOpts) parseStepOption(args []string, i int) (int, bool, error) {
+	a := args[i]
+	switch {
+	case a == "--exact":
+		o.exact = true
+		return i, true, nil
+	case a == "-O" || a == "--overcommit":
+		o.overcommit = true
+		return i, true, nil
+	case a == "--overlap":
+		// Steps always share the allocation's CPUs here (docs/differences.md).
+		return i, true, nil
+	case a == "--multi-prog":
+		o.multiProg = true
+		return i, true, nil
+	case a == "-K" || a == "--kill-on-bad-exit":
+		o.killBadExit, o.killSet = true, true
+		return i, true, nil
+	case strings.HasPrefix(a, "--kill-on-bad-exit=") || (strings.HasPrefix(a, "-K") && !strings.HasPrefix(a, "--")):
+		v := strings.TrimPrefix(strings.TrimPrefix(a, "--kill-on-bad-exit="), "-K")
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return i, true, fmt.Errorf("Invalid --kill-on-bad-exit value: %s", v)
+		}
+		o.killBadExit, o.killSet = n != 0, true
+		return i, true, nil
+	}
+	for _, opt := range []struct{ long, short string }{{"--cpu-bind", ""}, {"--cpu_bind", ""}, {"--distribution", "-m"},
+		{"--mpi", ""}, {"--het-group", ""}} {
+		v, j, ok := srunValue(args, i, opt.long, opt.short)
+		if !ok {
+			continue
+		}
+		var err error
+		switch opt.long {
+		case "--cpu-bind", "--cpu_bind":
+			o.cpuBind, err = parseCPUBind(v, func(l string) { o.notices = append(o.notices, l) })
+		case "--distribution":
+			o.distribution, o.planeSize, err = parseDistribution(v)
+		case "--mpi":
+			o.mpi = v
+		case "--het-group":
+			err = hetGroupError(v)
+		}
+		return j, true, err
+	}
+	return i, false, nil
 }
 
 // parseSrun strips srun's own options, parses the rest with sbatch's
@@ -63,6 +148,14 @@ func parseSrun(args []string) (*srunOpts, error) {
 			rest = append(rest, args[i:]...)
 			break
 		}
+		j, ok, err := o.parseStepOption(args, i)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			i = j
+			continue
+		}
 		switch {
 		case a == "--pty":
 			o.pty = true
@@ -70,8 +163,6 @@ func parseSrun(args []string) (*srunOpts, error) {
 			o.label = true
 		case a == "-u" || a == "--unbuffered":
 			o.unbuffered = true
-		case a == "-O" || a == "--overcommit" || a == "--overlap":
-			// Steps may always share the allocation here (docs/differences.md).
 		case (a == "-i" || a == "--input") && i+1 < len(args):
 			o.input = args[i+1]
 			i++
@@ -107,26 +198,10 @@ func parseSrun(args []string) (*srunOpts, error) {
 		return nil, err
 	}
 	o.req, o.command = req, append(cmd, after...)
-	return o, checkMPIType(o.mpi)
-}
-
-// checkMPIType accepts the MPI types Sluice serves: pmi2 (PMI-2 and PMI-1
-// clients, as Slurm's mpi/pmi2) and none. Any other is refused with
-// srun's lines for a type it has no plugin for.
-func checkMPIType(t string) error {
-	switch strings.ToLower(t) {
-	case "", "list", api.MPINone, api.MPIPMI2:
-		return nil
+	if strings.HasPrefix(o.distribution, "arbitrary") {
+		return nil, arbitraryError(req.Spec.NTasks)
 	}
-	return &srunMPIError{t}
-}
-
-type srunMPIError struct{ typ string }
-
-func (e *srunMPIError) Error() string {
-	return fmt.Sprintf("Couldn't find the specified plugin name for mpi/%[1]s looking at all files\n"+
-		"cannot find mpi plugin for mpi/%[1]s\nMPI: Cannot create context for mpi/%[1]s\n"+
-		"MPI: Unable to load any plugin\nInvalid MPI type '%[1]s', --mpi=list for acceptable types", e.typ)
+	return o, nil
 }
 
 // srunTakesValue reports whether a short or long option written without
@@ -149,6 +224,13 @@ func srunTakesValue(a string) bool {
 
 func runSrun(ctx context.Context, env *Env, args []string) int {
 	o, err := parseSrun(args)
+	var fatal *srunFatal
+	if errors.As(err, &fatal) {
+		for _, l := range fatal.lines {
+			fmt.Fprintln(env.Stderr, l)
+		}
+		return fatal.code
+	}
 	if err != nil {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			Errorf(env, "srun", "%s", line)
@@ -159,8 +241,30 @@ func runSrun(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprint(env.Stdout, srunUsage)
 		return 0
 	}
+	if o.mpi == "list" {
+		fmt.Fprint(env.Stdout, srunMPIList())
+		return 0
+	}
 	if len(o.command) == 0 {
+		if o.multiProg {
+			fmt.Fprintln(env.Stderr, "srun: fatal: No command given to execute.")
+			return 1
+		}
 		return Errorf(env, "srun", "No command given to execute.")
+	}
+	for _, l := range o.notices {
+		fmt.Fprintln(env.Stderr, l)
+	}
+	if !o.killSet {
+		o.killBadExit = confKillOnBadExit(env)
+	}
+	if o.mpi = srunMPIType(env, o.mpi); o.mpi != "" {
+		if err := checkMPI(o.mpi); errors.As(err, &fatal) {
+			for _, l := range fatal.lines {
+				fmt.Fprintln(env.Stderr, l)
+			}
+			return fatal.code
+		}
 	}
 	if gpusBelowNodes(&o.req.Spec) {
 		return gpusBelowNodesError(env, "srun")
@@ -176,9 +280,6 @@ func runSrun(ctx context.Context, env *Env, args []string) int {
 	if job != "" {
 		return srunStep(ctx, env, cl, o, job)
 	}
-	if o.pty {
-		return sallocAllocate(ctx, env, cl, "srun", o.req, o.command)
-	}
 	return srunJob(ctx, env, cl, o)
 }
 
@@ -191,7 +292,7 @@ func srunJob(ctx context.Context, env *Env, cl *api.Client, o *srunOpts) int {
 	if req.Spec.Name == "" {
 		req.Spec.Name = filepath.Base(o.command[0])
 	}
-	return allocateAndRun(ctx, env, cl, "srun", &req, false, func(j *api.JobInfo) (int, bool) {
+	return allocateAndRun(ctx, env, cl, "srun", &req, false, func(j *api.JobInfo, _ string) (int, bool) {
 		rc := srunStep(ctx, env, cl, o, strconv.FormatUint(uint64(j.JobID), 10))
 		return rc, ctx.Err() != nil
 	})
@@ -230,6 +331,12 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 	if err != nil || n == 0 {
 		return Errorf(env, "srun", "Invalid job id %s", job)
 	}
+	var pty *api.StepPty
+	if o.pty {
+		var restore func()
+		pty, restore = srunPty(env, o)
+		defer restore()
+	}
 	in, input, err := srunInput(env, o.input)
 	if err != nil {
 		return Errorf(env, "srun", "%v", err)
@@ -254,12 +361,28 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 	if limit == api.TimeInfinite {
 		limit = 0
 	}
-	res, err := cl.StepLaunch(ctx, api.StepLaunchRequest{JobID: uint32(n), Name: name, Argv: o.command, Cwd: cwd,
-		Env: srunEnviron(env), NTasks: spec.NTasks, NNodes: spec.MinNodes, CPUsPerTask: spec.CPUsPerTask,
-		TimeLimitSec: limit, Input: input, MPI: o.mpi})
+	req := api.StepLaunchRequest{JobID: uint32(n), Name: name, Argv: o.command, Cwd: cwd,
+		Env: srunStepEnviron(env, o), NTasks: spec.NTasks, NNodes: spec.MinNodes, CPUsPerTask: spec.CPUsPerTask,
+		TimeLimitSec: limit, Input: input, Distribution: o.distribution, PlaneSize: o.planeSize, Overcommit: o.overcommit, Exact: o.exact,
+		CPUBind: o.cpuBind, Pty: pty, MPI: o.mpi}
+	if o.multiProg {
+		m, err := readMultiProg(env.Cwd, o.command[0], o.command[1:])
+		var fatal *srunFatal
+		if errors.As(err, &fatal) {
+			fmt.Fprintln(env.Stderr, strings.Join(fatal.lines, "\n"))
+			return fatal.code
+		}
+		req.MultiProg = m
+	}
+	res, err := cl.StepLaunch(ctx, req)
 	if err != nil {
 		var ae *api.Error
 		switch {
+		case errors.As(err, &ae) && strings.HasPrefix(ae.Message, api.MultiProgErrorPrefix):
+			for _, l := range strings.Split(strings.TrimPrefix(ae.Message, api.MultiProgErrorPrefix), "\n") {
+				fmt.Fprintf(env.Stderr, "srun: error: %s\n", l)
+			}
+			return 1
 		case errors.As(err, &ae) && strings.HasPrefix(ae.Message, "Only allocated"):
 			return Errorf(env, "srun", "%s", ae.Message)
 		case errors.As(err, &ae):
@@ -384,6 +507,62 @@ func srunEnviron(env *Env) []string {
 	return out
 }
 
+// srunStepEnviron is srunEnviron with the variables srun itself sets for
+// its tasks: SLURM_CPU_BIND*, SLURM_MPI_TYPE, SLURM_UMASK, SLURM_PRIO_PROCESS
+// (srun's nice value) and the address
+// of the launching host (SLURM_LAUNCH_NODE_IPADDR, SLURM_SRUN_COMM_HOST).
+func srunStepEnviron(env *Env, o *srunOpts) []string {
+	out := srunEnviron(env)
+	set := map[string]string{"SLURM_UMASK": srunUmask()}
+	if p, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0); err == nil {
+		set["SLURM_PRIO_PROCESS"] = strconv.Itoa(20 - p) // the kernel answers 20-nice
+	}
+	for k, v := range o.cpuBind.Env() {
+		set[k] = v
+	}
+	if o.mpi != "" && o.mpi != "none" {
+		set["SLURM_MPI_TYPE"] = o.mpi
+	}
+	if ip := srunLaunchAddr(env); ip != "" {
+		set["SLURM_LAUNCH_NODE_IPADDR"], set["SLURM_SRUN_COMM_HOST"] = ip, ip
+	}
+	out = slices.DeleteFunc(out, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		_, ok := set[k]
+		return ok || strings.HasPrefix(k, "SLURM_CPU_BIND")
+	})
+	for k, v := range set {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// srunUmask is srun's umask as SLURM_UMASK prints it ("0022").
+func srunUmask() string {
+	m := syscall.Umask(0)
+	syscall.Umask(m)
+	return fmt.Sprintf("%04o", m)
+}
+
+// srunLaunchAddr is this host's address toward the controller (the
+// address slurmd sees srun connect from): 127.0.0.1 over the local socket.
+func srunLaunchAddr(env *Env) string {
+	host := "127.0.0.1"
+	if env.Getenv("SLURM_JWT") != "" {
+		if cfg, _, err := conf.Load(confPath(env)); err == nil && len(cfg.SlurmctldHosts) > 0 {
+			h := cfg.SlurmctldHosts[0].Addr
+			if h == "" {
+				h = cfg.SlurmctldHosts[0].Name
+			}
+			if c, err := net.Dial("udp", net.JoinHostPort(h, strconv.Itoa(cfg.SlurmctldPort))); err == nil {
+				host = c.LocalAddr().(*net.UDPAddr).IP.String()
+				c.Close()
+			}
+		}
+	}
+	return host
+}
+
 // srunSession is srun attached to a step: one I/O connection per node.
 type srunSession struct {
 	env            *Env
@@ -399,6 +578,9 @@ type srunSession struct {
 	lost    []string
 	// fence gathers the nodes' PMI fences (--mpi=pmi2).
 	fence *pmi.Fence
+	// reported are tasks whose failure was printed when it came (-K).
+	reported map[int]bool
+	killed   bool
 }
 
 type srunStream struct {
@@ -421,7 +603,7 @@ func (c *srunConn) send(kind byte, task uint32, p []byte) {
 
 func newSrunSession(env *Env, o *srunOpts, res api.StepLaunchResponse) *srunSession {
 	return &srunSession{env: env, o: o, res: res, width: len(strconv.Itoa(max(res.NTasks-1, 0))),
-		stdout: env.Stdout, stderr: env.Stderr, partial: map[srunStream][]byte{}, exits: map[int]string{}}
+		stdout: env.Stdout, stderr: env.Stderr, partial: map[srunStream][]byte{}, exits: map[int]string{}, reported: map[int]bool{}}
 }
 
 // srunConnectTimeout bounds the connection to a node agent.
@@ -561,6 +743,7 @@ func (s *srunSession) read(c *srunConn) {
 				s.outMu.Lock()
 				s.exits[e.Task] = e.ExitCode
 				s.flushTask(e.Task)
+				s.killOnBadExit(c, e)
 				s.outMu.Unlock()
 			}
 		case api.StepFramePMIFence:
@@ -588,6 +771,28 @@ func (s *srunSession) pmiFence(p []byte) {
 	}
 	for _, c := range s.conns {
 		c.send(api.StepFramePMIFence, 0, body)
+	}
+}
+
+// killOnBadExit is -K: the first task to fail ends the step. srun says
+// so at once ("srun: error: n2: task 1: Exited with exit code 3", then
+// "srun: Terminating StepId=12.0") and kills every node's part (caller
+// holds outMu).
+func (s *srunSession) killOnBadExit(c *srunConn, e api.StepTaskExit) {
+	if !s.o.killBadExit || s.killed || e.ExitCode == "0:0" {
+		return
+	}
+	s.killed = true
+	s.reported[e.Task] = true
+	code, sig := srunExitParts(e.ExitCode)
+	msg := fmt.Sprintf("Exited with exit code %d", code)
+	if sig != 0 {
+		msg = srunSignalText(sig)
+	}
+	fmt.Fprintf(s.env.Stderr, "srun: error: %s: task %d: %s\n", c.node.Node, e.Task, msg)
+	fmt.Fprintf(s.env.Stderr, "srun: Terminating StepId=%d.%d\n", s.res.JobID, s.res.StepID)
+	for _, k := range s.conns {
+		go k.send(api.StepFrameKill, 0, []byte("kill-on-bad-exit"))
 	}
 }
 
@@ -662,6 +867,13 @@ func (s *srunSession) report() int {
 				continue
 			}
 			code, sig := srunExitParts(e)
+			if s.reported[t] {
+				rc = max(rc, code)
+				if sig != 0 {
+					rc = max(rc, 128+sig)
+				}
+				continue
+			}
 			msg := ""
 			switch {
 			case sig != 0:
@@ -690,6 +902,9 @@ func (s *srunSession) report() int {
 	for _, n := range s.lost {
 		fmt.Fprintf(s.env.Stderr, "srun: error: Node failure on %s\n", n)
 		rc = max(rc, 1)
+	}
+	if s.killed {
+		fmt.Fprintf(s.env.Stderr, "srun: Force Terminated StepId=%d.%d\n", s.res.JobID, s.res.StepID)
 	}
 	return rc
 }

@@ -2,11 +2,16 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The srun end-to-end tests run `sluice up` (controller, SQLite store, two
@@ -127,4 +132,59 @@ func TestE2ESrunInterruptAndLimits(t *testing.T) {
 	if rc == 0 || !strings.Contains(errs, "srun: error: Only allocated 1 nodes asked for 2") {
 		t.Errorf("srun -N 2 in a one-node allocation: exit %d, %q", rc, errs)
 	}
+}
+
+// TestE2ESrunPty: srun --pty runs its command as a real step (JOB.0 in
+// sacct) on a pseudo-terminal of the first node: tty names a /dev/pts
+// device there, keystrokes reach it, srun exits with its code. Without a
+// terminal on stdin srun says so as Slurm does and runs the step without
+// one.
+func TestE2ESrunPty(t *testing.T) {
+	c := upCluster(t, 2, "")
+	master, slave := testPty(t)
+	env, out, errb := c.env(0)
+	env.Stdin, env.IsTerminal = slave, true
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		master.Write([]byte("echo node=$SLURMD_NODENAME step=$SLURM_STEP_ID; tty; exit 3\n"))
+	}()
+	go io.Copy(io.Discard, master)
+	cmd, _ := Lookup("srun")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rc := cmd.Run(ctx, env, []string{"--pty", "sh"})
+	if rc != 3 || !strings.Contains(out.String(), "node=node1 step=0") || !strings.Contains(out.String(), "/dev/pts/") {
+		t.Errorf("srun --pty sh: exit %d, out %q, err %q", rc, out.String(), errb.String())
+	}
+	rc, o, e := c.run("srun", "--pty", "tty")
+	if rc != 1 || strings.TrimSpace(o) != "not a tty" || !strings.Contains(e, "srun: error: Not using a pseudo-terminal, disregarding --pty option") {
+		t.Errorf("srun --pty without a terminal: exit %d, out %q, err %q", rc, o, e)
+	}
+	_, acct, _ := c.run("sacct", "-n", "-P", "-o", "JobID,JobName")
+	if !strings.Contains(acct, "1.0|sh") {
+		t.Errorf("sacct lacks the --pty step 1.0:\n%s", acct)
+	}
+}
+
+// testPty opens a pseudo-terminal pair for srun's stdin.
+func testPty(t *testing.T) (*os.File, *os.File) {
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 24, Col: 80})
+	return m, s
 }

@@ -39,17 +39,28 @@ func (ls *loopState) isAllocation(j *sched.Job) bool {
 	return s != nil && (s.Allocation || isAllocationScript(s.Script))
 }
 
+// allocSubmitted starts a new allocation's wait for its holder: one
+// whose salloc dies while it is still pending is cancelled too.
+func (ls *loopState) allocSubmitted(j *sched.Job, now time.Time) {
+	if ls.isAllocation(j) {
+		ls.allocHeard()[j.ID] = now
+	}
+}
+
 // allocationOp is OpComplete or OpKeepalive from the allocation's holder.
 func (ls *loopState) allocationOp(j *sched.Job, req api.JobControlRequest, now time.Time) error {
 	if !ls.isAllocation(j) {
 		return &apiErr{status: http.StatusBadRequest, msg: "Job is not an allocation of salloc or srun"}
 	}
-	if !isActive(j) {
+	if j.State.Finished() {
 		return fmt.Errorf("%s", sched.ErrAlreadyDone)
 	}
 	if req.Op == api.OpKeepalive {
 		ls.allocHeard()[j.ID] = now
 		return nil
+	}
+	if !isActive(j) { // released before it started: nothing ran
+		return ls.cancelAllocation(j, now)
 	}
 	state := sched.JobCompleted
 	if req.ExitCode != 0 {
@@ -76,13 +87,25 @@ func (ls *loopState) endAllocation(j *sched.Job, state sched.JobState, exit int3
 	return nil
 }
 
-// checkAllocations cancels the allocations whose holder went silent (a
-// controller that just started counts from its start).
+// cancelAllocation cancels an allocation that never started.
+func (ls *loopState) cancelAllocation(j *sched.Job, now time.Time) error {
+	if err := ls.st.Cancel(j.ID, now); err != nil {
+		return errMsg(err)
+	}
+	delete(ls.allocHeard(), j.ID)
+	ls.touch(j, "cancel", "allocation holder")
+	ls.wantSched = true
+	return nil
+}
+
+// checkAllocations cancels the allocations whose holder went silent,
+// pending or running (a controller that just started counts from its
+// start).
 func (ls *loopState) checkAllocations(now time.Time) {
 	heard := ls.allocHeard()
 	limit := ls.orphanedAfter()
 	for _, j := range ls.st.Jobs() {
-		if !isActive(j) || !ls.isAllocation(j) {
+		if j.State.Finished() || !ls.isAllocation(j) {
 			continue
 		}
 		last, ok := heard[j.ID]
@@ -90,11 +113,16 @@ func (ls *loopState) checkAllocations(now time.Time) {
 			heard[j.ID] = now
 			continue
 		}
-		if now.Sub(last) > limit {
-			ls.c.log.Warn("allocation holder silent; cancelling the allocation", "job", j.ID, "silent", now.Sub(last).Round(time.Second))
-			j.StateDesc = "salloc or srun holding the allocation stopped answering"
-			ls.endAllocation(j, sched.JobCancelled, 0, "orphaned", now)
+		if now.Sub(last) <= limit {
+			continue
 		}
+		ls.c.log.Warn("allocation holder silent; cancelling the allocation", "job", j.ID, "silent", now.Sub(last).Round(time.Second))
+		if !isActive(j) {
+			ls.cancelAllocation(j, now)
+			continue
+		}
+		j.StateDesc = "salloc or srun holding the allocation stopped answering"
+		ls.endAllocation(j, sched.JobCancelled, 0, "orphaned", now)
 	}
 }
 

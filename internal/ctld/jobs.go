@@ -112,6 +112,7 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 		return api.SubmitResponse{}, ae
 	}
 	ls.st.SetSubmitReason(j, now)
+	ls.allocSubmitted(j, now)
 	if req.Interactive {
 		ls.wantSched = true
 	} else {

@@ -137,6 +137,11 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		v := ls.allocTRESVector(j)
 		info.NumCPUs = int(v["cpu"])
 		info.AllocTRES = v.String()
+		counts := make([]int, len(j.Alloc.CPUs))
+		for i, c := range j.Alloc.CPUs {
+			counts[i] = int(c)
+		}
+		info.CPUsPerNode = tasksPerNode(counts)
 	} else {
 		info.NumCPUs = int(ls.reqVector(j)["cpu"])
 	}

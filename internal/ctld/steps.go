@@ -313,14 +313,39 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 	for _, s := range ls.ext.steps[j.ID] {
 		next = max(next, s.StepID+1)
 	}
+	stepNodes := alloc[:nnodes]
+	caps := make([]int, nnodes)
+	total := 0
+	for slot := range stepNodes {
+		caps[slot] = int(j.Alloc.CPUs[slot]) / max(req.CPUsPerTask, 1)
+		total += int(j.Alloc.CPUs[slot])
+	}
+	if !req.Overcommit && req.CPUsPerTask <= 1 && ntasks > total {
+		return nil, &apiErr{status: http.StatusBadRequest, msg: "More processors requested than permitted"}
+	}
+	dist := req.Distribution
+	if dist == "" {
+		dist = "block"
+		if ntasks <= nnodes {
+			dist = "cyclic"
+		}
+	}
+	layout := stepLayout(caps, ntasks, dist, req.PlaneSize)
+	stepNodes, layout, slots := usedNodes(stepNodes, layout)
+	nnodes = len(stepNodes)
+	argv, err := multiProgArgv(req.MultiProg, ntasks)
+	if err != nil {
+		return nil, err
+	}
+	counts := make([]int, nnodes)
+	for slot, ts := range layout {
+		counts[slot] = len(ts)
+	}
 	plan := &stepPlan{warnings: warns}
-	counts := blockCounts(ntasks, nnodes)
 	kw := int64(ls.c.cfg.KillWait / time.Second)
 	jobCtx := ls.launchRequest(j)
 	jobCtx.Script, jobCtx.Args, jobCtx.Environment, jobCtx.StdOut, jobCtx.StdErr, jobCtx.StdIn = "", nil, nil, "", "", ""
-	stepNodes := alloc[:nnodes]
 	nodeList := compressNodes(ls.st.Cluster, stepNodes)
-	task := 0
 	for slot, idx := range stepNodes {
 		n := &ls.st.Cluster.Nodes[idx]
 		rt := ls.nodes[idx]
@@ -330,20 +355,29 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 		part := api.AgentStepLaunch{Job: jobCtx, StepID: next, Name: req.Name, Argv: req.Argv, Cwd: req.Cwd, Env: req.Env,
 			NodeID: slot, NTasks: ntasks, NNodes: nnodes, NodeList: nodeList, TasksPerNode: tasksPerNode(counts),
 			CPUsPerTask: req.CPUsPerTask, TimeLimitSec: req.TimeLimitSec, KillWaitSec: kw, Input: req.Input,
-			AttachTimeoutSec: int(stepAttachTimeout / time.Second), MPI: ls.stepMPI(req.MPI), TaskCounts: counts}
+			AttachTimeoutSec: int(stepAttachTimeout / time.Second), Distribution: dist, CPUBind: req.CPUBind,
+			MPI: ls.stepMPI(req.MPI), TaskCounts: contiguousCounts(layout)}
+		if slot == 0 {
+			part.Pty = req.Pty
+		}
 		part.Node = n.Name
-		part.Job.CPUs = int(j.Alloc.CPUs[slot])
+		part.Job.CPUs = int(j.Alloc.CPUs[slots[slot]])
+		if req.Exact {
+			part.StepCPUs = min(part.Job.CPUs, counts[slot]*max(req.CPUsPerTask, 1))
+		}
 		if !ls.cfg.ConsumeMemory {
 			part.Job.MemoryMB = 0
 		} else {
-			part.Job.MemoryMB = j.Alloc.Mem[slot]
+			part.Job.MemoryMB = j.Alloc.Mem[slots[slot]]
 		}
-		part.Job.GPUs = ls.stepGPUs(j, slot)
-		part.Job.Constrain = ls.constraints(j, slot)
+		part.Job.GPUs = ls.stepGPUs(j, slots[slot])
+		part.Job.Constrain = ls.constraints(j, slots[slot])
 		part.GPUs = part.Job.GPUs
-		for k := 0; k < counts[slot]; k++ {
-			part.Tasks = append(part.Tasks, task)
-			task++
+		part.Tasks = layout[slot]
+		for _, t := range part.Tasks {
+			if argv != nil {
+				part.TaskArgv = append(part.TaskArgv, argv[t])
+			}
 		}
 		plan.parts = append(plan.parts, part)
 		plan.addrs = append(plan.addrs, rt.info.Addr)
@@ -395,17 +429,133 @@ func stepShape(allocNodes, jobTasks, nnodes, ntasks int) (int, int, []string, er
 	return nnodes, ntasks, warns, nil
 }
 
-// blockCounts spreads ntasks over nnodes as evenly as possible, the first
-// nodes taking one more when it does not divide.
-func blockCounts(ntasks, nnodes int) []int {
-	out := make([]int, nnodes)
-	for i := range out {
-		out[i] = ntasks / nnodes
-		if i < ntasks%nnodes {
-			out[i]++
+// multiProgArgv checks --multi-prog's records against the step's task
+// count and returns each task's command (nil without --multi-prog).
+func multiProgArgv(m *api.MultiProg, ntasks int) ([][]string, error) {
+	if m == nil {
+		return nil, nil
+	}
+	if errs := m.Check(ntasks); errs != nil {
+		return nil, &apiErr{status: http.StatusBadRequest, msg: api.MultiProgErrorPrefix + strings.Join(errs, "\n")}
+	}
+	out := make([][]string, ntasks)
+	for t := range out {
+		out[t], _ = m.Argv(t)
+	}
+	return out, nil
+}
+
+// stepCounts is how many tasks each node of the step runs, as Slurm's
+// step layout counts them: one node after the other, one task at a time,
+// skipping nodes whose CPUs (caps, in tasks) are used up; once every node
+// is full (-O) the round goes on over all of them.
+func stepCounts(caps []int, ntasks int) []int {
+	out := make([]int, len(caps))
+	full := true
+	for _, c := range caps {
+		if c > 0 {
+			full = false
+		}
+	}
+	for t := 0; t < ntasks; {
+		placed := false
+		for i := range out {
+			if t < ntasks && (full || out[i] < caps[i]) {
+				out[i]++
+				t++
+				placed = true
+			}
+		}
+		if !placed {
+			full = true
 		}
 	}
 	return out
+}
+
+// usedNodes drops the nodes a layout gave no task (-m ...,Pack): the step
+// runs on the others only.
+// It also returns the kept nodes' slots in the job's allocation.
+func usedNodes(nodes []int32, layout [][]int) ([]int32, [][]int, []int) {
+	var n []int32
+	var l [][]int
+	var slots []int
+	for i, ts := range layout {
+		if len(ts) > 0 {
+			n, l, slots = append(n, nodes[i]), append(l, ts), append(slots, i)
+		}
+	}
+	return n, l, slots
+}
+
+// packCounts is -m ...,Pack: each node is filled to its CPUs before the
+// next takes a task (the rest round the nodes once all are full).
+func packCounts(caps []int, ntasks int) []int {
+	out := make([]int, len(caps))
+	left := ntasks
+	for i, c := range caps {
+		out[i] = min(c, left)
+		left -= out[i]
+	}
+	for i := 0; left > 0; i = (i + 1) % len(out) {
+		out[i]++
+		left--
+	}
+	return out
+}
+
+// stepLayout assigns task ids to the step's nodes (slots): block runs
+// consecutive ids on a node before the next, cyclic deals them one at a
+// time to nodes with room left, plane deals blocks of plane ids; the
+// counts per node are stepCounts' in every case (srun -m).
+func stepLayout(caps []int, ntasks int, dist string, plane int) [][]int {
+	counts := stepCounts(caps, ntasks)
+	if strings.HasSuffix(dist, ",pack") {
+		counts = packCounts(caps, ntasks)
+	}
+	out := make([][]int, len(caps))
+	base, _, _ := strings.Cut(strings.SplitN(dist, ",", 2)[0], ":")
+	chunk := 1
+	switch base {
+	case "block", "*", "":
+		t := 0
+		for i, c := range counts {
+			for k := 0; k < c; k++ {
+				out[i] = append(out[i], t)
+				t++
+			}
+		}
+		return out
+	case "plane":
+		chunk = max(plane, 1)
+	}
+	for t := 0; t < ntasks; {
+		for i := range out {
+			for k := 0; k < chunk && t < ntasks && len(out[i]) < counts[i]; k++ {
+				out[i] = append(out[i], t)
+				t++
+			}
+		}
+	}
+	return out
+}
+
+// contiguousCounts is each node's task count when the tasks are laid out
+// in blocks (node 0 has the first ranks, node 1 the next, ...), as
+// PMI_process_mapping's vector describes them; nil for another layout.
+func contiguousCounts(layout [][]int) []int {
+	next := 0
+	counts := make([]int, len(layout))
+	for i, tasks := range layout {
+		for _, t := range tasks {
+			if t != next {
+				return nil
+			}
+			next++
+		}
+		counts[i] = len(tasks)
+	}
+	return counts
 }
 
 // stepMPI is the step's MPI type: srun --mpi, else slurm.conf's

@@ -43,9 +43,42 @@ func TestStepShape(t *testing.T) {
 			}
 			continue
 		}
-		got := tasksPerNode(blockCounts(tasks, nodes))
+		caps := make([]int, nodes)
+		for i := range caps {
+			caps[i] = 8
+		}
+		got := tasksPerNode(stepCounts(caps, tasks))
 		if err != nil || nodes != c.nodes || tasks != c.tasks || got != c.perNode || strings.Join(warns, "") != c.warn {
 			t.Errorf("%s: %d nodes %d tasks %q %v %v, want %d %d %q %q", name, nodes, tasks, got, warns, err, c.nodes, c.tasks, c.perNode, c.warn)
+		}
+	}
+}
+
+// TestStepLayout: srun -m places tasks as Slurm 24.11 did on the oracle
+// for a job holding 7 CPUs on n1 and 1 on n2 (sbatch -N2 -n8): cyclic
+// 0,2,3 on n1 and 1 on n2; plane=2 0,1,3 and 2; block 0-2 and 3; a node
+// whose CPUs are used up is skipped, and -O goes on round the nodes.
+func TestStepLayout(t *testing.T) {
+	cases := []struct {
+		caps   []int
+		ntasks int
+		dist   string
+		plane  int
+		want   string
+	}{
+		{[]int{7, 1}, 4, "cyclic", 0, "[[0 2 3] [1]]"},
+		{[]int{7, 1}, 3, "cyclic", 0, "[[0 2] [1]]"},
+		{[]int{7, 1}, 4, "plane", 2, "[[0 1 3] [2]]"},
+		{[]int{7, 1}, 4, "block", 0, "[[0 1 2] [3]]"},
+		{[]int{3, 1}, 4, "block:cyclic", 0, "[[0 1 2] [3]]"},
+		{[]int{8, 8}, 4, "block", 0, "[[0 1] [2 3]]"},
+		{[]int{1, 1}, 3, "block", 0, "[[0 1] [2]]"},
+		{[]int{2, 2}, 4, "cyclic,pack", 0, "[[0 2] [1 3]]"},
+		{[]int{2, 2}, 2, "block:cyclic,pack", 0, "[[0 1] []]"},
+	}
+	for _, c := range cases {
+		if got := fmt.Sprint(stepLayout(c.caps, c.ntasks, c.dist, c.plane)); got != c.want {
+			t.Errorf("caps %v -n%d -m %s: %s, want %s", c.caps, c.ntasks, c.dist, got, c.want)
 		}
 	}
 }

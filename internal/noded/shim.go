@@ -377,8 +377,24 @@ func forkExec(path string, argv []string, attr *syscall.ProcAttr, v1 []string) (
 		sys := *attr.Sys
 		sys.Ptrace = traced
 		a.Sys = &sys
-		return syscall.ForkExec(path, argv, &a)
+		return forkExecRetry(path, argv, &a)
 	})
+}
+
+// forkExecRetry is syscall.ForkExec that retries a moment while the
+// kernel answers ETXTBSY: the job's script was just written by the agent,
+// and a process the agent forked at that moment (a step's task) may still
+// hold the script's descriptor until its own exec closes it.
+func forkExecRetry(path string, argv []string, attr *syscall.ProcAttr) (int, error) {
+	var err error
+	for try := 0; try < 50; try++ {
+		var pid int
+		if pid, err = syscall.ForkExec(path, argv, attr); err != syscall.ETXTBSY {
+			return pid, err
+		}
+		time.Sleep(time.Duration(try+1) * 2 * time.Millisecond)
+	}
+	return 0, err
 }
 
 // reap collects every exited child. A job leader's end is final for the

@@ -262,7 +262,13 @@ func (r *stepRun) readFrames(in io.Reader) {
 				r.signal(syscall.Signal(sig))
 			}
 		case api.StepFrameKill:
-			r.terminate(api.StateCancelled, "-", "killed by srun")
+			// A kill with a reason (srun -K) shows slurmstepd's
+			// "*** STEP ... CANCELLED AT ... ***" line, as Slurm's does.
+			why := "-"
+			if len(p) > 0 {
+				why = ""
+			}
+			r.terminate(api.StateCancelled, why, "killed by srun")
 		case api.StepFramePMIFence:
 			r.pmiAnswer(p)
 		}
@@ -379,7 +385,7 @@ func (r *stepRun) runTask(t *stepTask) {
 func (r *stepRun) execTask(t *stepTask) string {
 	cmd, files, err := r.taskCommand(t)
 	if err == nil {
-		err = r.startTask(cmd)
+		err = r.startBound(t, cmd)
 	}
 	for _, f := range files.child {
 		f.Close()
@@ -424,6 +430,39 @@ func (r *stepRun) execTask(t *stepTask) string {
 	return exitString(cmd.ProcessState)
 }
 
+// startBound starts the task bound to its CPUs under srun --cpu-bind;
+// a binding that cannot be made is reported on the task's stderr and the
+// task runs unbound. --cpu-bind=verbose reports each task's mask there,
+// as task/affinity does.
+func (r *stepRun) startBound(t *stepTask, cmd *exec.Cmd) error {
+	b := r.req.CPUBind
+	if b == nil {
+		return r.startTask(cmd)
+	}
+	avail := r.stepCPUSet()
+	cpus, err := taskCPUs(b, avail, t.local, r.req.CPUsPerTask, len(r.req.Tasks))
+	if err != nil {
+		r.out.frame(api.StepFrameStderr, uint32(t.id), []byte(fmt.Sprintf("slurmstepd: error: task/affinity: task %d not bound: %v\n", t.id, err)))
+	}
+	err = withAffinity(cpus, func() error { return r.startTask(cmd) })
+	var ae *affinityError
+	if errors.As(err, &ae) {
+		r.out.frame(api.StepFrameStderr, uint32(t.id), []byte(fmt.Sprintf("slurmstepd: error: task/affinity: task %d not bound to %s: %v\n", t.id, cpuListString(cpus), ae)))
+		cpus, err = nil, r.startTask(cmd)
+	}
+	if err == nil && b.Verbose {
+		// task/affinity's words (oracle with TaskPlugin=task/affinity):
+		// "cpu-bind=MASK - n1, task  1  1 [4887]: mask 0x2 set", and for
+		// no binding "cpu-bind=NONE - n1, task  0  0 [4932]: mask 0x3".
+		line := fmt.Sprintf("cpu-bind=MASK - %s, task %2d %2d [%d]: mask %s set\n", r.a.cfg.Name, t.id, t.local, cmd.Process.Pid, cpuMaskHex(cpus))
+		if cpus == nil {
+			line = fmt.Sprintf("cpu-bind=NONE - %s, task %2d %2d [%d]: mask %s\n", r.a.cfg.Name, t.id, t.local, cmd.Process.Pid, cpuMaskHex(avail))
+		}
+		r.out.frame(api.StepFrameStderr, uint32(t.id), []byte(line))
+	}
+	return err
+}
+
 // taskFiles are a task's pipe ends: child's (closed after the start) and
 // the agent's.
 type taskFiles struct {
@@ -439,11 +478,15 @@ func (r *stepRun) taskCommand(t *stepTask) (*exec.Cmd, taskFiles, error) {
 	if err != nil {
 		return nil, files, err
 	}
-	path, err := stepLookPath(r.req.Argv[0], envMap(env)["PATH"])
-	if err != nil {
-		return nil, files, fmt.Errorf("execve(): %s: %v", r.req.Argv[0], err)
+	argv := r.req.Argv
+	if t.local < len(r.req.TaskArgv) && len(r.req.TaskArgv[t.local]) > 0 {
+		argv = r.req.TaskArgv[t.local] // srun --multi-prog
 	}
-	cmd := &exec.Cmd{Path: path, Args: r.req.Argv, Env: env, Dir: r.req.Cwd}
+	path, err := stepLookPath(argv[0], envMap(env)["PATH"])
+	if err != nil {
+		return nil, files, fmt.Errorf("execve(): %s: %v", argv[0], err)
+	}
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: env, Dir: r.req.Cwd}
 	if st, err := os.Stat(cmd.Dir); cmd.Dir == "" || err != nil || !st.IsDir() {
 		r.out.frame(api.StepFrameStderr, uint32(t.id), []byte(fmt.Sprintf(
 			"slurmstepd: error: couldn't chdir to `%s': %v: going to /tmp instead\n", r.req.Cwd, errOr(err, "not a directory"))))
@@ -455,6 +498,12 @@ func (r *stepRun) taskCommand(t *stepTask) (*exec.Cmd, taskFiles, error) {
 		attr.Credential = &syscall.Credential{Uid: j.UID, Gid: j.GID, Groups: stepGroups(j.UID)}
 	}
 	cmd.SysProcAttr = attr
+	if r.req.Pty != nil && t.local == 0 && r.req.NodeID == 0 && t.stdin != nil {
+		if err := r.ptyTaskFiles(cmd, &files); err != nil {
+			return nil, files, fmt.Errorf("openpty: %v", err)
+		}
+		return cmd, files, nil
+	}
 	if t.stdin != nil {
 		pr, pw, err := os.Pipe()
 		if err != nil {
@@ -695,8 +744,28 @@ func (r *stepRun) taskEnv(t *stepTask) ([]string, error) {
 		"SLURM_STEP_NUM_TASKS": strconv.Itoa(q.NTasks), "SLURM_STEP_NUM_NODES": strconv.Itoa(q.NNodes),
 		"SLURM_STEP_NODELIST": q.NodeList, "SLURM_STEP_TASKS_PER_NODE": q.TasksPerNode,
 		"SLURM_TASKS_PER_NODE": q.TasksPerNode, "SLURMD_NODENAME": r.a.cfg.Name,
+		"SLURM_NNODES": strconv.Itoa(q.NNodes), "SLURM_TOPOLOGY_ADDR_PATTERN": "node", "SLURM_OOM_KILL_STEP": "0",
 	} {
 		env[k] = v
+	}
+	if q.Distribution != "" {
+		env["SLURM_DISTRIBUTION"] = q.Distribution
+	}
+	if q.StepCPUs > 0 {
+		env["SLURM_CPUS_ON_NODE"] = strconv.Itoa(q.StepCPUs) // --exact
+	}
+	// The job's CPUs on every node, as srun's environment (the batch
+	// script's or salloc's) has them: the agent knows only its own.
+	srunEnv := envMap(q.Env)
+	if v, ok := srunEnv["SLURM_JOB_CPUS_PER_NODE"]; ok {
+		env["SLURM_JOB_CPUS_PER_NODE"] = v
+	}
+	if env["SLURM_SUBMIT_HOST"] == "" && srunEnv["SLURM_SUBMIT_HOST"] != "" {
+		env["SLURM_SUBMIT_HOST"] = srunEnv["SLURM_SUBMIT_HOST"]
+	}
+	// Slurm 24.11 sets no SLURM_JOB_GROUP in a step's environment.
+	if _, ok := srunEnv["SLURM_JOB_GROUP"]; !ok {
+		delete(env, "SLURM_JOB_GROUP")
 	}
 	if q.CPUsPerTask > 0 {
 		env["SLURM_CPUS_PER_TASK"] = strconv.Itoa(q.CPUsPerTask)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -270,4 +271,66 @@ func TestStepRefusals(t *testing.T) {
 func isStatus(err error, status int) bool {
 	var ae *api.AgentError
 	return errors.As(err, &ae) && ae.Status == status
+}
+
+// TestStepOptionsOnNode: what the agent does with srun's step options:
+// --multi-prog gives each task its own command line, the step's variables
+// Slurm 24.11 sets (SLURM_DISTRIBUTION, the step's SLURM_NNODES, --exact's
+// SLURM_CPUS_ON_NODE, SLURM_TOPOLOGY_ADDR_PATTERN, SLURM_OOM_KILL_STEP,
+// the job's SLURM_JOB_CPUS_PER_NODE from srun's environment, no
+// SLURM_JOB_GROUP), --cpu-bind=cores binds each task to one CPU of the
+// step's set, and --pty gives task 0 a terminal.
+func TestStepOptionsOnNode(t *testing.T) {
+	a := newAgent(t, withListener())
+	env := `echo "$SLURM_DISTRIBUTION $SLURM_NNODES $SLURM_CPUS_ON_NODE $SLURM_TOPOLOGY_ADDR_PATTERN $SLURM_OOM_KILL_STEP $SLURM_JOB_CPUS_PER_NODE ${SLURM_JOB_GROUP:-nogroup}"`
+	req := stepReq(t, 51, 0, "unused", 2, 3)
+	req.Env = append(req.Env, "SLURM_JOB_CPUS_PER_NODE=2(x2)")
+	req.TaskArgv = [][]string{{"sh", "-c", env}, {"sh", "-c", "grep Cpus_allowed_list /proc/self/status; tty || true"}}
+	req.Distribution, req.StepCPUs = "cyclic", 2
+	req.CPUBind = &api.CPUBind{Types: []string{"cores"}}
+	req.Pty = &api.StepPty{Rows: 24, Cols: 80}
+	req.NodeID = 0
+	prepareStep(t, a, req)
+	rw, err := attachStep(a, 51, 0, testClusterKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, rw, api.StepFrameStdinEOF, api.StepAllTasks, "")
+	got := collect(t, rw, 10*time.Second)
+	if want := "cyclic 2 2 node 0 2(x2) nogroup"; strings.TrimSpace(got.stdout[2]) != want {
+		t.Errorf("task 2 (a pty) stdout %q, want %q", got.stdout[2], want)
+	}
+	lines := strings.Split(strings.TrimSpace(got.stdout[3]), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], ",") || strings.Contains(lines[0], "-") || lines[1] != "not a tty" {
+		t.Errorf("task 3: one CPU and no terminal, got %q", got.stdout[3])
+	}
+	if got.exits[2] != "0:0" || got.exits[3] != "0:0" {
+		t.Errorf("exits %v (stderr %v)", got.exits, got.stderr)
+	}
+}
+
+// TestStepCPUBindVerbose: --cpu-bind=verbose reports each task's binding
+// on its stderr in task/affinity's words, as the oracle printed them with
+// TaskPlugin=task/affinity: "cpu-bind=MASK - n1, task  0  0 [4886]: mask
+// 0x1 set", and "cpu-bind=NONE - n1, task  0  0 [4932]: mask 0x3".
+func TestStepCPUBindVerbose(t *testing.T) {
+	a := newAgent(t, withListener())
+	for step, typ := range []string{"none", "cores"} {
+		req := stepReq(t, 52, step, "true", 0)
+		req.CPUBind = &api.CPUBind{Verbose: true, Types: []string{typ}}
+		prepareStep(t, a, req)
+		rw, err := attachStep(a, 52, step, testClusterKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		send(t, rw, api.StepFrameStdinEOF, api.StepAllTasks, "")
+		got := collect(t, rw, 10*time.Second).stderr[0]
+		want := regexp.MustCompile(`^cpu-bind=NONE - \S+, task  0  0 \[\d+\]: mask 0x[0-9A-F]+\n$`)
+		if typ == "cores" {
+			want = regexp.MustCompile(`^cpu-bind=MASK - \S+, task  0  0 \[\d+\]: mask 0x[0-9A-F]+ set\n$`)
+		}
+		if !want.MatchString(got) {
+			t.Errorf("--cpu-bind=verbose,%s: stderr %q", typ, got)
+		}
+	}
 }
