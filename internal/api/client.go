@@ -167,6 +167,7 @@ func (c *Client) Jobs(ctx context.Context, q JobQuery) (JobsResponse, error) {
 	if q.All {
 		v.Set("all", "1")
 	}
+	q.Filter.Encode(v)
 	path := PathJobs
 	if len(v) > 0 {
 		path += "?" + v.Encode()

@@ -117,6 +117,9 @@ type JobQuery struct {
 	Detail  bool     `json:"detail,omitempty"`
 	All     bool     `json:"all,omitempty"` // include finished jobs
 	Summary bool     `json:"summary,omitempty"`
+	// Filter is squeue's selection: the controller sends only the jobs
+	// it matches (listfilter.go).
+	Filter ListFilter `json:"-"`
 }
 
 // JobsResponse lists jobs.

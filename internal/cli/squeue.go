@@ -14,7 +14,6 @@ import (
 
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/duration"
-	"github.com/sluice-hpc/sluice/internal/hostlist"
 )
 
 func init() {
@@ -152,7 +151,7 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 func squeueOnce(ctx context.Context, env *Env, cl *api.Client, o *squeueOpts) int {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := cl.Jobs(ctx, api.JobQuery{})
+	res, err := cl.Jobs(ctx, api.JobQuery{Filter: o.listFilter()})
 	if err != nil {
 		return clientError(env, "squeue", err)
 	}
@@ -170,26 +169,14 @@ func squeueOnce(ctx context.Context, env *Env, cl *api.Client, o *squeueOpts) in
 	return 0
 }
 
-// usesLicense reports whether a job's license request ("a:2,b") names one
-// of the comma-separated licenses (squeue -L).
-func usesLicense(have, want string) bool {
-	for _, l := range splitComma(have) {
-		name, _, _ := strings.Cut(l, ":")
-		if inList(want, name) {
-			return true
-		}
-	}
-	return false
-}
-
 // unknownSingleJob reports whether jobs names one job id (no list) that no
 // record in memory matches, whatever its state.
 func unknownSingleJob(all []api.JobInfo, jobs string) bool {
 	if jobs == "" || strings.Contains(jobs, ",") {
 		return false
 	}
-	for _, j := range all {
-		if jobMatches(j, jobs) {
+	for i := range all {
+		if api.JobNamed(&all[i], jobs) {
 			return false
 		}
 	}
@@ -246,64 +233,25 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 	return b.String(), nil
 }
 
-// activeStates are the states squeue shows without -t.
-var activeStates = map[string]bool{"PENDING": true, "RUNNING": true, "SUSPENDED": true, "COMPLETING": true,
-	"CONFIGURING": true, "REQUEUED": true, "RESIZING": true, "SIGNALING": true, "STAGE_OUT": true}
+// listFilter is o's job selection, which the controller applies before
+// it renders and sends the jobs and the client applies again (the same
+// api.JobMatcher) to what comes back.
+func (o *squeueOpts) listFilter() api.ListFilter {
+	return api.ListFilter{Jobs: o.jobs, Users: o.users, NotUser: o.notUser, Accounts: o.accounts, QOS: o.qos,
+		Partitions: o.parts, Names: o.names, Nodes: o.nodes, Reservations: o.resv, Licenses: o.licenses,
+		States: o.states, Pending: o.start}
+}
 
 func filterJobs(all []api.JobInfo, o *squeueOpts) ([]api.JobInfo, error) {
-	states := map[string]bool{}
-	for _, s := range splitComma(o.states) {
-		s = strings.ToUpper(s)
-		if long, ok := compactStates[s]; ok {
-			s = long
-		}
-		states[s] = true
-	}
-	if o.start {
-		states = map[string]bool{"PENDING": true}
-	}
-	var nodes map[string]bool
-	if o.nodes != "" {
-		names, err := hostlist.Expand(o.nodes)
-		if err != nil {
-			return nil, fmt.Errorf("invalid node list %q", o.nodes)
-		}
-		nodes = map[string]bool{}
-		for _, n := range names {
-			nodes[n] = true
-		}
+	m, err := o.listFilter().Matcher()
+	if err != nil {
+		return nil, err
 	}
 	var out []api.JobInfo
-	for _, j := range all {
-		switch {
-		case len(states) > 0 && !states["ALL"] && !states[j.State]:
-			continue
-		case len(states) == 0 && !activeStates[j.State]:
-			// Without -t only active jobs are listed, with -j too: a job
-			// that completed is not shown (Slurm 24.11).
-			continue
-		case o.jobs != "" && !jobMatches(j, o.jobs):
-			continue
-		case o.users != "" && !inList(o.users, j.User, strconv.FormatUint(uint64(j.UID), 10)):
-			continue
-		case o.notUser != "" && j.User == o.notUser:
-			continue
-		case o.licenses != "" && !usesLicense(j.Licenses, o.licenses):
-			continue
-		case o.accounts != "" && !inList(o.accounts, j.Account):
-			continue
-		case o.qos != "" && !inList(o.qos, j.QOS):
-			continue
-		case o.parts != "" && !anyInList(o.parts, j.Partition):
-			continue
-		case o.names != "" && !inList(o.names, j.Name):
-			continue
-		case nodes != nil && !nodesIntersect(nodes, j.NodeList):
-			continue
-		case o.resv != "" && !inList(o.resv, j.Reservation): // -R/--reservation (issue 8)
-			continue
+	for i := range all {
+		if m.Match(&all[i]) {
+			out = append(out, all[i])
 		}
-		out = append(out, j)
 	}
 	return out, nil
 }
@@ -312,87 +260,9 @@ var compactStates = map[string]string{"PD": "PENDING", "R": "RUNNING", "S": "SUS
 	"CD": "COMPLETED", "CA": "CANCELLED", "F": "FAILED", "TO": "TIMEOUT", "NF": "NODE_FAIL", "PR": "PREEMPTED",
 	"BF": "BOOT_FAIL", "DL": "DEADLINE", "OOM": "OUT_OF_MEMORY", "CF": "CONFIGURING", "RQ": "REQUEUED"}
 
-func splitComma(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func splitComma(s string) []string { return api.SplitList(s) }
 
-func inList(list string, vals ...string) bool {
-	for _, p := range splitComma(list) {
-		for _, v := range vals {
-			if p == v {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func anyInList(list, csv string) bool { return inList(list, strings.Split(csv, ",")...) }
-
-func nodesIntersect(want map[string]bool, expr string) bool {
-	if expr == "" {
-		return false
-	}
-	names, err := hostlist.Expand(expr)
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		if want[n] {
-			return true
-		}
-	}
-	return false
-}
-
-// jobMatches reports whether j is named by the -j list ("12", "12_3").
-func jobMatches(j api.JobInfo, list string) bool {
-	for _, id := range splitComma(list) {
-		base, task, hasTask := strings.Cut(id, "_")
-		n, err := strconv.ParseUint(base, 10, 32)
-		if err != nil {
-			continue
-		}
-		if !hasTask && (uint64(j.JobID) == n || uint64(j.ArrayJobID) == n) {
-			return true
-		}
-		if hasTask && uint64(j.ArrayJobID) == n {
-			t, err := strconv.Atoi(task)
-			if err == nil && (int(j.ArrayTaskID) == t || j.ArrayTaskID < 0 && taskInSet(j.ArrayTasks, t)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// taskInSet reports whether t is in a printed task set "1-5,7%2".
-func taskInSet(set string, t int) bool {
-	set, _, _ = strings.Cut(set, "%")
-	for _, r := range strings.Split(set, ",") {
-		lo, hi, isRange := strings.Cut(r, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				continue
-			}
-		}
-		if t >= a && t <= b {
-			return true
-		}
-	}
-	return false
-}
+func inList(list string, vals ...string) bool { return api.InList(list, vals...) }
 
 // expandArrays is squeue -r: one line per pending array task.
 func expandArrays(jobs []api.JobInfo) []api.JobInfo {

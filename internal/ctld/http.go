@@ -97,8 +97,8 @@ func (c *Controller) clientMux() http.Handler {
 		if s := q.Get("id"); s != "" {
 			ids = strings.Split(s, ",")
 		}
-		detail := q.Get("detail") == "1"
-		return c.do(ctx, func(ls *loopState) (any, error) { return ls.queryJobs(ids, detail) })
+		detail, f := q.Get("detail") == "1", api.DecodeListFilter(q)
+		return c.do(ctx, func(ls *loopState) (any, error) { return ls.listJobs(ids, detail, f) })
 	}))
 	mux.HandleFunc("POST "+api.PathJobControl, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
 		var req api.JobControlRequest
