@@ -120,6 +120,9 @@ type JobQuery struct {
 	// Filter is squeue's selection: the controller sends only the jobs
 	// it matches (listfilter.go).
 	Filter ListFilter `json:"-"`
+	// Brief asks for the fields of squeue's usual columns only
+	// (BriefFields): no TRES, paths or dependency strings.
+	Brief bool `json:"-"`
 }
 
 // JobsResponse lists jobs.

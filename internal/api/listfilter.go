@@ -63,6 +63,14 @@ func DecodeListFilter(v url.Values) ListFilter {
 	return f
 }
 
+// BriefFields are the squeue -o letters (and -S keys) whose values a
+// brief listing (JobQuery.Brief) carries: ids, names, user, group,
+// account, QOS, partition, states and reasons, times, limits, node counts
+// and lists, priority, nice, reservation, licenses. %C (CPUs), %E
+// (dependency), %m (memory), %o (command), %b, %f, %Z and the rest need
+// the full record.
+const BriefFields = "dwzHIJXiAFKPjuUgGaqtTMlLDRrpQSVyYNBevW"
+
 // activeStates are the states squeue shows without -t.
 var activeStates = map[string]bool{"PENDING": true, "RUNNING": true, "SUSPENDED": true, "COMPLETING": true,
 	"CONFIGURING": true, "REQUEUED": true, "RESIZING": true, "SIGNALING": true, "STAGE_OUT": true}

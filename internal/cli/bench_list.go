@@ -11,14 +11,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"sync/atomic"
 	"time"
-
 )
 
 func init() {
@@ -42,7 +41,6 @@ type benchListResult struct {
 	SqueueMS       float64 `json:"squeue_ms"`
 	SqueueCtlCPUMS float64 `json:"squeue_controller_cpu_ms"`
 	SqueueCPUMS    float64 `json:"squeue_client_cpu_ms"`
-	SqueueMaxRSSMB float64 `json:"squeue_client_max_rss_mb"`
 	SqueueBytes    int     `json:"squeue_output_bytes"`
 	SqueueJMS      float64 `json:"squeue_j_ms"`
 	SqueueJCtlMS   float64 `json:"squeue_j_controller_cpu_ms"`
@@ -68,12 +66,10 @@ func runBenchList(ctx context.Context, env *Env, args []string) int {
 	reps := fs.Int("reps", 5, "squeue runs per figure (median)")
 	listers := fs.Int("listers", 4, "concurrent full listings during the busy sbatch phase (0 skips both sbatch phases)")
 	sbatchN := fs.Int("sbatch", 10, "sbatch processes per phase")
-	prof := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	prof := fs.String("cpuprofile", "", "write a CPU profile of the listing phases (after the fill) to this file")
+	memprof := fs.String("memprofile", "", "write a heap profile after the fill to this file")
 	if err := fs.Parse(args); err != nil {
 		return 1
-	}
-	if stop := benchProfile(*prof); stop != nil {
-		defer stop()
 	}
 	b, err := startBenchCluster(ctx, 4, 2)
 	if err != nil {
@@ -89,6 +85,14 @@ func runBenchList(ctx context.Context, env *Env, args []string) int {
 	res.SubmitS = d.Seconds()
 	res.RSSBytesPerJob = (settledRSS() - rss0) / int64(*jobs)
 	res.HeapBytesPerJob = (heapInUse() - heap0) / int64(*jobs)
+	if *memprof != "" {
+		if err := writeHeapProfile(*memprof); err != nil {
+			return Errorf(env, "bench", "%v", err)
+		}
+	}
+	if stop := benchProfile(*prof); stop != nil {
+		defer stop()
+	}
 	if err := b.timeSqueue(&res, *reps); err != nil {
 		return Errorf(env, "bench", "%v", err)
 	}
@@ -137,7 +141,7 @@ func (w *countWriter) Write(p []byte) (int, error) { w.n.Add(int64(len(p))); ret
 
 // runTimed runs one command and returns its wall time, its own CPU and
 // this process's (the controller's) CPU meanwhile.
-func (b *benchCluster) runTimed(out io.Writer, args ...string) (wall, cpu, ctl time.Duration, rssMB float64, err error) {
+func (b *benchCluster) runTimed(out io.Writer, args ...string) (wall, cpu, ctl time.Duration, err error) {
 	cmd, err := b.command(args...)
 	if err != nil {
 		return
@@ -150,9 +154,6 @@ func (b *benchCluster) runTimed(out io.Writer, args ...string) (wall, cpu, ctl t
 	}
 	wall, ctl = time.Since(t0), cpuTime()-c0
 	cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rssMB = float64(ru.Maxrss) / 1024
-	}
 	return
 }
 
@@ -166,14 +167,14 @@ func (b *benchCluster) timeSqueue(res *benchListResult, reps int) error {
 	var walls, cpus, ctls, jwalls, jctls []time.Duration
 	for i := 0; i < reps; i++ {
 		w := &countWriter{}
-		wall, cpu, ctl, rss, err := b.runTimed(w, "squeue")
+		wall, cpu, ctl, err := b.runTimed(w, "squeue")
 		if err != nil {
 			return err
 		}
 		walls, cpus, ctls = append(walls, wall), append(cpus, cpu), append(ctls, ctl)
-		res.SqueueBytes, res.SqueueMaxRSSMB = int(w.n.Load()), max(res.SqueueMaxRSSMB, rss)
+		res.SqueueBytes = int(w.n.Load())
 		id := strconv.Itoa(1 + i*res.Jobs/max(reps, 1))
-		if wall, _, ctl, _, err = b.runTimed(io.Discard, "squeue", "-j", id); err != nil {
+		if wall, _, ctl, err = b.runTimed(io.Discard, "squeue", "-j", id); err != nil {
 			return err
 		}
 		jwalls, jctls = append(jwalls, wall), append(jctls, ctl)
@@ -204,7 +205,7 @@ func (b *benchCluster) timeSbatch(res *benchListResult, n, listers int) error {
 					return
 				default:
 				}
-				if _, _, _, _, err := b.runTimed(io.Discard, "squeue"); err == nil {
+				if _, _, _, err := b.runTimed(io.Discard, "squeue"); err == nil {
 					done.Add(1)
 				}
 			}
@@ -225,11 +226,21 @@ func (b *benchCluster) timeSbatch(res *benchListResult, n, listers int) error {
 func (b *benchCluster) sbatchTimes(n int) ([]time.Duration, error) {
 	var out []time.Duration
 	for i := 0; i < n; i++ {
-		wall, _, _, _, err := b.runTimed(io.Discard, "sbatch", "-H", "-o", "/dev/null", "--wrap", "true")
+		wall, _, _, err := b.runTimed(io.Discard, "sbatch", "-H", "-o", "/dev/null", "--wrap", "true")
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, wall)
 	}
 	return out, nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	runtime.GC()
+	return pprof.WriteHeapProfile(f)
 }

@@ -97,8 +97,8 @@ func (c *Controller) clientMux() http.Handler {
 		if s := q.Get("id"); s != "" {
 			ids = strings.Split(s, ",")
 		}
-		detail, f := q.Get("detail") == "1", api.DecodeListFilter(q)
-		return c.do(ctx, func(ls *loopState) (any, error) { return ls.listJobs(ids, detail, f) })
+		detail, brief, f := q.Get("detail") == "1", q.Get("brief") == "1", api.DecodeListFilter(q)
+		return c.do(ctx, func(ls *loopState) (any, error) { return ls.listJobs(ids, detail, brief, f) })
 	}))
 	mux.HandleFunc("POST "+api.PathJobControl, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
 		var req api.JobControlRequest
@@ -174,6 +174,9 @@ func (c *Controller) endpoint(h func(ctx context.Context, w Who, r *http.Request
 		res, err := h(ctx, who, r)
 		if err != nil {
 			writeErr(rw, err)
+			return
+		}
+		if writeListing(rw, r, res) {
 			return
 		}
 		rw.Header().Set("Content-Type", "application/json")
