@@ -111,7 +111,7 @@ func TestExpandStdPattern(t *testing.T) {
 	j.Req.Name = "job"
 	task := &sched.Job{ID: 45, User: "bob", Array: &sched.ArrayInfo{JobID: 40, TaskID: 5}}
 	cases := []struct {
-		j         *sched.Job
+		j        *sched.Job
 		in, want string
 	}{
 		{j, "plain.out", "plain.out"},
