@@ -186,7 +186,11 @@ func (c *Client) Jobs(ctx context.Context, q JobQuery) (JobsResponse, error) {
 	if len(v) > 0 {
 		path += "?" + v.Encode()
 	}
-	data, ctype, err := c.roundTrip(ctx, http.MethodGet, path, ListContentType, nil)
+	accept := ListContentType
+	if q.Brief {
+		accept = RowsContentType + ", " + ListContentType
+	}
+	data, ctype, err := c.roundTrip(ctx, http.MethodGet, path, accept, nil)
 	if err != nil {
 		return JobsResponse{}, err
 	}

@@ -81,3 +81,37 @@ func TestJobsCompactEncoding(t *testing.T) {
 		t.Errorf("JSON listing: %v %v", j, err)
 	}
 }
+
+// TestRowsRoundTrip: a brief row carries every field it names, and a
+// damaged body is refused.
+func TestRowsRoundTrip(t *testing.T) {
+	now := time.Unix(1764000000, 5)
+	jobs := []JobInfo{{JobID: 12, JobIDStr: "12_[3-5%2]", ArrayJobID: 12, ArrayTaskID: -1, ArrayTasks: "3-5%2",
+		ArrayThrottle: 2, Name: "x", User: "alice", UID: 1001, GID: 1001, Group: "alice", Account: "a", QOS: "normal",
+		Partition: "p1,p2", State: "PENDING", StateShort: "PD", Reason: "JobHeldUser", StateDesc: "held", Hold: "user",
+		Priority: 7, Nice: -5, SiteFactor: 3, SubmitTime: now, EligibleTime: now, AccrueTime: now, StartTime: now,
+		EndTime: now, SuspendTime: now, SuspendedSec: 9, ExpectedStart: now, BeginTime: now, PreemptTime: now,
+		TimeLimitSec: TimeInfinite, NodeList: "n[1-2]", SchedNodes: "n3", BatchHost: "n1", NumNodes: 2, NumTasks: 4,
+		CPUsPerTask: 2, Features: "f", Requeue: true, RestartCount: 1, ExitCode: "0:0", Exclusive: true,
+		Reservation: "r", Licenses: "l:2"}, {JobID: 13, ArrayTaskID: -1, User: "alice"}}
+	var body []byte
+	body = AppendRowsHeader(body, now, len(jobs))
+	for i := range jobs {
+		body = AppendRow(body, &jobs[i])
+	}
+	got, err := DecodeJobs(body, RowsContentType)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Now.Equal(now) || len(got.Jobs) != 2 {
+		t.Fatalf("now %v, %d jobs", got.Now, len(got.Jobs))
+	}
+	for i := range jobs {
+		if !reflect.DeepEqual(got.Jobs[i], jobs[i]) {
+			t.Errorf("row %d: got %+v\nwant %+v", i, got.Jobs[i], jobs[i])
+		}
+	}
+	if _, err := DecodeRows(body[:len(body)-3]); err == nil {
+		t.Errorf("a truncated body was accepted")
+	}
+}

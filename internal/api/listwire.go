@@ -22,6 +22,9 @@ func EncodeJobs(w io.Writer, r *JobsResponse) error { return gob.NewEncoder(w).E
 // DecodeJobs reads a listing in whichever encoding ctype names.
 func DecodeJobs(data []byte, ctype string) (JobsResponse, error) {
 	var r JobsResponse
+	if ctype == RowsContentType {
+		return DecodeRows(data)
+	}
 	if ctype == ListContentType {
 		return r, gob.NewDecoder(bytes.NewReader(data)).Decode(&r)
 	}

@@ -98,6 +98,9 @@ func (c *Controller) clientMux() http.Handler {
 			ids = strings.Split(s, ",")
 		}
 		detail, brief, f := q.Get("detail") == "1", q.Get("brief") == "1", api.DecodeListFilter(q)
+		if brief && len(ids) == 0 && strings.Contains(r.Header.Get("Accept"), api.RowsContentType) {
+			return c.do(ctx, func(ls *loopState) (any, error) { return ls.listRows(f) })
+		}
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.listJobs(ids, detail, brief, f) })
 	}))
 	mux.HandleFunc("POST "+api.PathJobControl, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {

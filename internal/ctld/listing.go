@@ -3,6 +3,10 @@ package ctld
 import (
 	"bufio"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/sched"
@@ -14,8 +18,40 @@ import (
 // jobs only, the controller renders just what the listing will print:
 // squeue -j ID at 100,000 jobs renders one job, not 100,000.
 func (ls *loopState) listJobs(ids []string, detail, brief bool, f api.ListFilter) (api.JobsResponse, error) {
+	var out api.JobsResponse
+	err := ls.eachListed(ids, detail, brief, f, func(now time.Time, n int) { out = api.JobsResponse{Now: now, Jobs: make([]api.JobInfo, 0, n)} },
+		func(info *api.JobInfo) { out.Jobs = append(out.Jobs, *info) })
+	return out, err
+}
+
+// rowsListing is a brief listing already encoded (api.RowsContentType).
+type rowsListing struct{ body []byte }
+
+// listRows encodes a brief listing while the loop holds the state: the
+// rows are the snapshot, and nothing per job outlives the call.
+func (ls *loopState) listRows(f api.ListFilter) (rowsListing, error) {
+	var rows []byte
+	var now time.Time
+	count := 0
+	err := ls.eachListed(nil, false, true, f, func(t time.Time, n int) { now, rows = t, make([]byte, 0, 160*n) },
+		func(info *api.JobInfo) { rows = api.AppendRow(rows, info); count++ })
+	if err != nil {
+		return rowsListing{}, err
+	}
+	body := api.AppendRowsHeader(make([]byte, 0, 16+len(rows)), now, count)
+	return rowsListing{append(body, rows...)}, nil
+}
+
+// eachListed calls start with the clock and the expected size, then add
+// with each job listed.
+func (ls *loopState) eachListed(ids []string, detail, brief bool, f api.ListFilter, start func(time.Time, int), add func(*api.JobInfo)) error {
 	if len(ids) > 0 || f.IsZero() && !brief {
-		return ls.queryJobs(ids, detail)
+		res, err := ls.queryJobs(ids, detail)
+		start(res.Now, len(res.Jobs))
+		for i := range res.Jobs {
+			add(&res.Jobs[i])
+		}
+		return err
 	}
 	if f.SingleJob() {
 		// squeue -j ID tells an unknown id (an error) from a job its
@@ -27,35 +63,61 @@ func (ls *loopState) listJobs(ids []string, detail, brief bool, f api.ListFilter
 	if !f.IsZero() {
 		var err error
 		if m, err = f.Matcher(); err != nil {
-			return api.JobsResponse{}, &apiErr{status: http.StatusBadRequest, msg: err.Error()}
+			return &apiErr{status: http.StatusBadRequest, msg: err.Error()}
 		}
 	}
 	now := ls.c.now()
-	out := api.JobsResponse{Now: now, Jobs: make([]api.JobInfo, 0, ls.listSize(m))}
+	jobs := ls.candidates(f)
+	start(now, listSize(m, len(jobs)))
 	var key api.JobInfo
-	for _, j := range ls.st.Jobs() {
+	for _, j := range jobs {
 		if m != nil {
 			if ls.listKey(j, &key, f.Nodes != ""); !m.Match(&key) {
 				continue
 			}
 		}
 		if !brief {
-			out.Jobs = append(out.Jobs, ls.jobInfo(j, now, detail))
+			info := ls.jobInfo(j, now, detail)
+			add(&info)
 			continue
 		}
 		// squeue's usual columns only (api.JobQuery.Brief).
 		info := ls.briefInfo(j, now)
 		ls.resvJobInfo(j, &info)
-		out.Jobs = append(out.Jobs, info)
+		add(&info)
 	}
-	return out, nil
+	return nil
+}
+
+// candidates are the jobs a filter can match: those of the -j ids when
+// each names a plain job the controller holds (squeue -j ID at 100,000
+// jobs looks at one), else every job.
+func (ls *loopState) candidates(f api.ListFilter) []*sched.Job {
+	if f.Jobs == "" {
+		return ls.st.Jobs()
+	}
+	var out []*sched.Job
+	for _, id := range api.SplitList(f.Jobs) {
+		n, err := strconv.ParseUint(id, 10, 32)
+		if err != nil {
+			return ls.st.Jobs() // an array task, or left to the matcher
+		}
+		j := ls.st.Job(sched.JobID(n))
+		if j == nil || j.Array != nil {
+			return ls.st.Jobs() // an array's tasks, or an id only a scan can rule out
+		}
+		if !slices.Contains(out, j) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // listSize is the room to make for a listing: every job when nothing
 // filters.
-func (ls *loopState) listSize(m *api.JobMatcher) int {
+func listSize(m *api.JobMatcher, n int) int {
 	if m == nil {
-		return len(ls.st.Jobs())
+		return n
 	}
 	return 0
 }
@@ -83,8 +145,14 @@ func (ls *loopState) listKey(j *sched.Job, k *api.JobInfo, nodes bool) {
 // client asks for it (api.ListContentType: Sluice's own commands), off
 // the event loop like every answer.
 func writeListing(rw http.ResponseWriter, r *http.Request, res any) bool {
+	if rows, ok := res.(rowsListing); ok {
+		rw.Header().Set("Content-Type", api.RowsContentType)
+		rw.WriteHeader(http.StatusOK)
+		_, _ = rw.Write(rows.body)
+		return true
+	}
 	jobs, ok := res.(api.JobsResponse)
-	if !ok || r.Header.Get("Accept") != api.ListContentType {
+	if !ok || !strings.Contains(r.Header.Get("Accept"), api.ListContentType) {
 		return false
 	}
 	rw.Header().Set("Content-Type", api.ListContentType)
