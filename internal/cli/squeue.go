@@ -284,8 +284,17 @@ func filterJobs(all []api.JobInfo, o *squeueOpts) ([]api.JobInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]api.JobInfo, 0, len(all))
-	for i := range all {
+	// Most listings keep every job the controller sent (it filtered
+	// already): those are returned as they are, not copied.
+	k := 0
+	for k < len(all) && m.Match(&all[k]) {
+		k++
+	}
+	if k == len(all) {
+		return all, nil
+	}
+	out := append(make([]api.JobInfo, 0, len(all)), all[:k]...)
+	for i := k + 1; i < len(all); i++ {
 		if m.Match(&all[i]) {
 			out = append(out, all[i])
 		}
@@ -763,6 +772,41 @@ func renderRow(items []fmtItem, value func(byte) string) string {
 // the width and cut when longer, as Slurm's clients do, and the last
 // field keeps its padding (oracle: `squeue -o '%i %.4t %N'` prints
 // "3   PD " for a pending job, sinfo -N "STATE ").
+// writeSqueueLine is renderLine for one job, written straight into b
+// (100,000 lines make no intermediate strings).
+func writeSqueueLine(b *strings.Builder, items []fmtItem, j *api.JobInfo, now time.Time) {
+	for _, it := range items {
+		if it.field == 0 {
+			b.WriteString(it.lit)
+			continue
+		}
+		v := squeueField(j, it.field, now)
+		switch {
+		case it.width <= 0:
+			b.WriteString(v)
+		case len(v) > it.width:
+			b.WriteString(v[:it.width])
+		case it.right:
+			writeSpaces(b, it.width-len(v))
+			b.WriteString(v)
+		default:
+			b.WriteString(v)
+			writeSpaces(b, it.width-len(v))
+		}
+	}
+	b.WriteByte('\n')
+}
+
+const spaces = "                                                                "
+
+func writeSpaces(b *strings.Builder, n int) {
+	for n > len(spaces) {
+		b.WriteString(spaces)
+		n -= len(spaces)
+	}
+	b.WriteString(spaces[:n])
+}
+
 func renderLine(items []fmtItem, value func(byte) string) string {
 	var b strings.Builder
 	for _, it := range items {

@@ -69,7 +69,9 @@ func (ls *loopState) eachListed(ids []string, detail, brief bool, f api.ListFilt
 	now := ls.c.now()
 	jobs := ls.candidates(f)
 	start(now, listSize(m, len(jobs)))
-	var key api.JobInfo
+	// One record reused for every job (add copies or encodes it): a
+	// listing of 100,000 jobs leaves no 100,000 records to collect.
+	var key, info api.JobInfo
 	for _, j := range jobs {
 		if m != nil {
 			if ls.listKey(j, &key, f.Nodes != ""); !m.Match(&key) {
@@ -77,12 +79,12 @@ func (ls *loopState) eachListed(ids []string, detail, brief bool, f api.ListFilt
 			}
 		}
 		if !brief {
-			info := ls.jobInfo(j, now, detail)
+			info = ls.jobInfo(j, now, detail)
 			add(&info)
 			continue
 		}
 		// squeue's usual columns only (api.JobQuery.Brief).
-		info := ls.briefInfo(j, now)
+		info = ls.briefInfo(j, now)
 		ls.resvJobInfo(j, &info)
 		add(&info)
 	}
