@@ -18,6 +18,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
 )
 
 func init() {
@@ -47,9 +49,14 @@ type benchListResult struct {
 	// SbatchIdleMS and SbatchBusyMS are the median wall times of `sbatch
 	// -H --wrap true` processes on the idle controller and while
 	// Listers processes run full listings back to back.
-	SbatchIdleMS   float64 `json:"sbatch_idle_ms"`
-	SbatchBusyMS   float64 `json:"sbatch_under_listings_ms"`
-	SbatchBusyMax  float64 `json:"sbatch_under_listings_max_ms"`
+	SbatchIdleMS  float64 `json:"sbatch_idle_ms"`
+	SbatchBusyMS  float64 `json:"sbatch_under_listings_ms"`
+	SbatchBusyMax float64 `json:"sbatch_under_listings_max_ms"`
+	// SubmitIdleMS and SubmitBusyMS are the same for submissions through
+	// the API from this process (no process start): the controller's own
+	// answer time.
+	SubmitIdleMS   float64 `json:"api_submit_idle_ms"`
+	SubmitBusyMS   float64 `json:"api_submit_under_listings_ms"`
 	Listers        int     `json:"concurrent_listings"`
 	ListingsDuring int     `json:"listings_completed_during"`
 	GOMAXPROCS     int     `json:"gomaxprocs"`
@@ -192,6 +199,11 @@ func (b *benchCluster) timeSbatch(res *benchListResult, n, listers int) error {
 		return err
 	}
 	res.SbatchIdleMS = median(idle)
+	api0, err := b.apiSubmitTimes(n)
+	if err != nil {
+		return err
+	}
+	res.SubmitIdleMS = median(api0)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var done atomic.Int64
@@ -213,12 +225,17 @@ func (b *benchCluster) timeSbatch(res *benchListResult, n, listers int) error {
 	}
 	time.Sleep(200 * time.Millisecond) // the listings under way
 	busy, err := b.sbatchTimes(n)
+	var api1 []time.Duration
+	if err == nil {
+		api1, err = b.apiSubmitTimes(n)
+	}
 	close(stop)
 	wg.Wait()
 	if err != nil {
 		return err
 	}
 	res.SbatchBusyMS, res.SbatchBusyMax = median(busy), ms(slices.Max(busy))
+	res.SubmitBusyMS = median(api1)
 	res.ListingsDuring = int(done.Load())
 	return nil
 }
@@ -243,4 +260,18 @@ func writeHeapProfile(path string) error {
 	defer f.Close()
 	runtime.GC()
 	return pprof.WriteHeapProfile(f)
+}
+
+// apiSubmitTimes submits n held jobs through the API one at a time.
+func (b *benchCluster) apiSubmitTimes(n int) ([]time.Duration, error) {
+	cl := api.NewUnixClient(b.sock)
+	var out []time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if _, err := cl.Submit(b.ctx, api.SubmitRequest{Spec: b.spec(true)}); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
 }
