@@ -110,42 +110,53 @@ func (c *Client) Target() (base, token string) { return c.base, c.token }
 var ErrUnreachable = errors.New("Unable to contact slurm controller (connect failure)")
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+	data, _, err := c.roundTrip(ctx, method, path, "", in)
+	if err != nil || out == nil {
+		return err
+	}
+	return json.Unmarshal(data, out)
+}
+
+// roundTrip sends a request (in as JSON; accept, when set, the answer's
+// preferred encoding) and returns the answer's body and Content-Type, or
+// the controller's error.
+func (c *Client) roundTrip(ctx context.Context, method, path, accept string, in any) ([]byte, string, error) {
 	var body io.Reader
 	if in != nil {
 		data, err := json.Marshal(in)
 		if err != nil {
-			return err
+			return nil, "", err
 		}
 		body = bytes.NewReader(data)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return nil, "", fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxClientBody))
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return nil, "", fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &Error{Status: resp.StatusCode}
 		if json.Unmarshal(data, e) != nil || e.Message == "" {
 			e.Message = strings.TrimSpace(string(data))
 		}
-		return e
+		return nil, "", e
 	}
-	if out == nil {
-		return nil
-	}
-	return json.Unmarshal(data, out)
+	return data, resp.Header.Get("Content-Type"), nil
 }
 
 // Ping returns who the controller thinks the caller is.
@@ -178,12 +189,23 @@ func (c *Client) Jobs(ctx context.Context, q JobQuery) (JobsResponse, error) {
 	if q.All {
 		v.Set("all", "1")
 	}
+	q.Filter.Encode(v)
+	if q.Brief {
+		v.Set("brief", "1")
+	}
 	path := PathJobs
 	if len(v) > 0 {
 		path += "?" + v.Encode()
 	}
-	var r JobsResponse
-	return r, c.call(ctx, http.MethodGet, path, nil, &r)
+	accept := ListContentType
+	if q.Brief {
+		accept = RowsContentType + ", " + ListContentType
+	}
+	data, ctype, err := c.roundTrip(ctx, http.MethodGet, path, accept, nil)
+	if err != nil {
+		return JobsResponse{}, err
+	}
+	return DecodeJobs(data, ctype)
 }
 
 // Control applies a job operation (cancel, hold, requeue, ...).

@@ -128,6 +128,12 @@ type JobQuery struct {
 	Detail  bool     `json:"detail,omitempty"`
 	All     bool     `json:"all,omitempty"` // include finished jobs
 	Summary bool     `json:"summary,omitempty"`
+	// Filter is squeue's selection: the controller sends only the jobs
+	// it matches (listfilter.go).
+	Filter ListFilter `json:"-"`
+	// Brief asks for the fields of squeue's usual columns only
+	// (BriefFields): no TRES, paths or dependency strings.
+	Brief bool `json:"-"`
 }
 
 // JobsResponse lists jobs.

@@ -9,6 +9,11 @@
 //     the Client the commands use. On the controller's Unix socket the
 //     caller is identified by the kernel (SO_PEERCRED); on its TCP port by
 //     a JWT (Authorization: Bearer). A request never says who sends it.
+//   - listfilter.go, listwire.go and rows.go: job listings. squeue's
+//     filters travel with the query and the controller sends only the
+//     jobs they select; Sluice's commands ask for a compact encoding
+//     (gob for full records, hand-written rows for squeue's usual
+//     columns), other clients get JSON.
 //   - agent.go: the controller <-> node agent protocol (registration,
 //     heartbeats, job events; launch, signal, suspend, resume, terminate),
 //     every request signed with the cluster key (HMAC-SHA256).

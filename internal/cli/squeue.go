@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/duration"
-	"github.com/sluice-hpc/sluice/internal/hostlist"
 )
 
 func init() {
@@ -143,6 +143,13 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	if o.stepMode {
 		return iterateReports(ctx, env, o.iterate, !o.noHeader, func() int { return squeueStepsOnce(ctx, env, cl, o) })
 	}
+	if o.iterate == 0 {
+		// One listing and exit: no collection is worth its cost below
+		// 1 GiB (100,000 jobs decode to about 100 MB).
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
+		return squeueOnce(ctx, env, cl, o)
+	}
 	return iterateReports(ctx, env, o.iterate, !o.noHeader, func() int { return squeueOnce(ctx, env, cl, o) })
 }
 
@@ -175,7 +182,7 @@ func iterateReports(ctx context.Context, env *Env, every time.Duration, header b
 func squeueOnce(ctx context.Context, env *Env, cl *api.Client, o *squeueOpts) int {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := cl.Jobs(ctx, api.JobQuery{})
+	res, err := cl.Jobs(ctx, api.JobQuery{Filter: o.listFilter(), Brief: o.brief()})
 	if err != nil {
 		return clientError(env, "squeue", err)
 	}
@@ -193,26 +200,14 @@ func squeueOnce(ctx context.Context, env *Env, cl *api.Client, o *squeueOpts) in
 	return 0
 }
 
-// usesLicense reports whether a job's license request ("a:2,b") names one
-// of the comma-separated licenses (squeue -L).
-func usesLicense(have, want string) bool {
-	for _, l := range splitComma(have) {
-		name, _, _ := strings.Cut(l, ":")
-		if inList(want, name) {
-			return true
-		}
-	}
-	return false
-}
-
 // unknownSingleJob reports whether jobs names one job id (no list) that no
 // record in memory matches, whatever its state.
 func unknownSingleJob(all []api.JobInfo, jobs string) bool {
 	if jobs == "" || strings.Contains(jobs, ",") {
 		return false
 	}
-	for _, j := range all {
-		if jobMatches(j, jobs) {
+	for i := range all {
+		if api.JobNamed(&all[i], jobs) {
 			return false
 		}
 	}
@@ -231,32 +226,11 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 	if o.perPartition {
 		jobs = perPartition(jobs) // squeue_modes.go
 	}
-	keys := o.sortKeys
-	if keys == "" {
-		keys = "P,t,-p"
-		if o.start {
-			keys = "S"
-		}
-	}
-	sortJobs(jobs, keys, res.Now, len(splitComma(o.jobs)) == 1)
+	sortJobs(jobs, o.sortOrder(), res.Now, len(splitComma(o.jobs)) == 1)
 	if o.formatLong != "" {
 		return renderFields(jobs, o.formatLong, !o.noHeader, res.Now)
 	}
-	format := o.format
-	switch {
-	case o.onlyState:
-		format = squeueOnlyState // squeue_modes.go
-	case format == "%all":
-		format = squeueAll
-	case format != "":
-	case o.start:
-		format = squeueStart
-	case o.long:
-		format = squeueLong
-	default:
-		format = squeueDefault
-	}
-	items, err := parseFormat(format)
+	items, err := parseFormat(o.layout())
 	if err != nil {
 		return "", err
 	}
@@ -274,134 +248,109 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 	return b.String(), nil
 }
 
-// activeStates are the states squeue shows without -t.
-var activeStates = map[string]bool{"PENDING": true, "RUNNING": true, "SUSPENDED": true, "COMPLETING": true,
-	"CONFIGURING": true, "REQUEUED": true, "RESIZING": true, "SIGNALING": true, "STAGE_OUT": true}
+// sortOrder is -S, else squeue's default order.
+func (o *squeueOpts) sortOrder() string {
+	switch {
+	case o.sortKeys != "":
+		return o.sortKeys
+	case o.start:
+		return "S"
+	}
+	return "P,t,-p"
+}
+
+// layout is the -o format, else the one -l or --start select.
+func (o *squeueOpts) layout() string {
+	switch {
+	case o.onlyState:
+		return squeueOnlyState // squeue_modes.go
+	case o.format == "%all":
+		return squeueAll
+	case o.format != "":
+		return o.format
+	case o.start:
+		return squeueStart
+	case o.long:
+		return squeueLong
+	}
+	return squeueDefault
+}
+
+// brief reports whether every column and sort key o prints is one a
+// brief listing carries (api.BriefFields): the usual layouts are, and
+// the controller then skips the TRES, paths and other strings they do
+// not show.
+func (o *squeueOpts) brief() bool {
+	if o.formatLong != "" {
+		return false
+	}
+	items, err := parseFormat(o.layout())
+	if err != nil {
+		return false
+	}
+	for _, it := range items {
+		if it.field != 0 && !strings.ContainsRune(api.BriefFields, rune(it.field)) {
+			return false
+		}
+	}
+	for _, k := range splitComma(o.sortOrder()) {
+		if k = strings.TrimLeft(k, "+-"); k != "" && !strings.ContainsRune(api.BriefFields, rune(k[0])) {
+			return false
+		}
+	}
+	return true
+}
+
+// listFilter is o's job selection, which the controller applies before
+// it renders and sends the jobs and the client applies again (the same
+// api.JobMatcher) to what comes back.
+func (o *squeueOpts) listFilter() api.ListFilter {
+	return api.ListFilter{Jobs: o.jobs, Users: o.users, NotUser: o.notUser, Accounts: o.accounts, QOS: o.qos,
+		Partitions: o.parts, Names: o.names, Nodes: o.nodes, Reservations: o.resv, Licenses: o.licenses,
+		States: o.states, Pending: o.start}
+}
 
 func filterJobs(all []api.JobInfo, o *squeueOpts) ([]api.JobInfo, error) {
-	states := map[string]bool{}
-	for _, s := range splitComma(o.states) {
-		s = strings.ToUpper(s)
-		if long, ok := compactStates[s]; ok {
-			s = long
-		}
-		states[s] = true
+	m, err := o.listFilter().Matcher()
+	if err != nil {
+		return nil, err
 	}
-	if o.start {
-		states = map[string]bool{"PENDING": true}
+	// Most listings keep every job the controller sent (it filtered
+	// already) as it is: those are returned without a copy.
+	k := 0
+	for k < len(all) && m.Match(&all[k]) && !namesTasksOf(&all[k], o.jobs) {
+		k++
 	}
-	var nodes map[string]bool
-	if o.nodes != "" {
-		names, err := hostlist.Expand(o.nodes)
-		if err != nil {
-			return nil, fmt.Errorf("invalid node list %q", o.nodes)
-		}
-		nodes = map[string]bool{}
-		for _, n := range names {
-			nodes[n] = true
-		}
+	if k == len(all) {
+		return all, nil
 	}
-	var out []api.JobInfo
-	for _, j := range all {
+	out := append(make([]api.JobInfo, 0, len(all)), all[:k]...)
+	for i := k; i < len(all); i++ {
+		j := &all[i]
 		switch {
-		case len(states) > 0 && !states["ALL"] && !states[j.State]:
-			continue
-		case len(states) == 0 && !activeStates[j.State]:
-			// Without -t only active jobs are listed, with -j too: a job
-			// that completed is not shown (Slurm 24.11).
-			continue
-		case o.jobs != "" && !jobMatches(j, o.jobs):
-			continue
-		case o.jobs != "" && len(namedTasks(j, o.jobs)) > 0:
-			out = append(out, pendingTasks(j, namedTasks(j, o.jobs))...)
-			continue
-		case o.users != "" && !inList(o.users, j.User, strconv.FormatUint(uint64(j.UID), 10)):
-			continue
-		case o.notUser != "" && j.User == o.notUser:
-			continue
-		case o.licenses != "" && !usesLicense(j.Licenses, o.licenses):
-			continue
-		case o.accounts != "" && !inList(o.accounts, j.Account):
-			continue
-		case o.qos != "" && !inList(o.qos, j.QOS):
-			continue
-		case o.parts != "" && !anyInList(o.parts, j.Partition):
-			continue
-		case o.names != "" && !inList(o.names, j.Name):
-			continue
-		case nodes != nil && !nodesIntersect(nodes, j.NodeList):
-			continue
-		case o.resv != "" && !inList(o.resv, j.Reservation): // -R/--reservation (issue 8)
-			continue
+		case !m.Match(j):
+		case namesTasksOf(j, o.jobs):
+			out = append(out, pendingTasks(*j, namedTasks(*j, o.jobs))...)
+		default:
+			out = append(out, *j)
 		}
-		out = append(out, j)
 	}
 	return out, nil
+}
+
+// namesTasksOf reports whether the -j list names tasks of j, an array's
+// pending record, one by one ("4_4"): squeue then shows only those.
+func namesTasksOf(j *api.JobInfo, list string) bool {
+	return list != "" && len(namedTasks(*j, list)) > 0
 }
 
 var compactStates = map[string]string{"PD": "PENDING", "R": "RUNNING", "S": "SUSPENDED", "CG": "COMPLETING",
 	"CD": "COMPLETED", "CA": "CANCELLED", "F": "FAILED", "TO": "TIMEOUT", "NF": "NODE_FAIL", "PR": "PREEMPTED",
 	"BF": "BOOT_FAIL", "DL": "DEADLINE", "OOM": "OUT_OF_MEMORY", "CF": "CONFIGURING", "RQ": "REQUEUED"}
 
-func splitComma(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func splitComma(s string) []string { return api.SplitList(s) }
 
-func inList(list string, vals ...string) bool {
-	for _, p := range splitComma(list) {
-		for _, v := range vals {
-			if p == v {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func anyInList(list, csv string) bool { return inList(list, strings.Split(csv, ",")...) }
-
-func nodesIntersect(want map[string]bool, expr string) bool {
-	if expr == "" {
-		return false
-	}
-	names, err := hostlist.Expand(expr)
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		if want[n] {
-			return true
-		}
-	}
-	return false
-}
-
-// jobMatches reports whether j is named by the -j list ("12", "12_3").
-func jobMatches(j api.JobInfo, list string) bool {
-	for _, id := range splitComma(list) {
-		base, task, hasTask := strings.Cut(id, "_")
-		n, err := strconv.ParseUint(base, 10, 32)
-		if err != nil {
-			continue
-		}
-		if !hasTask && (uint64(j.JobID) == n || uint64(j.ArrayJobID) == n) {
-			return true
-		}
-		if hasTask && uint64(j.ArrayJobID) == n {
-			t, err := strconv.Atoi(task)
-			if err == nil && (int(j.ArrayTaskID) == t || j.ArrayTaskID < 0 && taskInSet(j.ArrayTasks, t)) {
-				return true
-			}
-		}
-	}
-	return false
-}
+func inList(list string, vals ...string) bool { return api.InList(list, vals...) }
 
 // namedTasks is the tasks of an array's pending record that the -j list
 // names one by one ("12_4"), in increasing order.
@@ -510,34 +459,69 @@ func expandArrays(jobs []api.JobInfo) []api.JobInfo {
 // ties list the newest job first, as Slurm 24.11's squeue does (checked on
 // the oracle: held jobs 1-4 of equal priority print 4, 3, 2, 1).
 func sortJobs(jobs []api.JobInfo, keys string, now time.Time, byID bool) {
-	ks := splitComma(keys)
-	sort.SliceStable(jobs, func(a, b int) bool {
+	type key struct {
+		field byte
+		desc  bool
+	}
+	var ks []key
+	for _, k := range splitComma(keys) {
+		desc := strings.HasPrefix(k, "-")
+		if k = strings.TrimLeft(k, "+-"); k != "" {
+			ks = append(ks, key{k[0], desc})
+		}
+	}
+	// Sort indices, then move each record once to its place: a record is
+	// about a kilobyte, and a stable sort of 100,000 of them moves each
+	// many times.
+	idx := make([]int32, len(jobs))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		ja, jb := &jobs[idx[a]], &jobs[idx[b]]
 		for _, k := range ks {
-			desc := strings.HasPrefix(k, "-")
-			k = strings.TrimLeft(k, "+-")
-			if k == "" {
-				continue
-			}
-			if k[0] == 'S' {
+			if k.field == 'S' {
 				// no start time (N/A) sorts last either way (oracle:
 				// -S S and -S -S both list the unplanned jobs last)
-				if za, zb := startOf(&jobs[a]).IsZero(), startOf(&jobs[b]).IsZero(); za != zb {
+				if za, zb := startOf(ja).IsZero(), startOf(jb).IsZero(); za != zb {
 					return zb
 				}
 			}
-			c := compareJobs(&jobs[a], &jobs[b], k[0], now)
-			if c != 0 {
-				return c < 0 != desc
+			if c := compareJobs(ja, jb, k.field, now); c != 0 {
+				return c < 0 != k.desc
 			}
-			if k[0] == 'S' {
+			if k.field == 'S' {
 				// equal start times (N/A included) list the older job
 				// first whichever the direction (oracle: -S S and -S -S
 				// both print unplanned jobs 8, 9, 11, 12, 13)
-				return startTie(&jobs[a], &jobs[b])
+				return startTie(ja, jb)
 			}
 		}
-		return tieOrder(&jobs[a], &jobs[b], byID)
+		return tieOrder(ja, jb, byID)
 	})
+	permute(jobs, idx)
+}
+
+// permute puts jobs[idx[i]] at i, following each cycle of the
+// permutation (idx is consumed).
+func permute(jobs []api.JobInfo, idx []int32) {
+	for i := range idx {
+		if idx[i] < 0 || int(idx[i]) == i {
+			continue
+		}
+		tmp := jobs[i]
+		j := i
+		for {
+			k := int(idx[j])
+			idx[j] = -1
+			if k == i {
+				jobs[j] = tmp
+				break
+			}
+			jobs[j] = jobs[k]
+			j = k
+		}
+	}
 }
 
 // tieOrder puts the newer job record first (oracle: -S t lists held jobs
@@ -930,6 +914,41 @@ func renderRow(items []fmtItem, value func(byte) string) string {
 // the width and cut when longer, as Slurm's clients do, and the last
 // field keeps its padding (oracle: `squeue -o '%i %.4t %N'` prints
 // "3   PD " for a pending job, sinfo -N "STATE ").
+// writeSqueueLine is renderLine for one job, written straight into b
+// (100,000 lines make no intermediate strings).
+func writeSqueueLine(b *strings.Builder, items []fmtItem, j *api.JobInfo, now time.Time) {
+	for _, it := range items {
+		if it.field == 0 {
+			b.WriteString(it.lit)
+			continue
+		}
+		v := squeueField(j, it.field, now)
+		switch {
+		case it.width <= 0:
+			b.WriteString(v)
+		case len(v) > it.width:
+			b.WriteString(v[:it.width])
+		case it.right:
+			writeSpaces(b, it.width-len(v))
+			b.WriteString(v)
+		default:
+			b.WriteString(v)
+			writeSpaces(b, it.width-len(v))
+		}
+	}
+	b.WriteByte('\n')
+}
+
+const spaces = "                                                                "
+
+func writeSpaces(b *strings.Builder, n int) {
+	for n > len(spaces) {
+		b.WriteString(spaces)
+		n -= len(spaces)
+	}
+	b.WriteString(spaces[:n])
+}
+
 func renderLine(items []fmtItem, value func(byte) string) string {
 	var b strings.Builder
 	for _, it := range items {

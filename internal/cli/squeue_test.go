@@ -507,3 +507,32 @@ func TestSqueueEndedReasonList(t *testing.T) {
 		t.Errorf("got %q %v, want %q", got, err, want)
 	}
 }
+
+// TestSqueueBriefListing: squeue asks the controller for the brief record
+// exactly when every column and sort key it prints is carried by it
+// (api.BriefFields).
+func TestSqueueBriefListing(t *testing.T) {
+	cases := []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"-l"}, true},
+		{[]string{"--start"}, true},
+		{[]string{"-o", "%i %P %j %u %T %M %l %D %R %S %e %p"}, true},
+		{[]string{"-o", "%i %C"}, false}, // CPUs come from the TRES
+		{[]string{"-o", "%all"}, false},
+		{[]string{"-O", "JobID,Name"}, false},
+		{[]string{"-S", "C"}, false},
+		{[]string{"-S", "-p,i"}, true},
+	}
+	for _, tc := range cases {
+		o, err := parseSqueue(tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := o.brief(); got != tc.want {
+			t.Errorf("squeue %v: brief %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}

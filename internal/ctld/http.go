@@ -94,8 +94,11 @@ func (c *Controller) clientMux() http.Handler {
 		if s := q.Get("id"); s != "" {
 			ids = strings.Split(s, ",")
 		}
-		detail := q.Get("detail") == "1"
-		return c.do(ctx, func(ls *loopState) (any, error) { return ls.queryJobs(ids, detail) })
+		detail, brief, f := q.Get("detail") == "1", q.Get("brief") == "1", api.DecodeListFilter(q)
+		if brief && len(ids) == 0 && strings.Contains(r.Header.Get("Accept"), api.RowsContentType) {
+			return c.do(ctx, func(ls *loopState) (any, error) { return ls.listRows(f) })
+		}
+		return c.do(ctx, func(ls *loopState) (any, error) { return ls.listJobs(ids, detail, brief, f) })
 	}))
 	mux.HandleFunc("POST "+api.PathJobControl, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
 		var req api.JobControlRequest
@@ -177,6 +180,9 @@ func (c *Controller) endpoint(h func(ctx context.Context, w Who, r *http.Request
 		res, err := h(ctx, who, r)
 		if err != nil {
 			writeErr(rw, err)
+			return
+		}
+		if writeListing(rw, r, res) {
 			return
 		}
 		rw.Header().Set("Content-Type", "application/json")

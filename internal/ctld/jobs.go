@@ -86,6 +86,8 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 	if spec.Name == "" {
 		spec.Name = "sbatch"
 	}
+	ls.internSpec(&spec)
+	who.User, who.Group = ls.intern.str(who.User), ls.intern.str(who.Group)
 	r, err := sched.RequestFromSpec(&spec, now, time.Local, &ls.cfg)
 	if err != nil {
 		return api.SubmitResponse{}, submitErr(err)

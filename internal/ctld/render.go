@@ -82,6 +82,16 @@ func (ls *loopState) reqTRES(j *sched.Job) string { return ls.reqVector(j).Strin
 
 // jobInfo renders j for the API.
 func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobInfo {
+	info := ls.briefInfo(j, now)
+	ls.fullInfo(j, now, detail, &info)
+	ls.resvJobInfo(j, &info) // Licenses=, Reservation=, tracked license TRES (resv.go)
+	return info
+}
+
+// briefInfo is what squeue's usual columns print (api.BriefFields), cheap
+// enough to render for 100,000 jobs on every listing: no TRES strings,
+// paths or priority terms (fullInfo adds those).
+func (ls *loopState) briefInfo(j *sched.Job, now time.Time) api.JobInfo {
 	cl := ls.st.Cluster
 	r := &j.Req
 	info := api.JobInfo{JobID: uint32(j.ID), JobIDStr: j.JobIDString(), ArrayTaskID: -1, Name: r.Name,
@@ -93,7 +103,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 		ExpectedStart: j.ExpectedStart, BeginTime: r.BeginTime, TimeLimitSec: limitSeconds(j.TimeLimit),
 		NodeList: compressNodes(cl, j.Alloc.Nodes), SchedNodes: compressNodes(cl, j.PlannedNodes),
 		NumNodes: int(max(r.MinNodes, 1)), NumTasks: int(max(r.NTasks, 1)), CPUsPerTask: int(max(r.CPUsPerTask, 1)),
-		ReqTRES: ls.reqTRES(j), Features: r.Constraint, Dependency: sched.DependencyString(j), Requeue: r.Requeue,
+		Features: r.Constraint, Requeue: r.Requeue,
 		RestartCount: int(j.RestartCount), ExitCode: exitString(j.ExitCode), Exclusive: r.Exclusive,
 		Reservation: r.Reservation}
 	if j.State.Base() == sched.JobPending || j.State.Finished() || j.Hold != sched.HoldNone {
@@ -109,7 +119,6 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 			info.ExpectedStart = r.BeginTime
 		}
 	}
-	info.PreemptEligibleTime = sched.PreemptEligibleTime(&ls.cfg, ls.st.Policy, j)
 	info.PreemptTime = j.PreemptTime
 	if j.Hold != sched.HoldNone {
 		info.Priority = 0 // a held job's priority is 0, as Slurm shows it
@@ -128,12 +137,23 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 			info.ArrayTasks = sched.FormatArrayTasks(j.Array.Tasks, j.Array.Throttle)
 		}
 	}
+	if len(j.Alloc.Nodes) > 0 {
+		info.NumNodes = len(j.Alloc.Nodes)
+		info.BatchHost = cl.Nodes[j.Alloc.Nodes[0]].Name
+	}
+	return info
+}
+
+// fullInfo adds to briefInfo what scontrol show job and the other
+// squeue columns print.
+func (ls *loopState) fullInfo(j *sched.Job, now time.Time, detail bool, info *api.JobInfo) {
+	r := &j.Req
+	info.ReqTRES, info.Dependency = ls.reqTRES(j), sched.DependencyString(j)
+	info.PreemptEligibleTime = sched.PreemptEligibleTime(&ls.cfg, ls.st.Policy, j)
 	if k := r.KillOnInvalidDep; k != nil {
 		info.KillOnInvalidDep = map[bool]string{true: "Yes", false: "No"}[*k]
 	}
 	if len(j.Alloc.Nodes) > 0 {
-		info.NumNodes = len(j.Alloc.Nodes)
-		info.BatchHost = cl.Nodes[j.Alloc.Nodes[0]].Name
 		v := ls.allocTRESVector(j)
 		info.NumCPUs = int(v["cpu"])
 		info.AllocTRES = v.String()
@@ -151,7 +171,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 	case perCPU > 0:
 		info.MinMemoryMB, info.MemPerCPU = perCPU, true
 	}
-	ls.shapeInfo(j, &info)
+	ls.shapeInfo(j, info)
 	var gres []string
 	for _, g := range r.Gres {
 		s := "gres/" + g.Name
@@ -167,20 +187,7 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 	if len(r.Exclude) > 0 {
 		info.ExcNodes = strings.Join(r.Exclude, ",")
 	}
-	if s := ls.specFor(j); s != nil {
-		info.Command, info.WorkDir, info.Comment = s.ScriptName, s.WorkDir, s.Comment
-		info.AllocNode, info.AllocSID = s.AllocNode, s.AllocSID
-		info.StdOut, info.StdErr, info.StdIn = stdPath(s.WorkDir, s.Output, j, "slurm-%j.out"), stdPath(s.WorkDir, s.Error, j, ""), s.Input
-		if info.StdErr == "" {
-			info.StdErr = info.StdOut
-		}
-		if info.StdIn == "" {
-			info.StdIn = "/dev/null"
-		}
-		if info.Command == "" {
-			info.Command = "(null)"
-		}
-	}
+	ls.specInfo(j, info)
 	if detail {
 		e := ls.explain(j, now)
 		for _, t := range e.Terms {
@@ -192,8 +199,27 @@ func (ls *loopState) jobInfo(j *sched.Job, now time.Time, detail bool) api.JobIn
 			info.WhyPending = ls.whyPending(j, now)
 		}
 	}
-	ls.resvJobInfo(j, &info) // Licenses=, Reservation=, tracked license TRES (resv.go)
-	return info
+}
+
+// specInfo fills what comes from the submission: command, directories,
+// standard streams.
+func (ls *loopState) specInfo(j *sched.Job, info *api.JobInfo) {
+	s := ls.specFor(j)
+	if s == nil {
+		return
+	}
+	info.Command, info.WorkDir, info.Comment = s.ScriptName, s.WorkDir, s.Comment
+	info.AllocNode, info.AllocSID = s.AllocNode, s.AllocSID
+	info.StdOut, info.StdErr, info.StdIn = stdPath(s.WorkDir, s.Output, j, "slurm-%j.out"), stdPath(s.WorkDir, s.Error, j, ""), s.Input
+	if info.StdErr == "" {
+		info.StdErr = info.StdOut
+	}
+	if info.StdIn == "" {
+		info.StdIn = "/dev/null"
+	}
+	if info.Command == "" {
+		info.Command = "(null)"
+	}
 }
 
 // shapeInfo fills scontrol show job's task and per-node fields as Slurm
@@ -239,6 +265,44 @@ func (ls *loopState) specFor(j *sched.Job) *api.JobSpec {
 	return nil
 }
 
+// expandStdPattern fills %% %j %x %u %A %a in one left-to-right scan
+// (a listing expands two patterns per job: no replacer is built).
+func expandStdPattern(pattern string, j *sched.Job) string {
+	if !strings.Contains(pattern, "%") {
+		return pattern
+	}
+	arrayID, task := uint64(j.ID), "4294967294"
+	if j.Array != nil {
+		arrayID, task = uint64(j.Array.JobID), strconv.Itoa(int(j.Array.TaskID))
+	}
+	var b strings.Builder
+	for i := 0; i < len(pattern); i++ {
+		if pattern[i] != '%' || i+1 == len(pattern) {
+			b.WriteByte(pattern[i])
+			continue
+		}
+		switch pattern[i+1] {
+		case '%':
+			b.WriteByte('%')
+		case 'j':
+			b.WriteString(strconv.FormatUint(uint64(j.ID), 10))
+		case 'x':
+			b.WriteString(j.Req.Name)
+		case 'u':
+			b.WriteString(j.User)
+		case 'A':
+			b.WriteString(strconv.FormatUint(arrayID, 10))
+		case 'a':
+			b.WriteString(task)
+		default:
+			b.WriteByte('%')
+			continue
+		}
+		i++
+	}
+	return b.String()
+}
+
 // stdPath expands the output pattern the way scontrol shows StdOut: the
 // job id patterns are filled in, the path made absolute.
 func stdPath(dir, pattern string, j *sched.Job, def string) string {
@@ -251,13 +315,7 @@ func stdPath(dir, pattern string, j *sched.Job, def string) string {
 	if pattern == "" {
 		return ""
 	}
-	rep := []string{"%%", "%", "%j", strconv.FormatUint(uint64(j.ID), 10), "%x", j.Req.Name, "%u", j.User}
-	if j.Array != nil {
-		rep = append(rep, "%A", strconv.FormatUint(uint64(j.Array.JobID), 10), "%a", strconv.Itoa(int(j.Array.TaskID)))
-	} else {
-		rep = append(rep, "%A", strconv.FormatUint(uint64(j.ID), 10), "%a", "4294967294")
-	}
-	out := strings.NewReplacer(rep...).Replace(pattern)
+	out := expandStdPattern(pattern, j)
 	if !strings.HasPrefix(out, "/") && dir != "" {
 		out = strings.TrimSuffix(dir, "/") + "/" + out
 	}

@@ -18,6 +18,8 @@ type loopState struct {
 	c   *Controller
 	st  *sched.State
 	cfg sched.Config
+	// intern shares the values submissions repeat (intern.go).
+	intern interner
 
 	// specs holds each job's submission (script, environment, output
 	// patterns); split array tasks share their array's.
@@ -241,6 +243,7 @@ func (ls *loopState) replay(rec *jobRecord) error {
 	}
 	*j = saved
 	if rec.Spec != nil {
+		ls.internSpec(rec.Spec)
 		ls.specs[j.ID] = rec.Spec
 	}
 	if rec.SiteFactor != 0 {
