@@ -12,6 +12,9 @@ import (
 // that numbers its jobs differently is a real difference.
 var (
 	isoTime = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d`)
+	// ctime's layout, the time stamp of squeue -l and -i, sinfo -l:
+	// "Thu Nov 26 22:40:38 2026".
+	ctime = regexp.MustCompile(`\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d\d:\d\d:\d\d \d{4}\b`)
 	// "alice(1001)" in scontrol show job, squeue %U...: host uids differ.
 	userID   = regexp.MustCompile(`\b([a-z_][a-z0-9_-]*)\((\d+)\)`)
 	allocSid = regexp.MustCompile(`(AllocNode:Sid=)\S+`)
@@ -41,6 +44,7 @@ func (n Normalizer) Apply(st Step, text string) string {
 	// Slurm itself prints "slurm 24.11.5".
 	text = strings.ReplaceAll(text, "slurm-wlm 24.11", "slurm 24.11")
 	text = isoTime.ReplaceAllString(text, "<TS>")
+	text = ctime.ReplaceAllString(text, "<CTIME>")
 	text = userID.ReplaceAllString(text, "$1(<ID>)")
 	text = allocSid.ReplaceAllString(text, "$1<ALLOC>")
 	for _, m := range st.Masks {

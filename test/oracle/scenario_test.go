@@ -120,6 +120,9 @@ func TestNormalize(t *testing.T) {
 	if got := n.Apply(Step{}, in); got != want {
 		t.Errorf("plain:\n got %q\nwant %q", got, want)
 	}
+	if got := n.Apply(Step{Masks: []string{"durations"}}, "Thu Nov 26 22:40:38 2026\nFri Dec  4 01:02:03 2026\n"); got != "<CTIME>\n<CTIME>\n" {
+		t.Errorf("ctime stamps (squeue -l on two days): %q", got)
+	}
 	if got := n.Apply(Step{Masks: []string{"durations"}}, "R 0:05 1-02:03:04 12:00:00\n"); got != "R <DUR> <DUR> <DUR>\n" {
 		t.Errorf("durations: %q", got)
 	}
