@@ -40,6 +40,8 @@ type squeueOpts struct {
 	iterate time.Duration
 	// notUser is the user --notme leaves out.
 	notUser string
+	// dp is --json/--yaml (cli/dataparser.go).
+	dp *dpFlags
 }
 
 func parseSqueue(args []string) (*squeueOpts, error) {
@@ -76,6 +78,7 @@ func parseSqueue(args []string) (*squeueOpts, error) {
 	fs.CountP("verbose", "v", "")
 	var iterate string
 	fs.StringVarP(&iterate, "iterate", "i", "", "")
+	o.dp = addDataParserFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -114,6 +117,9 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	if o.help || o.usage {
 		fmt.Fprintln(env.Stdout, "Usage: squeue [-A account] [-j jobs] [-L licenses] [-l] [--me|--notme] [-o format] [-O fields] [-p part] [-q qos] [-r] [-S sort] [--start] [-t states] [-u users] [-w nodes] [-h]")
 		return 0
+	}
+	if _, ok, rc := dpStart(env, "squeue", o.dp, 1); ok && rc >= 0 {
+		return rc
 	}
 	cl, err := controllerClient(env)
 	if err != nil {
@@ -161,6 +167,9 @@ func squeueOnce(ctx context.Context, env *Env, cl *api.Client, o *squeueOpts) in
 		// knows is an error (a loop waiting for a job to leave ends).
 		fmt.Fprintln(env.Stderr, "slurm_load_jobs error: Invalid job id specified")
 		return 1
+	}
+	if f, ok := o.dp.format(); ok {
+		return squeueDataParser(ctx, env, cl, o, f, res)
 	}
 	out, err := RenderSqueue(res, o)
 	if err != nil {
