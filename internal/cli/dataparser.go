@@ -133,6 +133,122 @@ func squeueDataParser(ctx context.Context, env *Env, cl *api.Client, o *squeueOp
 	}
 	sortJobs(jobs, "i", res.Now)
 	m := dpMeta(ctx, env, cl, "squeue")
-	dpWrite(env, f, dataparser.Jobs(jobs, res.Now, time.Time{}, dataparser.Cluster{Name: m.Cluster}), m)
+	dpWrite(env, f, dataparser.Jobs(jobs, res.Now, lastBackfill(ctx, cl), dataparser.Cluster{Name: m.Cluster}), m)
 	return 0
+}
+
+// lastBackfill is when the backfill scheduler last ran (last_backfill),
+// zero before its first cycle or when the statistics cannot be read.
+func lastBackfill(ctx context.Context, cl *api.Client) time.Time {
+	st, err := cl.Sdiag(ctx)
+	if err != nil {
+		return time.Time{}
+	}
+	return st.BfLastCycleWhen
+}
+
+// sinfoDataParser prints sinfo --json/--yaml for the partitions sinfo
+// would show (-p, and Hidden ones only to root or with -a).
+func sinfoDataParser(ctx context.Context, env *Env, cl *api.Client, f dataparser.Format, nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOpts) int {
+	var shown []api.PartitionRecord
+	for _, p := range parts.Partitions {
+		if o.parts != "" && !inList(o.parts, p.Name) || o.parts == "" && o.hideHidden && p.Hidden {
+			continue
+		}
+		shown = append(shown, p)
+	}
+	dpWrite(env, f, dataparser.Sinfo(nodes.Nodes, shown, nodeStateValue), dpMeta(ctx, env, cl, "sinfo"))
+	return 0
+}
+
+// scontrolShowDataParser prints scontrol show job|node|partition|
+// reservation|license --json/--yaml. ok is false for the entities whose
+// data_parser output Slurm 24.11 has not (config prints as text).
+func (s *scontrolRun) showDataParser(f dataparser.Format, what, name string, words []string) (rc int, ok bool) {
+	m := dpMeta(s.ctx, s.env, s.cl, words[:len(words)-1]...)
+	c := dataparser.Cluster{Name: m.Cluster}
+	var data dataparser.Obj
+	var warn []dataparser.Warning
+	switch {
+	case strings.HasPrefix(what, "job"):
+		q := api.JobQuery{}
+		if name != "" {
+			q.IDs = []string{name}
+		}
+		res, err := s.cl.Jobs(s.ctx, q)
+		if err != nil {
+			return clientError(s.env, "scontrol", err), true
+		}
+		sortJobs(res.Jobs, "i", res.Now)
+		data = dataparser.Jobs(res.Jobs, res.Now, lastBackfill(s.ctx, s.cl), c)
+	case strings.HasPrefix(what, "node"):
+		res, err := s.cl.Nodes(s.ctx)
+		if err != nil {
+			return clientError(s.env, "scontrol", err), true
+		}
+		nodes := res.Nodes[:0:0]
+		for _, n := range res.Nodes {
+			if name == "" || n.Name == name {
+				nodes = append(nodes, n)
+			}
+		}
+		data = dataparser.Nodes(nodes, res.Now)
+	case strings.HasPrefix(what, "partition"):
+		res, err := s.cl.Partitions(s.ctx)
+		if err != nil {
+			return clientError(s.env, "scontrol", err), true
+		}
+		parts := res.Partitions[:0:0]
+		for _, p := range res.Partitions {
+			if name == "" || p.Name == name {
+				parts = append(parts, p)
+			}
+		}
+		data = dataparser.Partitions(parts, res.Now)
+	default:
+		return s.showDataParserMore(f, what, name, m)
+	}
+	dpWrite(s.env, f, data, m, warn...)
+	return 0, true
+}
+
+// showDataParserMore is scontrol show reservation|license --json/--yaml,
+// read back from the controller's one-line text. Zero licenses is a
+// warning, as Slurm's "Zero licenses to dump".
+func (s *scontrolRun) showDataParserMore(f dataparser.Format, what, name string, m dataparser.Meta) (int, bool) {
+	var data dataparser.Obj
+	var warn []dataparser.Warning
+	now := time.Now()
+	switch {
+	case len(what) >= 3 && strings.HasPrefix("reservations", what), what == "resv":
+		words := []string{"show", "reservation"}
+		if name != "" {
+			words = append(words, name)
+		}
+		res, err := s.cl.ReservationCommand(s.ctx, api.ResvCommandRequest{Words: words, OneLiner: true})
+		if err != nil {
+			return clientError(s.env, "scontrol", err), true
+		}
+		recs := dataparser.Records(res.Text)
+		if strings.HasPrefix(res.Text, "No reservations") {
+			recs = nil
+		}
+		data = dataparser.Reservations(recs, now)
+	case strings.HasPrefix(what, "lic"):
+		// Slurm 24.11 dumps every license whatever name is given (oracle).
+		res, err := s.cl.Licenses(s.ctx, "", true)
+		if err != nil {
+			return clientError(s.env, "scontrol", err), true
+		}
+		recs := dataparser.Records(res.Text)
+		if len(recs) == 0 || recs[0]["LicenseName"] == "" {
+			recs = nil
+			warn = append(warn, dataparser.Warning{Description: "Zero licenses to dump"})
+		}
+		data = dataparser.Licenses(recs, now)
+	default:
+		return 0, false
+	}
+	dpWrite(s.env, f, data, m, warn...)
+	return 0, true
 }

@@ -44,6 +44,8 @@ type sinfoOpts struct {
 	// dead (-d) keeps only nodes not responding, responding (-r) only
 	// the others; usage is --usage.
 	dead, responding, usage bool
+	// dp is --json/--yaml (cli/dataparser.go).
+	dp *dpFlags
 }
 
 func parseSinfo(args []string) (*sinfoOpts, error) {
@@ -71,6 +73,7 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 	fs.Bool("noconvert", false, "")
 	fs.Bool("hide", false, "")
 	fs.CountP("verbose", "v", "")
+	o.dp = addDataParserFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -102,6 +105,9 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stdout, "Usage: sinfo [-N] [-l] [-s] [-R] [-d|-r] [-o format] [-O fields] [-p partitions] [-t states] [-n nodes] [-h]")
 		return 0
 	}
+	if _, ok, rc := dpStart(env, "sinfo", o.dp, 1); ok && rc >= 0 {
+		return rc
+	}
 	cl, err := controllerClient(env)
 	if err != nil {
 		return clientError(env, "sinfo", err)
@@ -117,6 +123,9 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 		return clientError(env, "sinfo", err)
 	}
 	o.forUser(env.UID)
+	if f, ok := o.dp.format(); ok {
+		return sinfoDataParser(ctx, env, cl, f, nodes, parts, o)
+	}
 	out, err := RenderSinfo(nodes, parts, o)
 	if err != nil {
 		return Errorf(env, "sinfo", "%v", err)

@@ -64,7 +64,7 @@ func Job(j *api.JobInfo, c Cluster) Obj {
 		{"dependency", j.Dependency},
 		{"derived_exit_code", ExitCode("0:0")},
 		{"eligible_time", Time(j.EligibleTime)},
-		{"end_time", Time(j.EndTime)},
+		{"end_time", Time(endTime(j))},
 		{"excluded_nodes", j.ExcNodes},
 		{"exit_code", ExitCode(j.ExitCode)},
 		{"extra", ""},
@@ -225,6 +225,15 @@ func pendingOnly(j *api.JobInfo, v int) int {
 		return v
 	}
 	return 0
+}
+
+// endTime is when the job ended or is expected to: a running job
+// without a time limit is given 365 days, as slurmctld does.
+func endTime(j *api.JobInfo) time.Time {
+	if j.EndTime.IsZero() && !j.StartTime.IsZero() && j.TimeLimitSec < 0 {
+		return j.StartTime.Add(365 * 24 * time.Hour)
+	}
+	return j.EndTime
 }
 
 // preemptable is when the job may be preempted: PreemptExemptTime after
