@@ -134,4 +134,3 @@ func (m *minMax) add(v int64) {
 }
 
 func minMaxObj(v int) Obj { return Obj{{"minimum", v}, {"maximum", v}} }
-
