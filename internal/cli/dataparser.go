@@ -132,7 +132,7 @@ func squeueDataParser(ctx context.Context, env *Env, cl *api.Client, o *squeueOp
 		return Errorf(env, "squeue", "%v", err)
 	}
 	sortJobs(jobs, "i", res.Now)
-	m := dpMeta(ctx, env, cl, "squeue")
+	m := dpMeta(ctx, env, cl, clientCommand("squeue", o.args)...)
 	dpWrite(env, f, dataparser.Jobs(jobs, res.Now, lastBackfill(ctx, cl), dataparser.Cluster{Name: m.Cluster}), m)
 	return 0
 }
@@ -157,7 +157,7 @@ func sinfoDataParser(ctx context.Context, env *Env, cl *api.Client, f dataparser
 		}
 		shown = append(shown, p)
 	}
-	dpWrite(env, f, dataparser.Sinfo(nodes.Nodes, shown, nodeStateValue), dpMeta(ctx, env, cl, "sinfo"))
+	dpWrite(env, f, dataparser.Sinfo(nodes.Nodes, shown, nodeStateValue), dpMeta(ctx, env, cl, clientCommand("sinfo", o.args)...))
 	return 0
 }
 
@@ -251,4 +251,47 @@ func (s *scontrolRun) showDataParserMore(f dataparser.Format, what, name string,
 	}
 	dpWrite(s.env, f, data, m, warn...)
 	return 0, true
+}
+
+// sacctDataParser prints sacct --json/--yaml: the runs sacct's options
+// select, each with its steps (none with -X), in sacct's order.
+func sacctDataParser(ctx context.Context, env *Env, cl *api.Client, f dataparser.Format, res api.AcctResponse, o *sacctOpts, args []string) int {
+	rows, err := sacctSelect(res, o, env.UID, time.Local)
+	if err != nil {
+		return Errorf(env, "sacct", "%v", err)
+	}
+	sacctSortBySubmit(rows)
+	var jobs []dataparser.AcctJob
+	for _, r := range rows {
+		if r.Step == "" {
+			jobs = append(jobs, dataparser.AcctJob{Job: r.AcctRecord, Group: groupName(r.GID)})
+			continue
+		}
+		if n := len(jobs); n > 0 && jobs[n-1].Job.JobID == r.JobID {
+			jobs[n-1].Steps = append(jobs[n-1].Steps, r.AcctRecord)
+		}
+	}
+	m := dpMeta(ctx, env, cl, clientCommand("sacct", args)...)
+	dpWrite(env, f, dataparser.Accounting(jobs, res.Cluster, res.Now), m)
+	return 0
+}
+
+// sshareDataParser prints sshare --json/--yaml: the rows sshare would
+// show (-a, -A, -u), read from the controller's parsable sshare rows.
+func sshareDataParser(ctx context.Context, env *Env, cl *api.Client, f dataparser.Format, req api.SshareRequest, args []string) int {
+	req = api.SshareRequest{All: req.All, Parsable2: true, NoHeader: true, Format: dataparser.ShareFields,
+		Accounts: req.Accounts, Users: req.Users}
+	text, err := cl.Sshare(ctx, req)
+	if err != nil {
+		return clientError(env, "sshare", err)
+	}
+	dpWrite(env, f, dataparser.Shares(text), dpMeta(ctx, env, cl, clientCommand("sshare", args)...))
+	return 0
+}
+
+// clientCommand is meta.command of squeue, sinfo, sacct, sdiag and
+// sshare: Slurm 24.11 records the command line without its last word
+// ("squeue --json" gives ["squeue"], "sacct --json -a" ["sacct", "--json"]).
+func clientCommand(name string, args []string) []string {
+	return append([]string{name}, args[:max(len(args)-1, 0)]...)
 }

@@ -50,6 +50,8 @@ type sacctOpts struct {
 	usage              bool
 	// truncate (-T) cuts Start and End to the -S/-E window.
 	truncate bool
+	// dp is --json/--yaml (cli/dataparser.go).
+	dp *dpFlags
 }
 
 func parseSacct(args []string) (*sacctOpts, error) {
@@ -90,6 +92,7 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	// (--noconvert) and there is no debug output (-v).
 	fs.Bool("noconvert", false, "")
 	fs.CountP("verbose", "v", "")
+	o.dp = addDataParserFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -118,6 +121,10 @@ func runSacct(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stdout, sacctHelpFormat())
 		return 0
 	}
+	// An unknown data_parser is reported and sacct exits 0 (oracle).
+	if _, ok, rc := dpStart(env, "sacct", o.dp, 0); ok && rc >= 0 {
+		return rc
+	}
 	cl, err := controllerClient(env)
 	if err != nil {
 		return clientError(env, "sacct", err)
@@ -127,6 +134,9 @@ func runSacct(ctx context.Context, env *Env, args []string) int {
 	res, err := cl.Accounting(ctx)
 	if err != nil {
 		return clientError(env, "sacct", err)
+	}
+	if f, ok := o.dp.format(); ok {
+		return sacctDataParser(ctx, env, cl, f, res, o, args)
 	}
 	out, err := RenderSacct(res, o, env.UID, time.Local)
 	if err != nil {

@@ -94,7 +94,7 @@ func runSdiag(ctx context.Context, env *Env, args []string) int {
 	sortRPCStats(st.RPCTypes, order)
 	sortRPCStats(st.RPCUsers, order)
 	if f, ok := o.dp.format(); ok {
-		dpWrite(env, f, dataparser.Diag(&st, gettimeofdayLatency()), dpMeta(ctx, env, cl, "sdiag"))
+		dpWrite(env, f, dataparser.Diag(&st, gettimeofdayLatency()), dpMeta(ctx, env, cl, clientCommand("sdiag", args)...))
 		return 0
 	}
 	fmt.Fprint(env.Stdout, RenderSdiag(&st, time.Local, gettimeofdayLatency()))

@@ -44,12 +44,14 @@ type sinfoOpts struct {
 	// dead (-d) keeps only nodes not responding, responding (-r) only
 	// the others; usage is --usage.
 	dead, responding, usage bool
-	// dp is --json/--yaml (cli/dataparser.go).
-	dp *dpFlags
+	// dp is --json/--yaml (cli/dataparser.go), args the command line
+	// (its meta.command).
+	dp   *dpFlags
+	args []string
 }
 
 func parseSinfo(args []string) (*sinfoOpts, error) {
-	o := &sinfoOpts{}
+	o := &sinfoOpts{args: args}
 	fs := pflag.NewFlagSet("sinfo", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVarP(&o.noHeader, "noheader", "h", false, "")

@@ -40,12 +40,14 @@ type squeueOpts struct {
 	iterate time.Duration
 	// notUser is the user --notme leaves out.
 	notUser string
-	// dp is --json/--yaml (cli/dataparser.go).
-	dp *dpFlags
+	// dp is --json/--yaml (cli/dataparser.go), args the command line
+	// (its meta.command).
+	dp   *dpFlags
+	args []string
 }
 
 func parseSqueue(args []string) (*squeueOpts, error) {
-	o := &squeueOpts{}
+	o := &squeueOpts{args: args}
 	fs := pflag.NewFlagSet("squeue", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVarP(&o.noHeader, "noheader", "h", false, "")

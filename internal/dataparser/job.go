@@ -227,13 +227,16 @@ func pendingOnly(j *api.JobInfo, v int) int {
 	return 0
 }
 
-// endTime is when the job ended or is expected to: a running job
-// without a time limit is given 365 days, as slurmctld does.
+// endTime is when the job ended or is expected to: a started job's
+// start plus its limit, or plus 365 days without one, as slurmctld does.
 func endTime(j *api.JobInfo) time.Time {
-	if j.EndTime.IsZero() && !j.StartTime.IsZero() && j.TimeLimitSec < 0 {
+	if !j.EndTime.IsZero() || j.StartTime.IsZero() {
+		return j.EndTime
+	}
+	if j.TimeLimitSec < 0 {
 		return j.StartTime.Add(365 * 24 * time.Hour)
 	}
-	return j.EndTime
+	return j.StartTime.Add(time.Duration(j.TimeLimitSec) * time.Second)
 }
 
 // preemptable is when the job may be preempted: PreemptExemptTime after

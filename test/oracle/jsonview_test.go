@@ -80,3 +80,14 @@ func TestParseJSONStep(t *testing.T) {
 		t.Error("trailing @json accepted")
 	}
 }
+
+// TestCanonicalStateInJSON checks that a private oracle's state directory
+// is rewritten in JSON replies too, where slashes are escaped.
+func TestCanonicalStateInJSON(t *testing.T) {
+	rec := &Recording{Results: []Result{{Stdout: `"cwd": "\/var\/tmp\/slurm-oracle-h2\/jobs", /var/tmp/slurm-oracle-h2/x`}}}
+	canonicalState(rec, "/var/tmp/slurm-oracle-h2")
+	want := `"cwd": "` + strings.ReplaceAll(DefaultOracleState, "/", `\/`) + `\/jobs", ` + DefaultOracleState + "/x"
+	if rec.Results[0].Stdout != want {
+		t.Errorf("got %s\nwant %s", rec.Results[0].Stdout, want)
+	}
+}
