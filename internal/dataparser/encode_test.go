@@ -64,7 +64,7 @@ func TestJSONLayout(t *testing.T) {
 // TestYAMLLayout checks libyaml's tagged layout as Slurm prints it (oracle
 // squeue --yaml): sequences in a mapping not indented, !!float with six
 // decimals, "!!str" alone for an empty string, a quoted string where a
-// plain one would be read otherwise.
+// plain one would be read otherwise, a blank line after "...".
 func TestYAMLLayout(t *testing.T) {
 	want := `%YAML 1.1
 --- !!map
@@ -90,6 +90,7 @@ func TestYAMLLayout(t *testing.T) {
   !!str description: !!str Zero licenses to dump
   !!str source: !!str
 ...
+
 `
 	if got := string(YAML(sample)); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)

@@ -9,12 +9,13 @@ import (
 // YAML writes v the way Slurm's serializer/yaml prints a data_parser reply:
 // libyaml's block style with every node explicitly tagged (!!map, !!seq,
 // !!str, !!int, !!float with six decimals, !!bool, !!null), sequences in a
-// mapping not indented, and the document ended by "...".
+// mapping not indented, and the document ended by "..." and a blank line
+// (Slurm's clients print a newline after libyaml's end marker).
 func YAML(v any) []byte {
 	var b strings.Builder
 	b.WriteString("%YAML 1.1\n---")
 	writeYAMLNode(&b, v, 0)
-	b.WriteString("...\n")
+	b.WriteString("...\n\n")
 	return []byte(b.String())
 }
 
