@@ -150,8 +150,9 @@ func (c *Controller) clientMux() http.Handler {
 		}
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.token(w, req) })
 	}))
-	c.registerExt(mux)  // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: ext_*.go
-	c.registerResv(mux) // scontrol reservations and licenses, sinfo -T, sreport reservation: resv.go
+	c.registerExt(mux)     // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: ext_*.go
+	c.registerResv(mux)    // scontrol reservations and licenses, sinfo -T, sreport reservation: resv.go
+	c.registerMetrics(mux) // Prometheus metrics: metrics.go
 	return mux
 }
 
