@@ -96,8 +96,8 @@ var optionParsers = map[string]func(args []string) (noEffect bool, err error){
 		o, err := parseSrun(a)
 		return err == nil && len(o.req.Ignored) > 0, err
 	},
-	"squeue":   func(a []string) (bool, error) { _, err := parseSqueue(a); return false, err },
-	"sinfo":    parseSinfoOptions,
+	"squeue": func(a []string) (bool, error) { _, err := parseSqueue(a); return false, err },
+	"sinfo":  parseSinfoOptions,
 	"scontrol": func(a []string) (bool, error) {
 		a, _ = extractDataParserArgs(a) // --json, --yaml: cli/dataparser.go
 		_, err := parseScontrolOptions(a)
