@@ -96,9 +96,13 @@ var optionParsers = map[string]func(args []string) (noEffect bool, err error){
 		o, err := parseSrun(a)
 		return err == nil && len(o.req.Ignored) > 0, err
 	},
-	"squeue":   func(a []string) (bool, error) { _, err := parseSqueue(a); return false, err },
-	"sinfo":    parseSinfoOptions,
-	"scontrol": func(a []string) (bool, error) { _, err := parseScontrolOptions(a); return false, err },
+	"squeue": func(a []string) (bool, error) { _, err := parseSqueue(a); return false, err },
+	"sinfo":  parseSinfoOptions,
+	"scontrol": func(a []string) (bool, error) {
+		a, _ = extractDataParserArgs(a) // --json, --yaml: cli/dataparser.go
+		_, err := parseScontrolOptions(a)
+		return false, err
+	},
 	"scancel":  func(a []string) (bool, error) { _, err := parseScancel(a); return false, err },
 	"sacct":    func(a []string) (bool, error) { _, err := parseSacct(a); return false, err },
 	"sacctmgr": func(a []string) (bool, error) { _, _, err := acct.ParseOptions(withoutHelp(a)); return false, err },
@@ -189,6 +193,11 @@ func init() {
 	compatNoEffect["scancel --ctld"] = "requests always go to the controller"
 	compatNoEffect["scontrol --all"] = "every partition is shown already"
 	compatNoEffect["scancel --quiet"] = "Sluice's scancel prints no warnings to hide"
+	for _, c := range []string{"squeue", "sinfo", "sacct", "sshare", "sdiag", "scontrol"} {
+		for _, o := range []string{" --json", " --yaml"} {
+			compatNotes[c+o] = "data_parser v0.0.42 only (docs/differences.md, --json and --yaml)"
+		}
+	}
 }
 
 // compatNoteAll are notes for an option under every command.

@@ -52,6 +52,8 @@ type sacctOpts struct {
 	truncate bool
 	// noconvert prints memory usage in bytes (--noconvert).
 	noconvert bool
+	// dp is --json/--yaml (cli/dataparser.go).
+	dp *dpFlags
 }
 
 func parseSacct(args []string) (*sacctOpts, error) {
@@ -91,6 +93,7 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	fs.BoolVar(&o.noconvert, "noconvert", false, "")
 	// Accepted with nothing to change: there is no debug output.
 	fs.CountP("verbose", "v", "")
+	o.dp = addDataParserFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -119,6 +122,10 @@ func runSacct(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stdout, sacctHelpFormat())
 		return 0
 	}
+	// An unknown data_parser is reported and sacct exits 0 (oracle).
+	if _, ok, rc := dpStart(env, "sacct", o.dp, 0); ok && rc >= 0 {
+		return rc
+	}
 	cl, err := controllerClient(env)
 	if err != nil {
 		return clientError(env, "sacct", err)
@@ -128,6 +135,9 @@ func runSacct(ctx context.Context, env *Env, args []string) int {
 	res, err := cl.Accounting(ctx)
 	if err != nil {
 		return clientError(env, "sacct", err)
+	}
+	if f, ok := o.dp.format(); ok {
+		return sacctDataParser(ctx, env, cl, f, res, o, args)
 	}
 	out, err := RenderSacct(res, o, env.UID, time.Local)
 	if err != nil {

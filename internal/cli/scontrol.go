@@ -53,6 +53,10 @@ func parseScontrolOptions(opts []string) (scontrolOptions, error) {
 }
 
 func runScontrol(ctx context.Context, env *Env, args []string) int {
+	args, dp := extractDataParserArgs(args) // --json, --yaml: cli/dataparser.go
+	if _, ok, rc := dpStart(env, "scontrol", dp, 1); ok && rc >= 0 {
+		return rc
+	}
 	var opts []string
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		opts, args = append(opts, args[0]), args[1:]
@@ -89,6 +93,11 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 	s := &scontrolRun{env: env, cl: cl, ctx: ctx, oneLiner: oneLiner, details: details}
 	switch cmd {
 	case "show":
+		if f, ok := dp.format(); ok && len(args) > 1 {
+			if rc, ok := s.showDataParser(f, strings.ToLower(args[1]), strings.Join(args[2:min(len(args), 3)], ""), args); ok {
+				return rc
+			}
+		}
 		return s.show(args[1:])
 	case "create", "delete":
 		if words, ok := partitionWords(args[1:]); ok {

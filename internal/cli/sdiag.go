@@ -3,7 +3,6 @@ package cli
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/dataparser"
 )
 
 func init() {
@@ -32,7 +32,9 @@ it started or sdiag -r. -r resets them (operators and administrators only).
 
 // sdiagOpts are sdiag's options.
 type sdiagOpts struct {
-	reset, asJSON, help, byID, byTime, byAvg bool
+	reset, help, byID, byTime, byAvg bool
+	// dp is --json/--yaml (cli/dataparser.go).
+	dp *dpFlags
 }
 
 func parseSdiag(args []string) (*sdiagOpts, error) {
@@ -40,7 +42,7 @@ func parseSdiag(args []string) (*sdiagOpts, error) {
 	fs := pflag.NewFlagSet("sdiag", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVarP(&o.reset, "reset", "r", false, "")
-	fs.BoolVar(&o.asJSON, "json", false, "")
+	o.dp = addDataParserFlags(fs)
 	fs.BoolVarP(&o.help, "help", "h", false, "")
 	fs.BoolVar(&o.help, "usage", false, "")
 	fs.BoolP("all", "a", false, "")
@@ -58,6 +60,10 @@ func runSdiag(ctx context.Context, env *Env, args []string) int {
 	if o.help {
 		fmt.Fprint(env.Stdout, sdiagUsage)
 		return 0
+	}
+	// An unknown data_parser makes sdiag exit 253 (oracle).
+	if _, ok, rc := dpStart(env, "sdiag", o.dp, 253); ok && rc >= 0 {
+		return rc
 	}
 	cl, err := controllerClient(env)
 	if err != nil {
@@ -87,9 +93,8 @@ func runSdiag(ctx context.Context, env *Env, args []string) int {
 	}
 	sortRPCStats(st.RPCTypes, order)
 	sortRPCStats(st.RPCUsers, order)
-	if o.asJSON {
-		data, _ := json.MarshalIndent(st, "", "  ")
-		fmt.Fprintln(env.Stdout, string(data))
+	if f, ok := o.dp.format(); ok {
+		dpWrite(env, f, dataparser.Diag(&st, gettimeofdayLatency()), dpMeta(ctx, env, cl, clientCommand("sdiag", args)...))
 		return 0
 	}
 	fmt.Fprint(env.Stdout, RenderSdiag(&st, time.Local, gettimeofdayLatency()))

@@ -50,10 +50,14 @@ type sinfoOpts struct {
 	// sort is -S/--sort; iterate -i/--iterate (0 = once).
 	sort    string
 	iterate time.Duration
+	// dp is --json/--yaml (cli/dataparser.go), args the command line
+	// (its meta.command).
+	dp   *dpFlags
+	args []string
 }
 
 func parseSinfo(args []string) (*sinfoOpts, error) {
-	o := &sinfoOpts{}
+	o := &sinfoOpts{args: args}
 	fs := pflag.NewFlagSet("sinfo", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVarP(&o.noHeader, "noheader", "h", false, "")
@@ -81,6 +85,7 @@ func parseSinfo(args []string) (*sinfoOpts, error) {
 	fs.Bool("noconvert", false, "")
 	fs.Bool("hide", false, "")
 	fs.CountP("verbose", "v", "")
+	o.dp = addDataParserFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -117,6 +122,9 @@ func runSinfo(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stdout, "Usage: sinfo [-N] [-l] [-s] [-R] [-d|-r] [-o format] [-O fields] [-p partitions] [-t states] [-n nodes] [-h]")
 		return 0
 	}
+	if _, ok, rc := dpStart(env, "sinfo", o.dp, 1); ok && rc >= 0 {
+		return rc
+	}
 	cl, err := controllerClient(env)
 	if err != nil {
 		return clientError(env, "sinfo", err)
@@ -136,6 +144,9 @@ func sinfoOnce(ctx context.Context, env *Env, cl *api.Client, o *sinfoOpts) int 
 	parts, err := cl.Partitions(ctx)
 	if err != nil {
 		return clientError(env, "sinfo", err)
+	}
+	if f, ok := o.dp.format(); ok {
+		return sinfoDataParser(ctx, env, cl, f, nodes, parts, o)
 	}
 	out, err := RenderSinfo(nodes, parts, o)
 	if err != nil {

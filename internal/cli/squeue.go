@@ -48,10 +48,14 @@ type squeueOpts struct {
 	// onlyState is --only-job-state, perPartition -P/--priority
 	// (squeue_modes.go).
 	onlyState, perPartition bool
+	// dp is --json/--yaml (cli/dataparser.go), args the command line
+	// (its meta.command).
+	dp   *dpFlags
+	args []string
 }
 
 func parseSqueue(args []string) (*squeueOpts, error) {
-	o := &squeueOpts{}
+	o := &squeueOpts{args: args}
 	fs := pflag.NewFlagSet("squeue", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.BoolVarP(&o.noHeader, "noheader", "h", false, "")
@@ -88,6 +92,7 @@ func parseSqueue(args []string) (*squeueOpts, error) {
 	fs.Lookup("steps").NoOptDefVal = "*"
 	fs.BoolVar(&o.onlyState, "only-job-state", false, "")
 	fs.BoolVarP(&o.perPartition, "priority", "P", false, "")
+	o.dp = addDataParserFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -129,6 +134,9 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	if o.help || o.usage {
 		fmt.Fprintln(env.Stdout, "Usage: squeue [-A account] [-j jobs] [-L licenses] [-l] [--me|--notme] [-o format] [-O fields] [-p part] [-q qos] [-r] [-S sort] [--start] [-t states] [-u users] [-w nodes] [-h]")
 		return 0
+	}
+	if _, ok, rc := dpStart(env, "squeue", o.dp, 1); ok && rc >= 0 {
+		return rc
 	}
 	cl, err := controllerClient(env)
 	if err != nil {
@@ -191,6 +199,9 @@ func squeueOnce(ctx context.Context, env *Env, cl *api.Client, o *squeueOpts) in
 		// knows is an error (a loop waiting for a job to leave ends).
 		fmt.Fprintln(env.Stderr, "slurm_load_jobs error: Invalid job id specified")
 		return 1
+	}
+	if f, ok := o.dp.format(); ok {
+		return squeueDataParser(ctx, env, cl, o, f, res)
 	}
 	out, err := RenderSqueue(res, o)
 	if err != nil {
@@ -281,8 +292,8 @@ func (o *squeueOpts) layout() string {
 // the controller then skips the TRES, paths and other strings they do
 // not show.
 func (o *squeueOpts) brief() bool {
-	if o.formatLong != "" {
-		return false
+	if _, ok := o.dp.format(); ok || o.formatLong != "" {
+		return false // --json/--yaml print whole records
 	}
 	items, err := parseFormat(o.layout())
 	if err != nil {

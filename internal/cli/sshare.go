@@ -21,6 +21,12 @@ your own user rows (all with -a, those named with -u).
 `
 
 func parseSshare(args []string) (api.SshareRequest, bool, error) {
+	req, _, help, err := parseSshareDP(args)
+	return req, help, err
+}
+
+// parseSshareDP is parseSshare with --json/--yaml (cli/dataparser.go).
+func parseSshareDP(args []string) (api.SshareRequest, *dpFlags, bool, error) {
 	var req api.SshareRequest
 	fs := pflag.NewFlagSet("sshare", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -39,21 +45,22 @@ func parseSshare(args []string) (api.SshareRequest, bool, error) {
 	usage := fs.Bool("usage", false, "")
 	noHeader2 := fs.BoolP("no-header", "h", false, "")
 	fs.CountP("verbose", "v", "") // no debug output to give
+	dp := addDataParserFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return req, false, err
+		return req, dp, false, err
 	}
 	for i, a := range req.Accounts {
 		req.Accounts[i] = strings.ToLower(a) // stored lowercase, as in Slurm
 	}
 	if fs.NArg() > 0 {
-		return req, false, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
+		return req, dp, false, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
 	}
 	req.NoHeader = req.NoHeader || *noHeader2
-	return req, *help || *usage, nil
+	return req, dp, *help || *usage, nil
 }
 
 func runSshare(ctx context.Context, env *Env, args []string) int {
-	req, help, err := parseSshare(args)
+	req, dp, help, err := parseSshareDP(args)
 	if err != nil {
 		return OptionError(env, "sshare", err)
 	}
@@ -61,12 +68,19 @@ func runSshare(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprint(env.Stdout, sshareUsage)
 		return 0
 	}
+	// An unknown data_parser makes sshare exit 253 (oracle).
+	if _, ok, rc := dpStart(env, "sshare", dp, 253); ok && rc >= 0 {
+		return rc
+	}
 	cl, err := controllerClient(env)
 	if err != nil {
 		return clientError(env, "sshare", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
+	if f, ok := dp.format(); ok {
+		return sshareDataParser(ctx, env, cl, f, req, args)
+	}
 	text, err := cl.Sshare(ctx, req)
 	if err != nil {
 		return clientError(env, "sshare", err)

@@ -34,6 +34,9 @@ type Normalizer struct {
 
 // Apply rewrites one output of a step.
 func (n Normalizer) Apply(st Step, text string) string {
+	if st.JSON {
+		text = jsonView(text, st.JSONPaths)
+	}
 	if n.State != "" {
 		text = strings.ReplaceAll(text, n.State, "<STATE>")
 	}

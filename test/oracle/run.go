@@ -227,7 +227,14 @@ func canonicalState(rec *Recording, state string) {
 	}
 	for i := range rec.Results {
 		r := &rec.Results[i]
-		r.Stdout = strings.ReplaceAll(r.Stdout, state, DefaultOracleState)
-		r.Stderr = strings.ReplaceAll(r.Stderr, state, DefaultOracleState)
+		// JSON replies (--json) escape the slashes of the path.
+		for _, s := range []string{state, strings.ReplaceAll(state, "/", `\/`)} {
+			canon := DefaultOracleState
+			if s != state {
+				canon = strings.ReplaceAll(canon, "/", `\/`)
+			}
+			r.Stdout = strings.ReplaceAll(r.Stdout, s, canon)
+			r.Stderr = strings.ReplaceAll(r.Stderr, s, canon)
+		}
 	}
 }

@@ -54,6 +54,10 @@ type Step struct {
 	State string        // Wait: the state to reach, or "gone"
 	Masks []string      // Run: extra normalisations for this step (see Normalize)
 	Sort  bool          // Run: compare stdout with its lines sorted
+	// JSON is "@json [PATTERN...]": stdout is compared through its JSON
+	// view (jsonview.go); JSONPaths are the patterns.
+	JSON      bool
+	JSONPaths []string
 }
 
 // Sleeps is the time the scenario's sleep steps take.
@@ -108,12 +112,13 @@ var knownMasks = map[string]bool{"durations": true, "numbers": true}
 //	wait 1 RUNNING                    poll until job 1 is RUNNING (60 s), "wait 1 gone 90"
 //	@sort                             the next command's stdout is compared sorted
 //	@mask durations                   the next command's H:MM:SS values are masked
+//	@json jobs[].job_state            the next command's JSON stdout is compared through a view (jsonview.go)
 //
 // Errors name the file and the line.
 func ParseScenario(name, text string) (*Scenario, error) {
 	sc := &Scenario{Name: name, Text: text, Nodes: 4}
-	var pendingMasks []string
-	pendingSort := false
+	var pendingMasks, pendingJSONPaths []string
+	pendingSort, pendingJSON := false, false
 	s := bufio.NewScanner(strings.NewReader(text))
 	s.Buffer(make([]byte, 0, 64*1024), 1024*1024)
 	for n := 1; s.Scan(); n++ {
@@ -140,6 +145,8 @@ func ParseScenario(name, text string) (*Scenario, error) {
 			sc.Nodes = n
 		case line == "@sort":
 			pendingSort = true
+		case line == "@json" || strings.HasPrefix(line, "@json "):
+			pendingJSON, pendingJSONPaths = true, strings.Fields(line[5:])
 		case strings.HasPrefix(line, "@mask "):
 			for _, m := range strings.Fields(line[6:]) {
 				if !knownMasks[m] {
@@ -165,21 +172,22 @@ func ParseScenario(name, text string) (*Scenario, error) {
 		default:
 			m := runLine.FindStringSubmatch(line)
 			if m == nil {
-				return nil, errf("not a step: %q (want USER$ COMMAND, $ COMMAND, sleep, sync, wait, conf, @sort, @mask or #)", line)
+				return nil, errf("not a step: %q (want USER$ COMMAND, $ COMMAND, sleep, sync, wait, conf, @sort, @mask, @json or #)", line)
 			}
 			user := m[1]
 			if user == "" {
 				user = "root"
 			}
-			sc.Steps = append(sc.Steps, Step{Line: n, Kind: Run, User: user, Cmd: m[2], Masks: pendingMasks, Sort: pendingSort})
-			pendingMasks, pendingSort = nil, false
+			sc.Steps = append(sc.Steps, Step{Line: n, Kind: Run, User: user, Cmd: m[2], Masks: pendingMasks, Sort: pendingSort,
+				JSON: pendingJSON, JSONPaths: pendingJSONPaths})
+			pendingMasks, pendingSort, pendingJSON, pendingJSONPaths = nil, false, false, nil
 		}
 	}
 	if err := s.Err(); err != nil {
 		return nil, fmt.Errorf("%s.scn: %w", name, err)
 	}
-	if pendingSort || len(pendingMasks) > 0 {
-		return nil, fmt.Errorf("%s.scn: @sort or @mask at the end applies to no command", name)
+	if pendingSort || pendingJSON || len(pendingMasks) > 0 {
+		return nil, fmt.Errorf("%s.scn: @sort, @mask or @json at the end applies to no command", name)
 	}
 	if len(sc.Steps) == 0 {
 		return nil, fmt.Errorf("%s.scn: no steps", name)
