@@ -82,3 +82,53 @@ func TestMPIHelloPMI2(t *testing.T) {
 		t.Errorf("%d distinct lines, want 6:\n%s", len(seen), data)
 	}
 }
+
+// TestOpenMPIMpirunInBatch: Open MPI's mpirun inside `sbatch -N3 -n6`
+// starts its daemons on the job's nodes through srun (its plm/slurm runs
+// `srun --ntasks-per-node=1 --kill-on-bad-exit --mpi=none ... orted`) and
+// runs six ranks whose Allreduce sums over all of them. Needs Debian's
+// openmpi-bin and libopenmpi-dev: skipped without them unless
+// SLUICE_REQUIRE_MPI is set.
+func TestOpenMPIMpirunInBatch(t *testing.T) {
+	mpicc, err1 := exec.LookPath("mpicc.openmpi")
+	mpirun, err2 := exec.LookPath("mpirun.openmpi")
+	if err1 != nil || err2 != nil {
+		if os.Getenv("SLUICE_REQUIRE_MPI") != "" {
+			t.Fatal("Open MPI not found and SLUICE_REQUIRE_MPI is set (apt-get install openmpi-bin libopenmpi-dev)")
+		}
+		t.Skip("Open MPI not found: install Debian's openmpi-bin and libopenmpi-dev to run the Open MPI test")
+	}
+	c := upCluster(t, 3, "")
+	dir := filepath.Join(c.state, "ompi")
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// mpirun finds srun on PATH, as on a Slurm cluster.
+	if err := os.Symlink(c.bin, filepath.Join(dir, "bin", "srun")); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "hello.c")
+	if err := os.WriteFile(src, []byte(mpiHello), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mpicc, "-o", filepath.Join(dir, "hello"), src).CombinedOutput(); err != nil {
+		t.Fatalf("mpicc: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "out.txt")
+	script := "export PATH=" + filepath.Join(dir, "bin") + ":$PATH; " + mpirun + " --allow-run-as-root -np 6 " + filepath.Join(dir, "hello")
+	rc, stdout, stderr := c.run("sbatch", "-N3", "-n6", "-o", out, "--export=ALL,SLURM_CONF="+c.conf, "--wrap", script)
+	if rc != 0 {
+		t.Fatalf("sbatch: %d %s %s", rc, stdout, stderr)
+	}
+	id := strings.TrimSpace(strings.TrimPrefix(stdout, "Submitted batch job "))
+	j := c.waitState(id, "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT")
+	data, _ := os.ReadFile(out)
+	if j.State != "COMPLETED" {
+		t.Fatalf("job %s ended %s:\n%s", id, j.State, data)
+	}
+	for r := 0; r < 6; r++ {
+		if want := "rank " + string(rune('0'+r)) + " of 6 sum 21"; !strings.Contains(string(data), want) {
+			t.Errorf("no line %q in:\n%s", want, data)
+		}
+	}
+}
