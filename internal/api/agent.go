@@ -276,6 +276,20 @@ type LaunchRequest struct {
 	KillWaitSec int64 `json:"kill_wait_s,omitempty"`
 	// StartTime is when the controller started the job (SLURM_JOB_START_TIME).
 	StartTime time.Time `json:"start_time,omitempty"`
+	// Scripts are slurm.conf's node-side scripts (nil = none).
+	Scripts *NodeScripts `json:"scripts,omitempty"`
+}
+
+// NodeScripts are the scripts slurm.conf has the node agent run around a
+// job (Prolog, Epilog as root; TaskProlog, TaskEpilog as the job's user),
+// sent with each launch because agents do not read slurm.conf.
+type NodeScripts struct {
+	Prolog     string `json:"prolog,omitempty"`
+	Epilog     string `json:"epilog,omitempty"`
+	TaskProlog string `json:"task_prolog,omitempty"`
+	TaskEpilog string `json:"task_epilog,omitempty"`
+	// TimeoutSec is PrologEpilogTimeout (0 = none).
+	TimeoutSec int64 `json:"timeout_s,omitempty"`
 }
 
 // LaunchBatch is several launch requests for one agent.
@@ -328,6 +342,10 @@ type JobStatus struct {
 	SuspendedSec int64 `json:"suspended_s,omitempty"`
 	// Reason explains a failure to launch or a lost job.
 	Reason string `json:"reason,omitempty"`
+	// ScriptFailure names the node script that failed on the job's node
+	// ("prolog" or "epilog"): the controller drains the node, and requeues
+	// the job after a failed prolog.
+	ScriptFailure string `json:"script_failure,omitempty"`
 	// StdOut and StdErr are the expanded output paths.
 	StdOut string `json:"stdout,omitempty"`
 	StdErr string `json:"stderr,omitempty"`

@@ -312,6 +312,7 @@ func (ls *loopState) queueLaunch(j *sched.Job) { ls.queueLaunches([]*sched.Job{j
 // not 16. Jobs whose launch does not land that way fall back to a call of
 // their own, with retries.
 func (ls *loopState) queueLaunches(jobs []*sched.Job) {
+	jobs = ls.gatePrologSlurmctld(jobs) // prolog.go
 	batches := map[int32]*launchBatch{}
 	for _, j := range jobs {
 		host := batchHost(j.Alloc.Nodes)
@@ -560,6 +561,7 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 	if r.Script == "" {
 		r.Script = "#!/bin/sh\n" + spec.Wrap + "\n"
 	}
+	r.Scripts = ls.nodeScripts() // prolog.go
 	if len(j.Alloc.CPUs) > 0 {
 		r.CPUs = int(j.Alloc.CPUs[0])
 		if ls.cfg.ConsumeMemory {

@@ -58,6 +58,8 @@ type jobRecord struct {
 	Cgroup   string `json:"cgroup,omitempty"`
 	// Reported is set once the controller acknowledged the final state.
 	Reported bool `json:"reported,omitempty"`
+	// ScriptFailure is "prolog" or "epilog" when that node script failed.
+	ScriptFailure string `json:"script_failure,omitempty"`
 }
 
 // status converts the record to its wire form.
@@ -70,7 +72,7 @@ func (r *jobRecord) status(now time.Time) api.JobStatus {
 		JobID: r.Req.JobID, RestartCount: r.Req.RestartCount, State: r.State,
 		PID: r.PID, StartTime: r.Start, EndTime: r.End, ExitCode: r.ExitCode,
 		SuspendedSec: int64(susp / time.Second), Reason: r.Reason,
-		StdOut: r.StdOut, StdErr: r.StdErr, TimeLimitSec: r.Req.TimeLimitSec,
+		StdOut: r.StdOut, StdErr: r.StdErr, TimeLimitSec: r.Req.TimeLimitSec, ScriptFailure: r.ScriptFailure,
 	}
 }
 
@@ -91,6 +93,9 @@ type execSpec struct {
 	Umask  int      `json:"umask"`
 	// Cgroup is the job's cgroup v2 directory ("" = none).
 	Cgroup string `json:"cgroup,omitempty"`
+	// Preamble is written to stdout before the job starts: the "print"
+	// lines of its TaskProlog.
+	Preamble string `json:"preamble,omitempty"`
 }
 
 // shimPids is written by the shim once the job started.
