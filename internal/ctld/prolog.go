@@ -16,12 +16,10 @@ import (
 )
 
 // Node reasons Slurm 24.11 gives a node drained by a failed node script
-// (sinfo -R, scontrol show node), and the description of a job requeued
-// held after a failed prolog (squeue "(launch failed requeued held)").
+// (sinfo -R, scontrol show node).
 const (
-	reasonPrologError    = "Prolog error"
-	reasonEpilogError    = "Epilog error"
-	stateDescPrologEnded = "launch failed requeued held"
+	reasonPrologError = "Prolog error"
+	reasonEpilogError = "Epilog error"
 )
 
 // prologBook tracks the controller's scripts per job run: the
@@ -89,7 +87,7 @@ func (ls *loopState) nodeScriptFailed(i int32, j *sched.Job, s api.JobStatus) bo
 		return false
 	}
 	if hold {
-		j.StateDesc = stateDescPrologEnded
+		j.StateDesc = sched.StateDescLaunchFailedHeld
 	}
 	delete(ls.launched, j.ID)
 	ls.setPriority(j, now)
