@@ -10,7 +10,7 @@ import (
 
 // TestPrologEpilogUp runs slurm.conf's Prolog, Epilog and TaskProlog on
 // `sluice up`: a job gets its TaskProlog's exported variable and printed
-// line, Prolog and Epilog see slurmd's SLURM_SCRIPT_CONTEXT; a Prolog that
+// line (the batch script and each srun task), Prolog and Epilog see slurmd's SLURM_SCRIPT_CONTEXT; a Prolog that
 // fails on node2 drains it ("Prolog error" in sinfo -R) and requeues the job
 // held (squeue "(launch failed requeued held)"), as Slurm 24.11 does.
 func TestPrologEpilogUp(t *testing.T) {
@@ -25,14 +25,15 @@ func TestPrologEpilogUp(t *testing.T) {
 	}
 	extra := "Prolog=" + write("prolog", `env > `+dir+`/prolog.$SLURM_JOB_ID; [ "$SLURMD_NODENAME" = node2 ] && exit 1; exit 0`) + "\n" +
 		"Epilog=" + write("epilog", `env > `+dir+`/epilog.$SLURM_JOB_ID`) + "\n" +
-		"TaskProlog=" + write("taskprolog", `echo "export FROM_TP=yes"; echo "print task prolog says hi"`) + "\n"
+		"TaskProlog=" + write("taskprolog", `echo "export FROM_TP=yes"; echo "export TP_STEP=${SLURM_STEP_ID:-batch}"; echo "print task prolog says hi"`) + "\n"
 	c := upCluster(t, 2, extra)
 	out := filepath.Join(dir, "job.out")
-	id := c.submit("-w", "node1", "-o", out, "--wrap", "echo FROM_TP=$FROM_TP")
+	id := c.submit("-w", "node1", "-o", out, "--export=ALL,SLURM_CONF="+c.conf, "--wrap",
+		"echo FROM_TP=$FROM_TP TP_STEP=$TP_STEP; "+c.bin+" srun sh -c 'echo step TP_STEP=$TP_STEP'")
 	if j := c.waitState(id, "COMPLETED", "FAILED", "CANCELLED"); j.State != "COMPLETED" {
 		t.Fatalf("job %s ended %s", id, j.State)
 	}
-	if data, _ := os.ReadFile(out); string(data) != "task prolog says hi\nFROM_TP=yes\n" {
+	if data, _ := os.ReadFile(out); string(data) != "task prolog says hi\nFROM_TP=yes TP_STEP=batch\ntask prolog says hi\nstep TP_STEP=0\n" {
 		t.Errorf("job output %q", data)
 	}
 	if data, _ := os.ReadFile(filepath.Join(dir, "prolog."+id)); !strings.Contains(string(data), "SLURM_SCRIPT_CONTEXT=prolog_slurmd") {

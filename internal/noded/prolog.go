@@ -277,3 +277,37 @@ func (a *Agent) startEpilog(j *job) {
 	j.epilogRunning = true
 	go a.runEpilog(j, j.rec.status(time.Now()), j.rec.StdOut)
 }
+
+// stepTaskProlog runs TaskProlog as the user before a step's task (srun),
+// with the task's environment: its export/unset lines change that
+// environment, its print lines go to the task's stdout, as slurmstepd
+// does. A failing TaskProlog fails the task.
+func (r *stepRun) stepTaskProlog(t *stepTask, env []string) ([]string, error) {
+	s := r.req.Job.Scripts
+	if s == nil || s.TaskProlog == "" {
+		return env, nil
+	}
+	penv := append(append([]string(nil), env...), "SLURM_SCRIPT_CONTEXT="+contextTaskProlog)
+	out, err := runScript(scriptRun{path: s.TaskProlog, env: penv, dir: r.req.Cwd, timeout: scriptTimeout(s), cred: r.a.taskCred(&r.req.Job)})
+	if err != nil {
+		return nil, fmt.Errorf("TaskProlog failed: %v", err)
+	}
+	env, preamble := applyTaskProlog(env, out)
+	if preamble != "" {
+		r.out.frame(api.StepFrameStdout, uint32(t.id), []byte(preamble))
+	}
+	return env, nil
+}
+
+// stepTaskEpilog runs TaskEpilog as the user after a step's task ended,
+// with the task's environment; a failure is only logged.
+func (r *stepRun) stepTaskEpilog(env []string) {
+	s := r.req.Job.Scripts
+	if s == nil || s.TaskEpilog == "" || env == nil {
+		return
+	}
+	env = append(append([]string(nil), env...), "SLURM_SCRIPT_CONTEXT="+contextTaskEpilog)
+	if _, err := runScript(scriptRun{path: s.TaskEpilog, env: env, dir: r.req.Cwd, timeout: scriptTimeout(s), cred: r.a.taskCred(&r.req.Job)}); err != nil {
+		r.a.log.Warn("task epilog failed", "job", r.req.Job.JobID, "step", r.req.StepID, "err", err)
+	}
+}

@@ -407,6 +407,7 @@ func (r *stepRun) execTask(t *stepTask) string {
 		}
 	}
 	syscall.Kill(-t.pgid, syscall.SIGKILL)
+	r.stepTaskEpilog(cmd.Env) // prolog.go
 	return exitString(cmd.ProcessState)
 }
 
@@ -422,6 +423,9 @@ type taskFiles struct {
 func (r *stepRun) taskCommand(t *stepTask) (*exec.Cmd, taskFiles, error) {
 	var files taskFiles
 	env, err := r.taskEnv(t)
+	if err == nil {
+		env, err = r.stepTaskProlog(t, env) // prolog.go
+	}
 	if err != nil {
 		return nil, files, err
 	}
