@@ -206,6 +206,7 @@ func (c *Controller) registerStepRoutes(mux *http.ServeMux) {
 		}
 		return c.launchStep(ctx, w, req)
 	}))
+	c.registerAttachRoute(mux) // sattach.go
 	c.recoverSteps()
 }
 

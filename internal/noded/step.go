@@ -82,7 +82,8 @@ type stepRun struct {
 	cgroup    string
 	ownCG     bool
 	timers    []*time.Timer
-	pmi       *stepPMI // --mpi=pmi2 (pmi.go)
+	pmi       *stepPMI     // --mpi=pmi2 (pmi.go)
+	attach    *attachments // sattach's clients (sattach.go)
 }
 
 // stepTask is one task (one process group) of a step.
@@ -103,7 +104,7 @@ func (a *Agent) LaunchStep(req api.AgentStepLaunch) (api.StepNodeResult, error) 
 		return api.StepNodeResult{}, err
 	}
 	key := stepKey{req.Job.JobID, req.StepID}
-	r := &stepRun{a: a, req: req, key: key, done: make(chan struct{}),
+	r := &stepRun{a: a, req: req, key: key, done: make(chan struct{}), attach: &attachments{},
 		result: api.StepNodeResult{Node: a.cfg.Name, JobID: key.job, StepID: key.step, Start: time.Now()}}
 	t := a.steps()
 	t.mu.Lock()
@@ -210,7 +211,7 @@ func (r *stepRun) claim() error {
 func (r *stepRun) serveIO(conn io.ReadWriteCloser, in io.Reader) {
 	defer conn.Close()
 	r.mu.Lock()
-	r.out = &stepWriter{w: conn}
+	r.out = &stepWriter{w: conn, att: r.attach}
 	r.mu.Unlock()
 	// The tasks' stdin queues exist before srun's first frame is read, so
 	// input sent at once is not lost.
@@ -693,6 +694,8 @@ type stepWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
 	broken bool
+	// att are sattach's clients (sattach.go).
+	att *attachments
 }
 
 func (s *stepWriter) frame(kind byte, task uint32, p []byte) {
@@ -701,6 +704,7 @@ func (s *stepWriter) frame(kind byte, task uint32, p []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.att.record(kind, task, p)
 	if s.broken {
 		return
 	}
