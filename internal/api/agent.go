@@ -290,6 +290,8 @@ type NodeScripts struct {
 	TaskEpilog string `json:"task_epilog,omitempty"`
 	// TimeoutSec is PrologEpilogTimeout (0 = none).
 	TimeoutSec int64 `json:"timeout_s,omitempty"`
+	// CPUsPerNode is the job's SLURM_JOB_CPUS_PER_NODE ("2(x3),1").
+	CPUsPerNode string `json:"cpus_per_node,omitempty"`
 }
 
 // LaunchBatch is several launch requests for one agent.

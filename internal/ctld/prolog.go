@@ -46,14 +46,14 @@ func (ls *loopState) scriptTimeout() time.Duration {
 	return time.Duration(ls.c.cfg.PrologEpilogTimeout) * time.Second
 }
 
-// nodeScripts are the node-side scripts sent with every launch.
-func (ls *loopState) nodeScripts() *api.NodeScripts {
+// nodeScripts are the node-side scripts sent with every launch of j.
+func (ls *loopState) nodeScripts(j *sched.Job) *api.NodeScripts {
 	cf := ls.c.cfg
 	if cf.Prolog == "" && cf.Epilog == "" && cf.TaskProlog == "" && cf.TaskEpilog == "" {
 		return nil
 	}
 	return &api.NodeScripts{Prolog: cf.Prolog, Epilog: cf.Epilog, TaskProlog: cf.TaskProlog,
-		TaskEpilog: cf.TaskEpilog, TimeoutSec: int64(cf.PrologEpilogTimeout)}
+		TaskEpilog: cf.TaskEpilog, TimeoutSec: int64(cf.PrologEpilogTimeout), CPUsPerNode: tasksPerNode(int32s(j.Alloc.CPUs))}
 }
 
 // slurmUser names the user Slurm records for the reasons it sets itself.

@@ -561,7 +561,7 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 	if r.Script == "" {
 		r.Script = "#!/bin/sh\n" + spec.Wrap + "\n"
 	}
-	r.Scripts = ls.nodeScripts() // prolog.go
+	r.Scripts = ls.nodeScripts(j) // prolog.go
 	if len(j.Alloc.CPUs) > 0 {
 		r.CPUs = int(j.Alloc.CPUs[0])
 		if ls.cfg.ConsumeMemory {

@@ -110,6 +110,9 @@ func scriptEnv(req *api.LaunchRequest, node, context string, ended *api.JobStatu
 		"SLURM_JOB_START_TIME": itoa(start.Unix()), "SLURM_JOB_END_TIME": itoa(end.Unix()),
 		"SLURM_JOB_WORK_DIR": req.WorkDir, "SLURM_JOB_OVERSUBSCRIBE": "OK",
 	}
+	if s := req.Scripts; s != nil && s.CPUsPerNode != "" {
+		m["SLURM_JOB_CPUS_PER_NODE"] = s.CPUsPerNode
+	}
 	if ended != nil {
 		code, sig := splitExit(ended.ExitCode)
 		if !ended.EndTime.IsZero() {
