@@ -11,7 +11,10 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/sched"
 )
 
@@ -269,6 +272,26 @@ func runCtldScript(path string, env []string, timeout time.Duration) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w (output: %q)", path, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// checkCtldScripts refuses to start with a PrologSlurmctld or
+// EpilogSlurmctld that cannot be executed, as slurmctld 24.11 does
+// ("error: Invalid PrologSlurmctld(`/x`): No such file or directory",
+// then fatal).
+func checkCtldScripts(cf *conf.Config) error {
+	for _, s := range []struct{ key, path string }{{"PrologSlurmctld", cf.PrologSlurmctld}, {"EpilogSlurmctld", cf.EpilogSlurmctld}} {
+		if s.path == "" {
+			continue
+		}
+		if err := unix.Access(s.path, unix.X_OK); err != nil {
+			msg := err.Error()
+			if msg != "" {
+				msg = strings.ToUpper(msg[:1]) + msg[1:]
+			}
+			return fmt.Errorf("Invalid %s(`%s`): %s", s.key, s.path, msg)
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -144,3 +145,16 @@ func readEnv(t *testing.T, path string) map[string]string {
 }
 
 func itoa32(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
+
+// TestMissingCtldScriptRefused checks that the controller refuses to start
+// with a PrologSlurmctld it cannot run, as slurmctld 24.11 (oracle: "error:
+// Invalid PrologSlurmctld(`/tmp/x`): No such file or directory", fatal).
+func TestMissingCtldScriptRefused(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConf(t, dir, 1, "PrologSlurmctld="+dir+"/missing\n")
+	_, err := New(context.Background(), Options{Conf: cfg, StateDir: dir, Store: openTestSQLite(t), Listen: "none"})
+	want := "Invalid PrologSlurmctld(`" + dir + "/missing`): No such file or directory"
+	if err == nil || err.Error() != want {
+		t.Fatalf("New: %v; want %q", err, want)
+	}
+}
