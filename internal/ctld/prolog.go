@@ -295,3 +295,18 @@ func checkCtldScripts(cf *conf.Config) error {
 	}
 	return nil
 }
+
+// prologWait is how long a launch may find its job still "being launched"
+// on the agent because the node's Prolog runs within the launch:
+// PrologEpilogTimeout (Slurm's default 65534 s when unset) and the grace
+// before the agent's SIGKILL.
+func (c *Controller) prologWait() time.Duration {
+	if c.cfg.Prolog == "" && c.cfg.TaskProlog == "" {
+		return 0
+	}
+	t := time.Duration(c.cfg.PrologEpilogTimeout) * time.Second
+	if t <= 0 {
+		t = 65534 * time.Second
+	}
+	return t + 5*time.Second
+}

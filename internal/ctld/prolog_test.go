@@ -158,3 +158,22 @@ func TestMissingCtldScriptRefused(t *testing.T) {
 		t.Fatalf("New: %v; want %q", err, want)
 	}
 }
+
+// TestPrologWait checks how long a launch waits for an agent still running
+// the job's Prolog: PrologEpilogTimeout (Slurm's 65534 s when unset) plus
+// the kill grace, nothing without a Prolog.
+func TestPrologWait(t *testing.T) {
+	for _, tc := range []struct {
+		extra string
+		want  time.Duration
+	}{
+		{"", 0},
+		{"Prolog=/bin/true\nPrologEpilogTimeout=30\n", 35 * time.Second},
+		{"Prolog=/bin/true\n", 65539 * time.Second},
+	} {
+		c := &Controller{cfg: testConf(t, t.TempDir(), 1, tc.extra)}
+		if got := c.prologWait(); got != tc.want {
+			t.Errorf("%q: %v, want %v", tc.extra, got, tc.want)
+		}
+	}
+}

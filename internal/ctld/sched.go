@@ -449,7 +449,7 @@ func (c *Controller) launchOnce(it launchItem, addr string) error {
 	if a == nil {
 		return errNoAgent
 	}
-	deadline := time.Now().Add(c.cfg.KillWait + time.Minute)
+	deadline := time.Now().Add(c.cfg.KillWait + time.Minute + c.prologWait()) // prolog.go
 	for {
 		c.launchQ <- struct{}{}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
