@@ -162,12 +162,15 @@ func (ls *loopState) prologSlurmctldDone(id sched.JobID, restart int32, err erro
 	}
 }
 
-// epilogSlurmctld starts EpilogSlurmctld once per run of a job that ran
-// and ended (or was requeued), as slurmctld does when a job completes; its
-// failure is only logged, as in Slurm.
+// epilogSlurmctld runs the scripts of a job run's end, once per run of a
+// job that ran and ended (or was requeued): EpilogSlurmctld on the
+// controller and, for a multi-node job, the Epilog of its nodes other than
+// the batch host (which runs its own after the batch script), as slurmctld
+// has every node of the job run it (oracle: an -N2 job without steps runs
+// its Epilog on both nodes, its Prolog only on the first).
 func (ls *loopState) epilogSlurmctld(j *sched.Job, event string) {
-	path := ls.c.cfg.EpilogSlurmctld
-	if path == "" || event == "" {
+	cf := ls.c.cfg
+	if (cf.EpilogSlurmctld == "" && cf.Epilog == "") || event == "" {
 		return
 	}
 	run := j.RestartCount
@@ -187,13 +190,81 @@ func (ls *loopState) epilogSlurmctld(j *sched.Job, event string) {
 		clear(b.epilog)
 	}
 	delete(b.done, j.ID)
-	env, timeout, log, id := ls.ctldScriptEnv(j, "epilog_slurmctld"), ls.scriptTimeout(), ls.c.log, j.ID
+	if cf.Epilog != "" {
+		ls.nodeEpilogs(j, run)
+	}
+	if cf.EpilogSlurmctld == "" {
+		return
+	}
+	path, env, timeout, log, id := cf.EpilogSlurmctld, ls.ctldScriptEnv(j, "epilog_slurmctld"), ls.scriptTimeout(), ls.c.log, j.ID
 	ls.outbox = append(ls.outbox, func() {
 		go func() {
 			if err := runCtldScript(path, env, timeout); err != nil {
 				log.Error("EpilogSlurmctld failed", "job", id, "err", err)
 			}
 		}()
+	})
+}
+
+// nodeEpilogs asks the job's nodes other than its batch host to run the
+// Epilog; a node whose Epilog failed is drained ("Epilog error").
+func (ls *loopState) nodeEpilogs(j *sched.Job, run int32) {
+	al := j.Alloc
+	if len(al.Nodes) == 0 && len(j.Runs) > 0 {
+		al = j.Runs[len(j.Runs)-1].Alloc
+	}
+	if len(al.Nodes) < 2 {
+		return
+	}
+	cl := ls.st.Cluster
+	req := api.NodeEpilogRequest{Job: api.LaunchRequest{JobID: uint32(j.ID), RestartCount: int(run), Name: j.Req.Name,
+		User: j.User, UID: j.UID, GID: j.GID, Group: j.Group, Account: j.Account, Partition: ls.partitionName(j),
+		ClusterName: cl.Name, NodeList: compressNodes(cl, al.Nodes), NNodes: len(al.Nodes),
+		TimeLimitSec: limitSeconds(j.TimeLimit), StartTime: j.StartTime, Scripts: ls.nodeScripts(j)},
+		Status: api.JobStatus{JobID: uint32(j.ID), EndTime: j.EndTime,
+			ExitCode: fmt.Sprintf("%d:%d", j.ExitCode>>8, j.ExitCode&0xff)}}
+	req.Job.Scripts.CPUsPerNode = tasksPerNode(int32s(al.CPUs))
+	if spec := ls.specs[j.ID]; spec != nil {
+		req.Job.WorkDir = spec.WorkDir
+	}
+	if req.Status.EndTime.IsZero() {
+		req.Status.EndTime = ls.c.now()
+	}
+	wait := ls.scriptTimeout()
+	if wait <= 0 {
+		wait = 65534 * time.Second // Slurm's default PrologEpilogTimeout
+	}
+	c, wait := ls.c, wait+time.Minute
+	for _, i := range al.Nodes[1:] {
+		name, addr := cl.Nodes[i].Name, ls.nodes[i].info.Addr
+		ls.outbox = append(ls.outbox, func() {
+			go c.runNodeEpilog(name, addr, req, wait)
+		})
+	}
+}
+
+// runNodeEpilog has one node run a job's Epilog and drains it when the
+// Epilog failed.
+func (c *Controller) runNodeEpilog(name, addr string, req api.NodeEpilogRequest, wait time.Duration) {
+	a := c.agentClient(name, addr)
+	if a == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	res, err := a.RunEpilog(ctx, req)
+	if err != nil {
+		c.log.Warn("node epilog call failed", "node", name, "job", req.Job.JobID, "err", err)
+		return
+	}
+	if !res.Failed {
+		return
+	}
+	c.do(context.Background(), func(ls *loopState) (any, error) {
+		if i := ls.st.Cluster.NodeIndex(name); i >= 0 && !ls.st.Cluster.Nodes[i].State.Has(sched.NodeFlagDrain) {
+			_ = ls.setNode(i, "DRAIN", reasonEpilogError, ls.slurmUser(), ls.c.now())
+		}
+		return nil, nil
 	})
 }
 

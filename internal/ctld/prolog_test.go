@@ -177,3 +177,27 @@ func TestPrologWait(t *testing.T) {
 		}
 	}
 }
+
+// TestEpilogOnEveryNode checks that a multi-node job's Epilog runs on each
+// of its nodes, not only the batch host (oracle 24.11: an -N2 job without
+// steps runs its Epilog on both nodes), and that the node whose Epilog
+// failed, and only it, is drained.
+func TestEpilogOnEveryNode(t *testing.T) {
+	dir := sharedDir(t, 0o755)
+	epilog := scriptFile(t, dir, "epilog", `env > `+dir+`/epilog.$SLURMD_NODENAME
+[ "$SLURMD_NODENAME" = n2 ] && exit 1
+exit 0`)
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, extra: "Epilog=" + epilog + "\n"})
+	id := c.submit(c.wrap("true", func(s *api.JobSpec) { s.MinNodes = 2 }))
+	c.waitState(id, "COMPLETED", 10*time.Second)
+	c.eventually(10*time.Second, "n2 drained", func() bool { return c.node("n2").Reason == "Epilog error" })
+	for _, n := range []string{"n1", "n2"} {
+		env := readEnv(t, filepath.Join(dir, "epilog."+n))
+		if env["SLURM_SCRIPT_CONTEXT"] != "epilog_slurmd" || env["SLURM_JOB_NODELIST"] != "n[1-2]" || env["SLURM_JOB_ID"] != itoa32(id) {
+			t.Errorf("%s epilog env: %v", n, env)
+		}
+	}
+	if r := c.node("n1").Reason; r != "" {
+		t.Errorf("n1 reason %q; its epilog succeeded", r)
+	}
+}

@@ -314,3 +314,18 @@ func (r *stepRun) stepTaskEpilog(env []string) {
 		r.a.log.Warn("task epilog failed", "job", r.req.Job.JobID, "step", r.req.StepID, "err", err)
 	}
 }
+
+// RunNodeEpilog runs slurm.conf's Epilog for a job that ended, on a node of
+// the job other than its batch host (the controller asks every such node).
+func (a *Agent) RunNodeEpilog(req api.NodeEpilogRequest) api.NodeEpilogResult {
+	s := req.Job.Scripts
+	if s == nil || s.Epilog == "" {
+		return api.NodeEpilogResult{}
+	}
+	env := scriptEnv(&req.Job, a.cfg.Name, contextEpilog, &req.Status)
+	if _, err := runScript(scriptRun{path: s.Epilog, env: env, dir: "/", timeout: scriptTimeout(s)}); err != nil {
+		a.log.Error("epilog failed", "job", req.Job.JobID, "err", err)
+		return api.NodeEpilogResult{Failed: true, Error: err.Error()}
+	}
+	return api.NodeEpilogResult{}
+}
