@@ -13,7 +13,7 @@ import (
 // behind cluster-key signature verification.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
-	a.registerSteps(mux) // job steps launched on this node (srun inside an allocation): step_http.go
+	a.registerSteps(mux)                                                                       // job steps launched on this node (srun inside an allocation): step_http.go
 	mux.HandleFunc("POST "+api.PathAgentEpilog, func(w http.ResponseWriter, r *http.Request) { // prolog.go
 		var req api.NodeEpilogRequest
 		if err := api.DecodeAgentRequest(r, &req); err != nil {
