@@ -13,15 +13,8 @@ import (
 // behind cluster-key signature verification.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
-	a.registerSteps(mux)                                                                       // job steps launched on this node (srun inside an allocation): step_http.go
-	mux.HandleFunc("POST "+api.PathAgentEpilog, func(w http.ResponseWriter, r *http.Request) { // prolog.go
-		var req api.NodeEpilogRequest
-		if err := api.DecodeAgentRequest(r, &req); err != nil {
-			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
-			return
-		}
-		api.WriteAgentJSON(w, http.StatusOK, a.RunNodeEpilog(req))
-	})
+	a.registerSteps(mux) // job steps launched on this node (srun inside an allocation): step_http.go
+	a.registerNodeEpilog(mux) // prolog.go
 	mux.HandleFunc("GET "+api.PathAgentNode, func(w http.ResponseWriter, r *http.Request) {
 		api.WriteAgentJSON(w, http.StatusOK, a.Info())
 	})

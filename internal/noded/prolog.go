@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
@@ -328,4 +329,17 @@ func (a *Agent) RunNodeEpilog(req api.NodeEpilogRequest) api.NodeEpilogResult {
 		return api.NodeEpilogResult{Failed: true, Error: err.Error()}
 	}
 	return api.NodeEpilogResult{}
+}
+
+// registerNodeEpilog adds the endpoint through which the controller has a
+// non-batch node of an ended job run the Epilog.
+func (a *Agent) registerNodeEpilog(mux *http.ServeMux) {
+	mux.HandleFunc("POST "+api.PathAgentEpilog, func(w http.ResponseWriter, r *http.Request) {
+		var req api.NodeEpilogRequest
+		if err := api.DecodeAgentRequest(r, &req); err != nil {
+			api.WriteAgentError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		api.WriteAgentJSON(w, http.StatusOK, a.RunNodeEpilog(req))
+	})
 }
