@@ -20,10 +20,14 @@ echo "using $SLUICE_TEST_PG_DSN"
 # Tests that need PostgreSQL fail (not skip) when this is set and it is unreachable.
 export SLUICE_REQUIRE_PG=1
 
-echo "== test packages (MPICH for the MPI test)"
+echo "== test packages (MPICH for the MPI test, Chromium for the report layout test)"
 eval "$(./scripts/test-deps.sh)"
 
 echo "== go test -race"
+# This includes test/multihost, the multi-host test bed (a controller, three
+# node hosts and a login host, each in network and mount namespaces of its
+# own; about 15 s): it needs root and says it skipped otherwise.
+if [ "$(id -u)" != 0 ]; then echo "(not root: test/multihost, the multi-host test bed, will skip)"; fi
 go test -race -count=1 -timeout 20m $(go list ./... | grep -v '/test/oracle$')
 
 # The differential suite plays every scenario on `sluice up` and compares

@@ -266,6 +266,15 @@ type LaunchRequest struct {
 	CPUs int `json:"cpus,omitempty"`
 	// MemoryMB is the memory allocated on this node (0 = no limit).
 	MemoryMB int64 `json:"memory_mb,omitempty"`
+	// CPUIDs are the CPU ids allocated on this node, for cpuset
+	// confinement (ConstrainCores); empty = the first CPUs.
+	CPUIDs []int `json:"cpu_ids,omitempty"`
+	// Constrain is cgroup.conf's confinement of the job on this node (nil:
+	// the agent's defaults).
+	Constrain *CgroupConstraints `json:"constrain,omitempty"`
+	// AcctGatherFreqSec is JobAcctGatherFrequency's task period in
+	// seconds (0 = the default 30, negative = no periodic sampling).
+	AcctGatherFreqSec int `json:"acct_gather_freq_s,omitempty"`
 	// GPUs are the indices of the GPUs allocated on this node.
 	GPUs []int `json:"gpus,omitempty"`
 
@@ -276,6 +285,12 @@ type LaunchRequest struct {
 	KillWaitSec int64 `json:"kill_wait_s,omitempty"`
 	// StartTime is when the controller started the job (SLURM_JOB_START_TIME).
 	StartTime time.Time `json:"start_time,omitempty"`
+	// JobToken is a token for the job's user that the agent puts in the
+	// job's environment as JobTokenEnv: on a node host there is no
+	// controller socket, and srun or scontrol inside the job reach the
+	// controller over TCP with it, as Slurm's commands in a job reach
+	// slurmctld over the network.
+	JobToken string `json:"job_token,omitempty"`
 	// Scripts are slurm.conf's node-side scripts (nil = none).
 	Scripts *NodeScripts `json:"scripts,omitempty"`
 }
@@ -293,6 +308,11 @@ type NodeScripts struct {
 	// CPUsPerNode is the job's SLURM_JOB_CPUS_PER_NODE ("2(x3),1").
 	CPUsPerNode string `json:"cpus_per_node,omitempty"`
 }
+
+// JobTokenEnv is the job environment variable holding LaunchRequest's
+// JobToken (not a SLURM_ name: Slurm sets no such variable, and a job's
+// SLURM_* environment stays Slurm's).
+const JobTokenEnv = "SLUICE_JOB_TOKEN"
 
 // LaunchBatch is several launch requests for one agent.
 type LaunchBatch struct {
@@ -354,6 +374,9 @@ type JobStatus struct {
 	// TimeLimitSec is the limit the agent enforces (TimeInfinite = none;
 	// 0 from agents that do not report it).
 	TimeLimitSec int64 `json:"time_limit_s,omitempty"`
+	// Usage is the batch step's usage gathered so far (final once the
+	// job ended); nil when nothing was gathered.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // JobEvent reports a change of a job's state (today: its end). Events are
@@ -748,3 +771,44 @@ func decodeJSON(r *http.Request, v any) error {
 // DecodeAgentRequest decodes a protocol request body into v (exported for
 // the controller's and the agent's handlers).
 func DecodeAgentRequest(r *http.Request, v any) error { return decodeJSON(r, v) }
+
+// CgroupConstraints is how an agent confines a job on its node, from
+// cgroup.conf (Slurm's task/cgroup): memory limited to MemLimitMB (the
+// job's --mem or --mem-per-cpu on this node, scaled by AllowedRAMSpace,
+// capped by MaxRAMPercent of the node, at least MinRAMSpace), tasks bound
+// to the allocated CPUs, GPUs not allocated hidden.
+type CgroupConstraints struct {
+	// Plugin is CgroupPlugin: autodetect, cgroup/v1, cgroup/v2, disabled.
+	Plugin  string `json:"plugin,omitempty"`
+	Cores   bool   `json:"cores,omitempty"`
+	RAM     bool   `json:"ram,omitempty"`
+	Swap    bool   `json:"swap,omitempty"`
+	Devices bool   `json:"devices,omitempty"`
+	// MemLimitMB is the job's memory on this node (0 = none asked).
+	MemLimitMB int64 `json:"mem_limit_mb,omitempty"`
+	// AllowedRAMPercent, AllowedSwapPercent and MaxRAMPercent are
+	// cgroup.conf's AllowedRAMSpace, AllowedSwapSpace and MaxRAMPercent;
+	// MinRAMMB is MinRAMSpace.
+	AllowedRAMPercent  float64 `json:"allowed_ram_pct,omitempty"`
+	AllowedSwapPercent float64 `json:"allowed_swap_pct,omitempty"`
+	MaxRAMPercent      float64 `json:"max_ram_pct,omitempty"`
+	MinRAMMB           int64   `json:"min_ram_mb,omitempty"`
+}
+
+// RAMLimitBytes is the memory limit the constraints give on a node of
+// nodeMB megabytes (0 = no limit), as task/cgroup computes it.
+func (c *CgroupConstraints) RAMLimitBytes(nodeMB int64) int64 {
+	if c == nil || !c.RAM || c.MemLimitMB <= 0 {
+		return 0
+	}
+	allowed := c.AllowedRAMPercent
+	if allowed <= 0 {
+		allowed = 100
+	}
+	mb := float64(c.MemLimitMB) * allowed / 100
+	if c.MaxRAMPercent > 0 && nodeMB > 0 {
+		mb = min(mb, float64(nodeMB)*c.MaxRAMPercent/100)
+	}
+	mb = max(mb, float64(c.MinRAMMB))
+	return int64(mb * (1 << 20))
+}

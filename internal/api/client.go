@@ -100,6 +100,11 @@ func NewTCPClient(addr, token string) *Client {
 	return &Client{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: 60 * time.Second}}
 }
 
+// Target is the base URL the client calls ("http://sluice" over the Unix
+// socket) and the token it sends, if any: which way a command found the
+// controller.
+func (c *Client) Target() (base, token string) { return c.base, c.token }
+
 // ErrUnreachable wraps every failure to reach the controller, so that the
 // CLI prints Slurm's "Unable to contact slurm controller" message.
 var ErrUnreachable = errors.New("Unable to contact slurm controller (connect failure)")

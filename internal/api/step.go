@@ -36,6 +36,9 @@ const (
 	// PathStepLaunch takes a StepLaunchRequest and answers a
 	// StepLaunchResponse (the tasks are prepared on the nodes).
 	PathStepLaunch = "/v1/steps/launch"
+	// PathStepList answers GET with a StepsResponse: the running steps
+	// (squeue -s).
+	PathStepList = "/v1/steps"
 	// PathAgentSteps takes an AgentStepLaunch from the controller.
 	PathAgentSteps = "/agent/v1/steps"
 	// PathAgentStepIO is srun's I/O connection (GET with Upgrade:
@@ -97,6 +100,36 @@ const (
 	MPIPMI2 = "pmi2"
 	MPINone = "none"
 )
+
+// StepsResponse lists the running steps, batch steps included.
+type StepsResponse struct {
+	Now   time.Time  `json:"now"`
+	Steps []StepInfo `json:"steps"`
+}
+
+// StepInfo is one running step as squeue -s shows it.
+type StepInfo struct {
+	JobID uint32 `json:"job_id"`
+	// JobIDStr is the job as squeue names it ("7", "4_2").
+	JobIDStr string `json:"job_id_str"`
+	// Step is "0", "1"... or "batch".
+	Step         string    `json:"step"`
+	Name         string    `json:"name"`
+	Partition    string    `json:"partition"`
+	User         string    `json:"user"`
+	UID          uint32    `json:"uid"`
+	Start        time.Time `json:"start"`
+	TimeLimitSec int64     `json:"time_limit_s"`
+	NodeList     string    `json:"nodelist"`
+	NTasks       int       `json:"ntasks"`
+	State        string    `json:"state"`
+}
+
+// Steps lists the running steps.
+func (c *Client) Steps(ctx context.Context) (StepsResponse, error) {
+	var r StepsResponse
+	return r, c.call(ctx, http.MethodGet, PathStepList, nil, &r)
+}
 
 // StepLaunchResponse tells srun where its tasks are and how to reach them.
 type StepLaunchResponse struct {
@@ -184,6 +217,8 @@ type StepNodeResult struct {
 	Reason string         `json:"reason,omitempty"`
 	Start  time.Time      `json:"start,omitempty"`
 	End    time.Time      `json:"end,omitempty"`
+	// Usage is the node's tasks' usage (final once Done).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // StepSignalRequest signals a step's tasks; Kill starts the kill sequence

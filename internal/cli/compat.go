@@ -106,6 +106,7 @@ var optionParsers = map[string]func(args []string) (noEffect bool, err error){
 	"sprio":    func(a []string) (bool, error) { _, _, err := parseSprio(a); return false, err },
 	"sshare":   func(a []string) (bool, error) { _, _, err := parseSshare(a); return false, err },
 	"sdiag":    func(a []string) (bool, error) { _, err := parseSdiag(a); return false, err },
+	"sstat":    func(a []string) (bool, error) { _, err := parseSstat(a); return false, err },
 }
 
 // withoutHelp drops -h/--help, which sacctmgr and sreport answer before
@@ -173,7 +174,7 @@ func init() {
 	for _, c := range []string{"squeue", "sinfo", "sacct", "sprio", "sshare", "scancel", "scontrol", "sacctmgr"} {
 		compatNoEffect[c+" --verbose"] = "Sluice prints no debug output"
 	}
-	for _, c := range []string{"squeue", "sinfo", "sacct"} {
+	for _, c := range []string{"squeue", "sinfo"} {
 		compatNoEffect[c+" --noconvert"] = "sizes are printed as recorded already"
 	}
 	for _, c := range []string{"squeue", "sinfo"} {

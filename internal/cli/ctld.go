@@ -191,8 +191,10 @@ func startController(ctx context.Context, cfg *conf.Config, opts ctld.Options) (
 var errNoController = errors.New("Unable to contact slurm controller (connect failure)")
 
 // controllerClient finds the controller the way the commands do:
-// $SLUICE_SOCKET, else the socket in slurm.conf's StateSaveLocation, else
-// the controller's TCP port with the token in $SLURM_JWT.
+// $SLUICE_SOCKET, else the controller's TCP port with the token in
+// $SLURM_JWT, else the socket in slurm.conf's StateSaveLocation, else (in
+// a job on a node host, where there is no controller socket) the TCP port
+// with the job's token that the node agent put in $SLUICE_JOB_TOKEN.
 func controllerClient(env *Env) (*api.Client, error) {
 	if s := env.Getenv("SLUICE_SOCKET"); s != "" {
 		return api.NewUnixClient(s), nil
@@ -201,21 +203,29 @@ func controllerClient(env *Env) (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	sock := filepath.Join(cfg.StateSaveLocation, api.SocketFile)
 	if tok := env.Getenv("SLURM_JWT"); tok != "" {
-		host := "localhost"
-		if len(cfg.SlurmctldHosts) > 0 {
-			host = cfg.SlurmctldHosts[0].Addr
-			if host == "" {
-				host = cfg.SlurmctldHosts[0].Name
-			}
-		}
-		return api.NewTCPClient(net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort)), tok), nil
+		return api.NewTCPClient(controllerAddr(cfg), tok), nil
 	}
+	sock := filepath.Join(cfg.StateSaveLocation, api.SocketFile)
 	if _, err := os.Stat(sock); err != nil {
+		if tok := env.Getenv(api.JobTokenEnv); tok != "" {
+			return api.NewTCPClient(controllerAddr(cfg), tok), nil
+		}
 		return nil, fmt.Errorf("%w: no socket at %s (is `sluice up` or `sluice ctld` running?)", errNoController, sock)
 	}
 	return api.NewUnixClient(sock), nil
+}
+
+// controllerAddr is SlurmctldHost's address (or name) and SlurmctldPort.
+func controllerAddr(cfg *conf.Config) string {
+	host := "localhost"
+	if len(cfg.SlurmctldHosts) > 0 {
+		host = cfg.SlurmctldHosts[0].Addr
+		if host == "" {
+			host = cfg.SlurmctldHosts[0].Name
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort))
 }
 
 // clientError prints a controller error the way Slurm's clients do.

@@ -50,6 +50,8 @@ type sacctOpts struct {
 	usage              bool
 	// truncate (-T) cuts Start and End to the -S/-E window.
 	truncate bool
+	// noconvert prints memory usage in bytes (--noconvert).
+	noconvert bool
 }
 
 func parseSacct(args []string) (*sacctOpts, error) {
@@ -86,9 +88,8 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	fs.StringVarP(&o.limitMax, "timelimit-max", "K", "", "")
 	fs.BoolVar(&o.usage, "usage", false, "")
 	fs.BoolVarP(&o.truncate, "truncate", "T", false, "")
-	// Accepted with nothing to change: memory is printed as recorded
-	// (--noconvert) and there is no debug output (-v).
-	fs.Bool("noconvert", false, "")
+	fs.BoolVar(&o.noconvert, "noconvert", false, "")
+	// Accepted with nothing to change: there is no debug output.
 	fs.CountP("verbose", "v", "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -152,6 +153,8 @@ type sacctRow struct {
 	// cpus is the allocated CPU count (a step inherits its job's).
 	cpus    int64
 	cluster string
+	// noconvert: memory usage in bytes (--noconvert).
+	noconvert bool
 }
 
 // sacctFields are the fields sacct knows (sacct --helpformat).
@@ -162,19 +165,19 @@ var sacctFields = []sacctField{
 	{"AllocNodes", 10, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.AllocTRES, "node"), 10) }},
 	{"AllocTRES", 10, func(r *sacctRow) string { return tresByName(r.AllocTRES) }},
 	{"AssocID", 7, blankField},
-	{"AveCPU", 10, usageField},
-	{"AveCPUFreq", 10, usageField},
-	{"AveDiskRead", 14, usageField},
-	{"AveDiskWrite", 14, usageField},
-	{"AvePages", 10, usageField},
-	{"AveRSS", 10, usageField},
-	{"AveVMSize", 10, usageField},
+	{"AveCPU", 10, usageField("AveCPU")},
+	{"AveCPUFreq", 10, usageField("AveCPUFreq")},
+	{"AveDiskRead", 14, usageField("AveDiskRead")},
+	{"AveDiskWrite", 14, usageField("AveDiskWrite")},
+	{"AvePages", 10, usageField("AvePages")},
+	{"AveRSS", 10, usageField("AveRSS")},
+	{"AveVMSize", 10, usageField("AveVMSize")},
 	{"BlockID", 16, blankField},
 	{"Cluster", 10, func(r *sacctRow) string { return r.cluster }},
 	{"Comment", 14, blankField}, // stored only with AccountingStoreFlags=job_comment
 	{"Constraints", 19, blankField},
-	{"ConsumedEnergy", 14, usageField},
-	{"ConsumedEnergyRaw", 17, usageField},
+	{"ConsumedEnergy", 14, usageField("ConsumedEnergy")},
+	{"ConsumedEnergyRaw", 17, usageField("ConsumedEnergyRaw")},
 	{"Container", 19, blankField},
 	{"CPUTime", 10, func(r *sacctRow) string { return duration.Format(r.elapsed() * time.Duration(r.cpus)) }},
 	{"CPUTimeRAW", 10, func(r *sacctRow) string { return strconv.FormatInt(int64(r.elapsed().Seconds())*r.cpus, 10) }},
@@ -195,25 +198,25 @@ var sacctFields = []sacctField{
 	{"JobName", 10, func(r *sacctRow) string { return r.Name }},
 	{"Layout", 9, func(r *sacctRow) string { return r.layout() }},
 	{"Licenses", 10, blankField},
-	{"MaxDiskRead", 12, usageField},
-	{"MaxDiskReadNode", 15, usageField},
-	{"MaxDiskReadTask", 15, usageField},
-	{"MaxDiskWrite", 12, usageField},
-	{"MaxDiskWriteNode", 16, usageField},
-	{"MaxDiskWriteTask", 16, usageField},
-	{"MaxPages", 8, usageField},
-	{"MaxPagesNode", 12, usageField},
-	{"MaxPagesTask", 14, usageField},
-	{"MaxRSS", 10, usageField},
-	{"MaxRSSNode", 10, usageField},
-	{"MaxRSSTask", 10, usageField},
-	{"MaxVMSize", 10, usageField},
-	{"MaxVMSizeNode", 14, usageField},
-	{"MaxVMSizeTask", 14, usageField},
+	{"MaxDiskRead", 12, usageField("MaxDiskRead")},
+	{"MaxDiskReadNode", 15, usageField("MaxDiskReadNode")},
+	{"MaxDiskReadTask", 15, usageField("MaxDiskReadTask")},
+	{"MaxDiskWrite", 12, usageField("MaxDiskWrite")},
+	{"MaxDiskWriteNode", 16, usageField("MaxDiskWriteNode")},
+	{"MaxDiskWriteTask", 16, usageField("MaxDiskWriteTask")},
+	{"MaxPages", 8, usageField("MaxPages")},
+	{"MaxPagesNode", 12, usageField("MaxPagesNode")},
+	{"MaxPagesTask", 14, usageField("MaxPagesTask")},
+	{"MaxRSS", 10, usageField("MaxRSS")},
+	{"MaxRSSNode", 10, usageField("MaxRSSNode")},
+	{"MaxRSSTask", 10, usageField("MaxRSSTask")},
+	{"MaxVMSize", 10, usageField("MaxVMSize")},
+	{"MaxVMSizeNode", 14, usageField("MaxVMSizeNode")},
+	{"MaxVMSizeTask", 14, usageField("MaxVMSizeTask")},
 	{"McsLabel", 12, blankField},
-	{"MinCPU", 10, usageField},
-	{"MinCPUNode", 10, usageField},
-	{"MinCPUTask", 10, usageField},
+	{"MinCPU", 10, usageField("MinCPU")},
+	{"MinCPUNode", 10, usageField("MinCPUNode")},
+	{"MinCPUTask", 10, usageField("MinCPUTask")},
 	{"NCPUS", 10, func(r *sacctRow) string { return strconv.FormatInt(r.cpus, 10) }},
 	{"NNodes", 8, func(r *sacctRow) string {
 		return strconv.FormatInt(max(tresOf(r.AllocTRES, "node"), tresOf(r.ReqTRES, "node")), 10)
@@ -250,29 +253,29 @@ var sacctFields = []sacctField{
 	{"SubmitLine", 20, blankField},
 	{"Suspended", 10, func(r *sacctRow) string { return duration.Format(time.Duration(r.SuspendedSec) * time.Second) }},
 	{"SystemComment", 15, blankField},
-	{"SystemCPU", 10, usageField},
+	{"SystemCPU", 10, usageField("SystemCPU")},
 	{"Timelimit", 10, func(r *sacctRow) string { return r.timelimit() }},
 	{"TimelimitRaw", 10, func(r *sacctRow) string { return r.timelimitRaw() }},
-	{"TotalCPU", 10, usageField},
-	{"TRESUsageInAve", 14, usageField},
-	{"TRESUsageInMax", 14, usageField},
-	{"TRESUsageInMaxNode", 18, usageField},
-	{"TRESUsageInMaxTask", 18, usageField},
-	{"TRESUsageInMin", 14, usageField},
-	{"TRESUsageInMinNode", 18, usageField},
-	{"TRESUsageInMinTask", 18, usageField},
-	{"TRESUsageInTot", 14, usageField},
-	{"TRESUsageOutAve", 15, usageField},
-	{"TRESUsageOutMax", 15, usageField},
-	{"TRESUsageOutMaxNode", 19, usageField},
-	{"TRESUsageOutMaxTask", 19, usageField},
-	{"TRESUsageOutMin", 15, usageField},
-	{"TRESUsageOutMinNode", 19, usageField},
-	{"TRESUsageOutMinTask", 19, usageField},
-	{"TRESUsageOutTot", 15, usageField},
+	{"TotalCPU", 10, usageField("TotalCPU")},
+	{"TRESUsageInAve", 14, usageField("TRESUsageInAve")},
+	{"TRESUsageInMax", 14, usageField("TRESUsageInMax")},
+	{"TRESUsageInMaxNode", 18, usageField("TRESUsageInMaxNode")},
+	{"TRESUsageInMaxTask", 18, usageField("TRESUsageInMaxTask")},
+	{"TRESUsageInMin", 14, usageField("TRESUsageInMin")},
+	{"TRESUsageInMinNode", 18, usageField("TRESUsageInMinNode")},
+	{"TRESUsageInMinTask", 18, usageField("TRESUsageInMinTask")},
+	{"TRESUsageInTot", 14, usageField("TRESUsageInTot")},
+	{"TRESUsageOutAve", 15, usageField("TRESUsageOutAve")},
+	{"TRESUsageOutMax", 15, usageField("TRESUsageOutMax")},
+	{"TRESUsageOutMaxNode", 19, usageField("TRESUsageOutMaxNode")},
+	{"TRESUsageOutMaxTask", 19, usageField("TRESUsageOutMaxTask")},
+	{"TRESUsageOutMin", 15, usageField("TRESUsageOutMin")},
+	{"TRESUsageOutMinNode", 19, usageField("TRESUsageOutMinNode")},
+	{"TRESUsageOutMinTask", 19, usageField("TRESUsageOutMinTask")},
+	{"TRESUsageOutTot", 15, usageField("TRESUsageOutTot")},
 	{"UID", 6, onJobLine(func(r *sacctRow) string { return strconv.FormatUint(uint64(r.UID), 10) })},
 	{"User", 9, onJobLine(func(r *sacctRow) string { return r.User })},
-	{"UserCPU", 10, usageField},
+	{"UserCPU", 10, usageField("UserCPU")},
 	{"WCKey", 10, blankField},
 	{"WCKeyID", 10, onJobLine(func(*sacctRow) string { return "0" })},
 	{"WorkDir", 20, onJobLine(func(r *sacctRow) string { return r.WorkDir })},
@@ -281,12 +284,6 @@ var sacctFields = []sacctField{
 // blankField is a field Sluice keeps no data for; Slurm prints it empty
 // for a cluster that does not set it (oracle: AdminComment, Extra, ...).
 func blankField(*sacctRow) string { return "" }
-
-// usageField is a resource-usage field (MaxRSS, TotalCPU, ...): Sluice's
-// accounting records hold no usage samples yet, so it is empty, as Slurm
-// prints it on a job's own line (oracle: MaxRSS "" for job 1, "0" for
-// 1.0). docs/differences.md, "sacct usage fields".
-func usageField(*sacctRow) string { return "" }
 
 // onJobLine prints f on a job's own line only: Slurm's step lines leave
 // user, group, partition, QOS, limits and the like empty (oracle: 1.batch
@@ -820,7 +817,8 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 				continue
 			}
 		}
-		row := sacctRow{AcctRecord: r, now: res.Now, loc: loc, cluster: res.Cluster, cpus: tresOf(r.AllocTRES, "cpu")}
+		row := sacctRow{AcctRecord: r, now: res.Now, loc: loc, cluster: res.Cluster, cpus: tresOf(r.AllocTRES, "cpu"),
+			noconvert: o.noconvert}
 		if o.truncate {
 			row.truncateTo(from, to)
 		}

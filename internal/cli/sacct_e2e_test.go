@@ -78,6 +78,13 @@ type extCluster struct {
 // slurm.conf before the start.
 func upCluster(t *testing.T, nodes int, extra string) *extCluster {
 	t.Helper()
+	return upClusterFiles(t, nodes, extra, nil)
+}
+
+// upClusterFiles is upCluster with more files (cgroup.conf, ...) written
+// into the state directory beside slurm.conf before the start.
+func upClusterFiles(t *testing.T, nodes int, extra string, files map[string]string) *extCluster {
+	t.Helper()
 	bin := sluiceBinary(t)
 	state := t.TempDir()
 	os.Chmod(state, 0o711)
@@ -87,6 +94,11 @@ func upCluster(t *testing.T, nodes int, extra string) *extCluster {
 			Port: mustFreePort(t), User: "root"})
 		if err := os.WriteFile(c.conf, []byte(text+extra), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(state, name), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	c.cmd = exec.Command(bin, "up", "--state", state, "--nodes", strconv.Itoa(nodes))

@@ -242,7 +242,10 @@ func fillSubmitContext(env *Env, s *api.JobSpec) {
 	}
 	if s.Environment == nil {
 		for _, kv := range os.Environ() {
-			if !strings.HasPrefix(kv, "SLURM_JWT=") && !strings.HasPrefix(kv, "SLURM_PRIO_PROCESS=") {
+			// Tokens are not stored with the job: a job started from
+			// inside a job gets a token of its own at launch.
+			if !strings.HasPrefix(kv, "SLURM_JWT=") && !strings.HasPrefix(kv, api.JobTokenEnv+"=") &&
+				!strings.HasPrefix(kv, "SLURM_PRIO_PROCESS=") {
 				s.Environment = append(s.Environment, kv)
 			}
 		}

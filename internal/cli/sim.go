@@ -51,6 +51,10 @@ and reports waits, slowdowns, utilization and delivered fair-share.
   --jobs N               policies simulated in parallel (default: CPU count)
   -q, --quiet            no summary on stdout
   --cpuprofile FILE      write a Go CPU profile of the replay (go tool pprof)
+  --time-scale F         divide submit times by F (F > 1 raises the offered load)
+  --scale-cluster K      multiply the SWF machine (MaxNodes, MaxProcs) and every
+                         job's task and node counts by K
+  --repeat N             replay N copies of the trace one after another
 `
 
 type simFlags struct {
@@ -61,6 +65,7 @@ type simFlags struct {
 	from, to                                         string
 	compare, quiet, help                             bool
 	parallel                                         int
+	transform                                        sim.Transform
 }
 
 func parseSimFlags(args []string) (*simFlags, []string, error) {
@@ -82,9 +87,15 @@ func parseSimFlags(args []string) (*simFlags, []string, error) {
 	fs.StringVar(&f.jobsOut, "jobs-out", "", "")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "")
 	fs.IntVar(&f.parallel, "jobs", runtime.GOMAXPROCS(0), "")
+	fs.Float64Var(&f.transform.TimeScale, "time-scale", 1, "")
+	fs.IntVar(&f.transform.ScaleCluster, "scale-cluster", 1, "")
+	fs.IntVar(&f.transform.Repeat, "repeat", 1, "")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "")
 	fs.BoolVarP(&f.help, "help", "h", false, "")
 	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if err := f.transform.Validate(); err != nil {
 		return nil, nil, err
 	}
 	return f, fs.Args(), nil
@@ -123,16 +134,42 @@ func runSim(ctx context.Context, env *Env, args []string) int {
 	if tr.Bad != nil {
 		fmt.Fprintf(env.Stderr, "sim: warning: %s: %s\n", f.trace, tr.BadSummary(5))
 	}
+	if !f.transform.Identity() {
+		tr = f.transform.Apply(tr)
+		fmt.Fprintf(env.Stderr, "sim: workload transformed: %d jobs (%d copies), arrivals %gx denser, machine and job sizes x%d\n",
+			len(tr.Jobs), max(f.transform.Repeat, 1), f.transform.TimeScale, max(f.transform.ScaleCluster, 1))
+	}
 	opt, err := simOptions(f, tr)
 	if err != nil {
 		return Errorf(env, "sim", "%v", err)
 	}
 	runs, err := simulateAll(ctx, env, setups, opt, f.parallel)
 	if err != nil {
+		if ctx.Err() != nil {
+			return Errorf(env, "sim", "interrupted: replay stopped, nothing written")
+		}
 		return Errorf(env, "sim", "%v", err)
 	}
 	wall := time.Since(wallStart).Seconds()
+	warnRejected(env, runs)
 	return simOutputs(env, f, tr, runs, opt, wall)
+}
+
+// warnRejected tells on stderr, whatever the outputs, how many jobs each
+// policy's simulated cluster refused and why: a replay that silently drops
+// jobs (Slurm's default MaxJobCount of 10,000 on a deep queue) would
+// otherwise report waits of the jobs that got in only.
+func warnRejected(env *Env, runs []sim.Run) {
+	for _, r := range runs {
+		m := &r.Metrics
+		if m.Rejected == 0 {
+			continue
+		}
+		fmt.Fprintf(env.Stderr, "sim: warning: %s: %s jobs rejected at submission: %s\n", r.Name, strconv.Itoa(m.Rejected), strings.TrimPrefix(m.RejectSummary(), strconv.Itoa(m.Rejected)+" "))
+		if h := m.MaxJobCountHint(); h != "" {
+			fmt.Fprintf(env.Stderr, "sim: warning: %s: %s\n", r.Name, h)
+		}
+	}
 }
 
 // simSetups pairs --conf and --accounts: one accounts script for every
@@ -296,6 +333,7 @@ func simulateAll(ctx context.Context, env *Env, setups []sim.Setup, opt sim.Opti
 			defer func() { <-sem }()
 			o := opt
 			o.Progress = bar.reporter(i)
+			o.Context = ctx
 			runs[i], errs[i] = sim.Simulate(setups[i], o)
 		}(i)
 	}
@@ -400,6 +438,7 @@ func writeSimSummary(w io.Writer, name string, tr *sim.Trace, runs []sim.Run, wa
 		get   func(m *sim.Metrics) string
 	}{
 		{"Jobs started", func(m *sim.Metrics) string { return strconv.Itoa(m.Started) }},
+		{"Jobs rejected", func(m *sim.Metrics) string { return strconv.Itoa(m.Rejected) }},
 		{"Mean wait", func(m *sim.Metrics) string { return shortDur(m.Overall.WaitMean) }},
 		{"Median wait", func(m *sim.Metrics) string { return shortDur(m.Overall.WaitMedian) }},
 		{"p95 wait", func(m *sim.Metrics) string { return shortDur(m.Overall.WaitP95) }},
@@ -408,6 +447,7 @@ func writeSimSummary(w io.Writer, name string, tr *sim.Trace, runs []sim.Run, wa
 		{"Bounded slowdown", func(m *sim.Metrics) string { return fmt.Sprintf("%.2f", m.Overall.BoundedSlowdown) }},
 		{"CPU utilization", func(m *sim.Metrics) string { return fmt.Sprintf("%.1f%%", 100*m.CPUUtilization) }},
 		{"Offered load", func(m *sim.Metrics) string { return fmt.Sprintf("%.1f%%", 100*m.OfferedLoad) }},
+		{"Peak queue", func(m *sim.Metrics) string { return strconv.FormatInt(m.PeakPending, 10) }},
 		{"Started by backfill", func(m *sim.Metrics) string { return fmt.Sprintf("%.1f%%", 100*m.BackfillFraction) }},
 		{"Preemptions", func(m *sim.Metrics) string { return strconv.Itoa(m.Preemptions) }},
 		{"Timeouts", func(m *sim.Metrics) string { return strconv.Itoa(m.Timeout) }},
@@ -446,18 +486,25 @@ func shortDur(sec float64) string {
 	return fmt.Sprintf("%.1fd", sec/86400)
 }
 
-// progressBar draws "[=====>    ] 42%" on stderr, only when stderr is a
-// terminal, so logs and pipes stay clean.
+// progressBar draws "[=====>    ]  42%  22680/54044 jobs  12 s" on
+// stderr, only when stderr is a terminal (logs and pipes stay clean) and
+// only once a replay has run for progressDelay, so short ones print
+// nothing.
 type progressBar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	total int
 	done_ []int
 	last  int
+	start time.Time
+	now   func() time.Time
 }
 
+// progressDelay is how long a replay runs before the progress line shows.
+const progressDelay = 2 * time.Second
+
 func newProgressBar(env *Env, total int) *progressBar {
-	b := &progressBar{total: total, last: -1}
+	b := &progressBar{total: total, last: -1, start: time.Now(), now: time.Now}
 	if f, ok := env.Stderr.(*os.File); ok && isTerminal(f) && total > 0 {
 		b.w = f
 	}
@@ -482,13 +529,14 @@ func (b *progressBar) reporter(i int) func(done, total int) {
 			sum += d
 		}
 		pct := sum * 100 / b.total
-		if pct == b.last {
+		elapsed := b.now().Sub(b.start)
+		if pct == b.last || elapsed < progressDelay {
 			return
 		}
 		b.last = pct
 		const width = 40
 		fill := pct * width / 100
-		fmt.Fprintf(b.w, "\r[%s%s] %3d%%", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct)
+		fmt.Fprintf(b.w, "\r[%s%s] %3d%%  %d/%d jobs  %.0f s", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), pct, sum, b.total, elapsed.Seconds())
 	}
 }
 

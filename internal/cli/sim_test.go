@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -183,6 +184,93 @@ func TestSimFCFSExactOnSDSC(t *testing.T) {
 		t.Fatalf("%d of %d jobs start at a different time", diff, len(got))
 	}
 	t.Logf("%d jobs: identical start times", len(got))
+}
+
+// TestSimFCFSExactDeepQueue is the exactness criterion on a deep queue
+// on a large machine: the first 5,000 SDSC-SP2 jobs, twice, on 8,192
+// nodes (--scale-cluster 64: every job 64 times wider), arrivals four
+// times denser (--time-scale 4), so that thousands of jobs wait. Every
+// start time must equal the independent FCFS loop's on the same
+// transformed workload (computed here from the raw SWF records).
+func TestSimFCFSExactDeepQueue(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 10,000-job deep-queue replay (skipped with -short)")
+	}
+	trace := examples + "sdsc-sp2-5k.swf.gz"
+	out := filepath.Join(t.TempDir(), "jobs.jsonl")
+	jsonOut := filepath.Join(t.TempDir(), "run.json")
+	simRun(t, "--trace", trace, "--conf", examples+"sp2-8192-fcfs.conf", "--scale-cluster", "64", "--time-scale", "4",
+		"--repeat", "2", "--jobs-out", out, "--json", jsonOut, "-q")
+	got := readJobLines(t, out)
+	raw, procs := readSWFForTest(t, trace)
+	jobs := deepQueueJobs(raw, 64, 4, 2)
+	want := fcfsStarts(jobs, procs*64)
+	if len(got) != len(jobs) || len(want) != len(jobs) {
+		t.Fatalf("simulated %d jobs, workload has %d, loop started %d", len(got), len(jobs), len(want))
+	}
+	diff := 0
+	for _, j := range got {
+		if w, ok := want[j.ID]; !ok || w != j.Start {
+			if diff < 5 {
+				t.Errorf("job %d: sluice sim start %d, independent FCFS %d", j.ID, j.Start, w)
+			}
+			diff++
+		}
+	}
+	if diff > 0 {
+		t.Fatalf("%d of %d jobs start at a different time", diff, len(got))
+	}
+	peak := peakPending(t, jsonOut)
+	if peak < 2000 {
+		t.Errorf("peak queue %v jobs: the workload is not deep", peak)
+	}
+	t.Logf("%d jobs on %d CPUs, peak queue %.0f: identical start times", len(got), procs*64, peak)
+}
+
+// deepQueueJobs is --scale-cluster k, --time-scale f and --repeat n done
+// independently of internal/sim: sizes times k, submits divided by f
+// (rounded down, from the first submit), copies one span apart with ids
+// offset by the largest id rounded up to a power of ten.
+func deepQueueJobs(raw []swfJob, k int64, f float64, n int) []swfJob {
+	first, last, top := raw[0].submit, raw[len(raw)-1].submit, int64(0)
+	for _, j := range raw {
+		top = max(top, j.id)
+	}
+	stride := int64(10)
+	for stride <= top {
+		stride *= 10
+	}
+	span := int64(math.Ceil(float64(last-first)/f)) + 1
+	var out []swfJob
+	for r := range int64(n) {
+		for _, j := range raw {
+			j.submit = first + int64(math.Floor(float64(j.submit-first)/f)) + r*span
+			j.id += r * stride
+			j.procs *= k
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// peakPending reads the most jobs waiting at once from the --json output.
+func peakPending(t *testing.T, path string) float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Policies []struct {
+			Metrics struct {
+				PeakPending float64 `json:"peak_pending"`
+			} `json:"metrics"`
+		} `json:"policies"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Policies[0].Metrics.PeakPending
 }
 
 // wallKeys matches the two wall-clock fields of the JSON output.

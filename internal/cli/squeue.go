@@ -41,6 +41,13 @@ type squeueOpts struct {
 	iterate time.Duration
 	// notUser is the user --notme leaves out.
 	notUser string
+	// steps is -s/--steps[=LIST] ("*": every step); stepMode says it
+	// was given (squeue_steps.go).
+	steps    string
+	stepMode bool
+	// onlyState is --only-job-state, perPartition -P/--priority
+	// (squeue_modes.go).
+	onlyState, perPartition bool
 }
 
 func parseSqueue(args []string) (*squeueOpts, error) {
@@ -77,13 +84,20 @@ func parseSqueue(args []string) (*squeueOpts, error) {
 	fs.CountP("verbose", "v", "")
 	var iterate string
 	fs.StringVarP(&iterate, "iterate", "i", "", "")
+	fs.StringVarP(&o.steps, "steps", "s", "", "")
+	fs.Lookup("steps").NoOptDefVal = "*"
+	fs.BoolVar(&o.onlyState, "only-job-state", false, "")
+	fs.BoolVarP(&o.perPartition, "priority", "P", false, "")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	o.stepMode = fs.Changed("steps")
 	// Account and QOS names are case-insensitive (stored lowercase), as in Slurm.
 	o.accounts, o.qos = strings.ToLower(o.accounts), strings.ToLower(o.qos)
 	if fs.NArg() > 0 {
-		if o.jobs == "" && !strings.HasPrefix(fs.Arg(0), "-") {
+		if o.stepMode && o.steps == "*" {
+			o.steps = fs.Arg(0) // squeue -s 3.0: the list after a space
+		} else if o.jobs == "" && !strings.HasPrefix(fs.Arg(0), "-") {
 			o.jobs = fs.Arg(0) // squeue JOBID, as `squeue -j`
 		} else {
 			return nil, fmt.Errorf("unrecognized argument %q", fs.Arg(0))
@@ -125,6 +139,9 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	}
 	if o.notMe {
 		o.notUser = userName(env.UID)
+	}
+	if o.stepMode {
+		return iterateReports(ctx, env, o.iterate, !o.noHeader, func() int { return squeueStepsOnce(ctx, env, cl, o) })
 	}
 	return iterateReports(ctx, env, o.iterate, !o.noHeader, func() int { return squeueOnce(ctx, env, cl, o) })
 }
@@ -211,6 +228,9 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 	if o.array {
 		jobs = expandArrays(jobs)
 	}
+	if o.perPartition {
+		jobs = perPartition(jobs) // squeue_modes.go
+	}
 	keys := o.sortKeys
 	if keys == "" {
 		keys = "P,t,-p"
@@ -224,6 +244,8 @@ func RenderSqueue(res api.JobsResponse, o *squeueOpts) (string, error) {
 	}
 	format := o.format
 	switch {
+	case o.onlyState:
+		format = squeueOnlyState // squeue_modes.go
 	case format == "%all":
 		format = squeueAll
 	case format != "":

@@ -198,6 +198,8 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=5
+# Prometheus metrics on SlurmctldPort: /metrics/jobs, /metrics/nodes, ...
+MetricsType=metrics/openmetrics
 PriorityType=priority/multifactor
 PriorityWeightAge=1000
 PriorityWeightJobSize=100

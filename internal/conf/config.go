@@ -67,6 +67,12 @@ type Config struct {
 
 	// KillWait is the SIGTERM-to-SIGKILL delay (default 30 s).
 	KillWait time.Duration
+	// JobAcctGatherFrequency is the task sampling period of usage
+	// accounting (default 30 s; 0: only at each task's end).
+	JobAcctGatherFrequency time.Duration
+	// JobAcctGatherType is the usage gathering plugin; Sluice gathers
+	// unless it is jobacct_gather/none.
+	JobAcctGatherType string
 	// OverTimeLimit is how far past its time limit a job may run; Unlimited
 	// is expressed as duration.Infinite (default 0).
 	OverTimeLimit time.Duration
@@ -130,6 +136,9 @@ type Config struct {
 	PrologEpilogTimeout int
 	// MailProg is the program used for job mail (default /bin/mail).
 	MailProg string
+	// MetricsType is metrics/openmetrics to serve Prometheus metrics on
+	// SlurmctldPort (Slurm 25.11), "" for none.
+	MetricsType string
 	// PrivateData lists what users may not see of others (jobs, usage, ...).
 	PrivateData []string
 
@@ -145,6 +154,9 @@ type Config struct {
 	DownNodes []*DownNodes
 	// Gres is the parsed gres.conf (nil when none was read).
 	Gres *GresConf
+	// Cgroup is the cgroup.conf next to slurm.conf (defaults when there
+	// is none): how the node agents confine jobs.
+	Cgroup *CgroupConf
 
 	// Unused holds every Slurm key Sluice accepts but does not act on yet,
 	// by canonical key name, with the last value set.

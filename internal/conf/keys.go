@@ -3,6 +3,7 @@ package conf
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -197,6 +198,12 @@ func buildClusterKeys() map[string]clusterKey {
 	add("SchedulerTimeSlice", secKey(5, 65533, func(c *Config) *time.Duration { return &c.SchedulerTimeSlice }))
 	addAccountingKeys(add)
 	add("KillWait", secKey(0, 65533, func(c *Config) *time.Duration { return &c.KillWait }))
+	add("JobAcctGatherType", strKey(func(c *Config) *string { return &c.JobAcctGatherType }))
+	add("JobAcctGatherFrequency", func(p *parser, pr pair) error {
+		d, err := parseGatherFrequency(pr.Value)
+		p.cfg.JobAcctGatherFrequency = d
+		return err
+	})
 	add("OverTimeLimit", func(p *parser, pr pair) error {
 		n, err := parseLimit(pr.Value, 0, 65533)
 		if n == Unlimited {
@@ -275,6 +282,7 @@ func buildClusterKeys() map[string]clusterKey {
 	add("TaskEpilog", strKey(func(c *Config) *string { return &c.TaskEpilog }))
 	add("PrologEpilogTimeout", intKey(0, 65535, func(c *Config) *int { return &c.PrologEpilogTimeout }))
 	add("MailProg", strKey(func(c *Config) *string { return &c.MailProg }))
+	add("MetricsType", strKey(func(c *Config) *string { return &c.MetricsType }))
 	add("PrivateData", listKey(func(c *Config) *[]string { return &c.PrivateData }))
 	return clusterKeys
 }
@@ -446,4 +454,29 @@ func parseLicenses(v string) ([]License, error) {
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// parseGatherFrequency reads JobAcctGatherFrequency: a number of seconds
+// (the task period) or a list of type=seconds items of which Sluice uses
+// task (energy, network and filesystem are not gathered).
+func parseGatherFrequency(v string) (time.Duration, error) {
+	d := 30 * time.Second
+	for _, item := range splitList(v) {
+		k, n, ok := strings.Cut(item, "=")
+		if !ok {
+			k, n = "task", item
+		}
+		sec, err := strconv.Atoi(n)
+		if err != nil || sec < 0 {
+			return d, fmt.Errorf("invalid JobAcctGatherFrequency %q", v)
+		}
+		switch strings.ToLower(k) {
+		case "task":
+			d = time.Duration(sec) * time.Second
+		case "energy", "network", "filesystem":
+		default:
+			return d, fmt.Errorf("invalid JobAcctGatherFrequency %q (types: task, energy, network, filesystem)", v)
+		}
+	}
+	return d, nil
 }

@@ -26,6 +26,8 @@ type Options struct {
 	ReadFile func(path string) ([]byte, error)
 	// GresConf is the gres.conf to read after slurm.conf: "" for none.
 	GresConf string
+	// CgroupConf is the cgroup.conf to read after slurm.conf: "" for none.
+	CgroupConf string
 }
 
 // Load reads a slurm.conf file, its Include files, and the gres.conf next
@@ -40,6 +42,10 @@ func Load(path string) (*Config, []Warning, error) {
 	gres := filepath.Join(filepath.Dir(path), "gres.conf")
 	if st, err := os.Stat(gres); err == nil && st.Mode().IsRegular() {
 		opts.GresConf = gres
+	}
+	cg := filepath.Join(filepath.Dir(path), "cgroup.conf")
+	if st, err := os.Stat(cg); err == nil && st.Mode().IsRegular() {
+		opts.CgroupConf = cg
 	}
 	return ParseOptions(path, data, opts)
 }
@@ -57,6 +63,12 @@ func ParseOptions(name string, data []byte, opts Options) (*Config, []Warning, e
 	p.finish()
 	if p.cfg.Gres == nil && opts.GresConf != "" && opts.ReadFile != nil && len(p.errs) == 0 {
 		p.loadGres(opts.GresConf)
+	}
+	if opts.CgroupConf != "" && opts.ReadFile != nil && len(p.errs) == 0 {
+		p.loadCgroup(opts.CgroupConf)
+	}
+	if p.cfg.Cgroup == nil {
+		p.cfg.Cgroup = DefaultCgroupConf()
 	}
 	p.sortWarnings()
 	if len(p.errs) > 0 {
@@ -138,31 +150,32 @@ func defaultConfig(path string) *Config {
 			UsageResetPeriod:         ResetNone,
 			FairShareDampeningFactor: 1,
 		},
-		Preempt:             PreemptConfig{Type: "preempt/none"},
-		SchedulerType:       "sched/backfill",
-		SchedulerParameters: defaultSchedulerParameters(),
-		SchedulerTimeSlice:  30 * time.Second,
-		Accounting:          AccountingConfig{Port: 6819, TRES: append([]string(nil), defaultTrackedTRES...)},
-		KillWait:            30 * time.Second,
-		MinJobAge:           300 * time.Second,
-		MaxJobCount:         10000,
-		MaxArraySize:        1001,
-		FirstJobId:          1,
-		MaxJobId:            67043328,
-		MessageTimeout:      10 * time.Second,
-		SlurmdTimeout:       300 * time.Second,
-		SlurmctldTimeout:    120 * time.Second,
-		ResumeTimeout:       60 * time.Second,
-		JobRequeue:          true,
-		EnforcePartLimits:   EnforcePartNo,
-		MaxTasksPerNode:     512,
-		MaxStepCount:        40000,
-		TmpFS:               "/tmp",
-		MailProg:            "/bin/mail",
-		Unused:              map[string]UnusedKey{},
-		Set:                 map[string]string{},
-		nodeIndex:           map[string]*Node{},
-		partIndex:           map[string]*Partition{},
+		Preempt:                PreemptConfig{Type: "preempt/none"},
+		SchedulerType:          "sched/backfill",
+		SchedulerParameters:    defaultSchedulerParameters(),
+		SchedulerTimeSlice:     30 * time.Second,
+		Accounting:             AccountingConfig{Port: 6819, TRES: append([]string(nil), defaultTrackedTRES...)},
+		KillWait:               30 * time.Second,
+		JobAcctGatherFrequency: 30 * time.Second,
+		MinJobAge:              300 * time.Second,
+		MaxJobCount:            10000,
+		MaxArraySize:           1001,
+		FirstJobId:             1,
+		MaxJobId:               67043328,
+		MessageTimeout:         10 * time.Second,
+		SlurmdTimeout:          300 * time.Second,
+		SlurmctldTimeout:       120 * time.Second,
+		ResumeTimeout:          60 * time.Second,
+		JobRequeue:             true,
+		EnforcePartLimits:      EnforcePartNo,
+		MaxTasksPerNode:        512,
+		MaxStepCount:           40000,
+		TmpFS:                  "/tmp",
+		MailProg:               "/bin/mail",
+		Unused:                 map[string]UnusedKey{},
+		Set:                    map[string]string{},
+		nodeIndex:              map[string]*Node{},
+		partIndex:              map[string]*Partition{},
 	}
 }
 

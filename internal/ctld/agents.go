@@ -88,6 +88,10 @@ func (c *Controller) agentMux() http.Handler {
 			return
 		}
 		node := api.AgentNode(r.Context())
+		if err := c.saveEventUsage(r.Context(), ev); err != nil {
+			api.WriteAgentError(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
 		_, err := c.do(r.Context(), func(ls *loopState) (any, error) {
 			i := ls.st.Cluster.NodeIndex(node)
 			if i < 0 {

@@ -36,7 +36,7 @@ func (ls *loopState) orphanedAfter() time.Duration {
 // isAllocation says whether j holds a salloc/srun allocation.
 func (ls *loopState) isAllocation(j *sched.Job) bool {
 	s := ls.specs[j.ID]
-	return s != nil && s.Allocation
+	return s != nil && (s.Allocation || isAllocationScript(s.Script))
 }
 
 // allocationOp is OpComplete or OpKeepalive from the allocation's holder.

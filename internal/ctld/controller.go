@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sluice-hpc/sluice/internal/acct"
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/conf"
@@ -88,6 +90,8 @@ type Controller struct {
 	unixLn net.Listener
 	// reconf carries a checked configuration to the daemon (Reconfigure).
 	reconf chan *conf.Config
+	// submitLatency is sluice_submit_latency_seconds (metrics.go).
+	submitLatency prometheus.Histogram
 	// looping is set by Start once the loop runs.
 	looping bool
 	// lock is the state directory's lock, held while the controller runs
@@ -131,7 +135,7 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	}
 	c := &Controller{opts: opts, cfg: opts.Conf, log: opts.Logger, now: opts.Now,
 		calls: make(chan *call, 4096), stop: make(chan struct{}), done: make(chan struct{}),
-		agents: map[string]*api.AgentClient{}, launchQ: make(chan struct{}, 32), reconf: make(chan *conf.Config, 1)}
+		agents: map[string]*api.AgentClient{}, launchQ: make(chan struct{}, 32), reconf: make(chan *conf.Config, 1), submitLatency: newSubmitLatency()}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -248,7 +252,7 @@ func (c *Controller) Start() error {
 	c.looping = true
 	go c.loop()
 	c.startResvTimer()   // purges ended reservations (resv.go)
-	c.startNodeSampler() // node state history for sreport (ext_acct.go)
+	c.startNodeSampler() // node state history for sreport (accounting.go)
 	return nil
 }
 

@@ -47,6 +47,7 @@ func (c *Controller) listen() error {
 	c.ln = ln
 	mux := http.NewServeMux()
 	mux.Handle("/agent/", c.agentMux())
+	c.registerMetrics(mux) // without authentication, as slurmctld: metrics.go
 	mux.Handle("/", c.tokenAuth(c.clientMux()))
 	c.serve(&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln)
 	return nil
@@ -84,6 +85,7 @@ func (c *Controller) clientMux() http.Handler {
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
+		defer c.observeSubmit(time.Now())
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.submit(w, req) })
 	}))
 	mux.HandleFunc("GET "+api.PathJobs, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
@@ -151,8 +153,8 @@ func (c *Controller) clientMux() http.Handler {
 		}
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.token(w, req) })
 	}))
-	c.registerExt(mux)  // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: ext_*.go
-	c.registerResv(mux) // scontrol reservations and licenses, sinfo -T, sreport reservation: resv.go
+	c.registerAccounting(mux) // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: routes.go
+	c.registerResv(mux)       // scontrol reservations and licenses, sinfo -T, sreport reservation: resv.go
 	return mux
 }
 

@@ -552,7 +552,7 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 	}
 	r := api.LaunchRequest{JobID: uint32(j.ID), RestartCount: int(j.RestartCount), Name: j.Req.Name,
 		User: j.User, UID: j.UID, GID: j.GID, Group: j.Group, Script: spec.Script, Args: spec.ScriptArgs,
-		WorkDir: spec.WorkDir, SubmitDir: spec.WorkDir, StdOut: spec.Output, StdErr: spec.Error, StdIn: spec.Input,
+		WorkDir: spec.WorkDir, SubmitDir: spec.WorkDir, SubmitHost: spec.AllocNode, StdOut: spec.Output, StdErr: spec.Error, StdIn: spec.Input,
 		OpenMode: spec.OpenMode, Environment: spec.Environment, Export: spec.Export,
 		Partition: ls.partitionName(j), Account: j.Account, QOS: j.QOS, ClusterName: cl.Name,
 		NodeList: compressNodes(cl, j.Alloc.Nodes), NNodes: len(j.Alloc.Nodes), NTasks: int(max(j.Req.NTasks, 1)),
@@ -560,6 +560,11 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 		KillWaitSec: int64(ls.c.cfg.KillWait / time.Second), StartTime: j.StartTime}
 	if r.Script == "" {
 		r.Script = "#!/bin/sh\n" + spec.Wrap + "\n"
+	}
+	r.AcctGatherFreqSec = acctGatherFreq(ls.c.cfg)
+	r.Constrain = ls.constraints(j, 0)
+	if tok, _, err := IssueToken(ls.c.jwtKey, j.User, ls.c.now(), jobTokenLifespan(r.TimeLimitSec)); err == nil {
+		r.JobToken = tok
 	}
 	r.Scripts = ls.nodeScripts(j) // prolog.go
 	if len(j.Alloc.CPUs) > 0 {
@@ -588,6 +593,16 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 		r.WorkDir = "/"
 	}
 	return r
+}
+
+// jobTokenLifespan is how long a job's token (api.LaunchRequest.JobToken)
+// stays valid: the job's time limit and an hour to spare, or a week for a
+// job without one.
+func jobTokenLifespan(limitSec int64) time.Duration {
+	if limitSec <= 0 { // none, or api.TimeInfinite
+		return 7 * 24 * time.Hour
+	}
+	return time.Duration(limitSec)*time.Second + time.Hour
 }
 
 // gpuIndices turns GPU positions on node host (the controller's

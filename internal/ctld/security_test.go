@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -295,5 +296,39 @@ func TestReconfigureIsForAdministrators(t *testing.T) {
 	case <-c.ctl.Reconfigure():
 		t.Error("a user's reconfigure reached the daemon")
 	default:
+	}
+}
+
+// TestMetricsEndpoints: with MetricsType=metrics/openmetrics the
+// controller's port serves Slurm 25.11's metrics endpoints without
+// authentication (as slurmctld); without it, or with PrivateData set
+// (what users may not see of each other), it serves none.
+func TestMetricsEndpoints(t *testing.T) {
+	get := func(url string) (int, string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	for _, c := range []struct {
+		extra  string
+		served bool
+	}{{"MetricsType=metrics/openmetrics\n", true}, {"", false}, {"MetricsType=metrics/openmetrics\nPrivateData=jobs\n", false}} {
+		cl := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: c.extra})
+		id := cl.submitAs(alice, cl.wrap("sleep 30"))
+		cl.waitState(id, "RUNNING", 10*time.Second)
+		code, body := get(cl.ctl.URL() + "/metrics/jobs")
+		if served := code == 200 && strings.Contains(body, "slurm_jobs_running 1\n"); served != c.served {
+			t.Errorf("%q: /metrics/jobs answered %d:\n%s", c.extra, code, body)
+		}
+		if c.served {
+			if _, body := get(cl.ctl.URL() + "/metrics/scheduler"); !strings.Contains(body, "sluice_submit_latency_seconds_count 1\n") {
+				t.Errorf("/metrics/scheduler:\n%s", body)
+			}
+		}
+		cl.as(root, "POST", api.PathJobControl, api.JobControlRequest{Op: api.OpCancel, Jobs: []string{idStr(id)}}, &api.JobControlResponse{})
 	}
 }

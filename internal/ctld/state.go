@@ -69,7 +69,7 @@ type loopState struct {
 	// bf_interval, like Slurm's backfill thread.
 	lastBackfill time.Time
 	stats        schedStats
-	// ext is the sdiag/steps bookkeeping of ext_*.go.
+	// ext is the sdiag/steps bookkeeping of routes.go and steps.go.
 	ext extState
 	// allocSeen is when each salloc allocation's holder last said it was
 	// alive (allocation.go).

@@ -132,6 +132,10 @@ type Agent struct {
 	srv      *http.Server
 	closed   atomic.Bool
 	lastFull time.Time // monitor loop only
+	// procTable is the last read of /proc for usage samples, at
+	// procTableAt (guarded by mu; usage.go).
+	procTable   map[int]procUsage
+	procTableAt time.Time
 }
 
 type job struct {
@@ -141,6 +145,8 @@ type job struct {
 	// dirty marks a record changed in memory only (the pid after a
 	// launch); the next poll writes it.
 	dirty bool
+	// nextSample is when the usage is gathered next (usage.go).
+	nextSample time.Time
 	// taskEnv is the batch script's environment after its TaskProlog,
 	// given to its TaskEpilog; epilogRunning holds the report of a
 	// finished job back until its Epilog ran (prolog.go).
@@ -213,16 +219,25 @@ func (a *Agent) setupCgroups() *cgroupManager {
 	if base == "none" {
 		return nil
 	}
+	leaf := cgroupLeaf(a.cfg.Name, a.cfg.Spool)
 	if base == "" {
-		mount := cgroup2Mount()
-		if mount == "" {
-			return nil
+		if mount := cgroup2Mount(); mount != "" {
+			base = filepath.Join(mount, "sluice", leaf)
 		}
-		base = filepath.Join(mount, "sluice", cgroupLeaf(a.cfg.Name, a.cfg.Spool))
 	}
 	m := newCgroupManager(base)
 	if m != nil {
-		a.log.Info("using cgroup v2", "base", base, "limits", m.limits)
+		a.log.Info("using cgroup v2", "base", base, "limits", m.limits, "cpuset", m.cpuset)
+	}
+	if v1 := setupV1(leaf); len(v1) > 0 {
+		if m == nil {
+			m = &cgroupManager{}
+		}
+		m.v1 = v1
+		a.log.Info("using cgroup v1 controllers", "dirs", v1)
+	}
+	if m != nil {
+		m.host = allowedCPUs()
 	}
 	return m
 }
@@ -294,6 +309,9 @@ func (a *Agent) loadJobs() error {
 			continue
 		}
 		a.jobs[id] = j
+		if !api.AgentJobFinal(rec.State) {
+			a.cg.holdCPUs(id, rec.CPUIDs)
+		}
 		a.log.Info("re-attached job", "job", id, "state", rec.State, "pid", rec.PID)
 	}
 	return nil
@@ -385,7 +403,13 @@ func (a *Agent) Close() error {
 	}
 	a.supMu.Unlock()
 	if a.cg != nil {
-		os.Remove(a.cg.base) // only succeeds when no job cgroup is left
+		// Only succeeds when no job cgroup is left.
+		if a.cg.base != "" {
+			os.Remove(a.cg.base)
+		}
+		for _, d := range a.cg.v1 {
+			os.Remove(d)
+		}
 	}
 	a.mu.Lock()
 	a.records.close()

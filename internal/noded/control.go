@@ -25,6 +25,7 @@ func (a *Agent) track(j *job, now time.Time, full bool) bool {
 		if j.dirty {
 			a.save(j)
 		}
+		a.sampleJob(j, now, false)
 		a.enforce(j, now)
 		return false
 	}
@@ -48,6 +49,7 @@ func (a *Agent) track(j *job, now time.Time, full bool) bool {
 		return true
 	}
 	if leader {
+		a.sampleJob(j, now, false)
 		a.enforce(j, now)
 	}
 	return false
@@ -107,18 +109,29 @@ func (a *Agent) finish(j *job, ex exitRecord, now time.Time) {
 		r.SuspendedAt = time.Time{}
 	}
 	r.State, r.ExitCode = finalState(r.TermState, ex.WaitStatus)
-	if r.Cgroup != "" {
-		if r.TermState == "" && cgroupOOM(r.Cgroup) {
-			r.State = api.StateOutOfMemory
+	// Samples are in no journal: a record that holds some is saved.
+	sampled := r.Usage != nil && r.Usage.Sampled
+	if ex.RU != nil {
+		if r.Usage == nil {
+			r.Usage = &api.TaskUsage{Node: a.cfg.Name}
 		}
-		cgroupRemove(r.Cgroup)
+		addRusage(r.Usage, ex.RU)
 	}
+	if r.Cgroup != "" || len(r.CgroupV1) > 0 {
+		if r.TermState == "" && jobOOM(r.Cgroup, r.CgroupV1) {
+			// Slurm's ExitCode of a job the OOM killer hit (oracle
+			// issue 15: "OUT_OF_MEMORY 0:125").
+			r.State, r.ExitCode = api.StateOutOfMemory, "0:125"
+		}
+		a.cg.remove(r.Req.JobID, r.Cgroup, r.CgroupV1)
+	}
+	a.cg.releaseCPUs(r.Req.JobID)
 	r.End = ex.Time
 	if r.End.IsZero() {
 		r.End = now
 	}
 	r.Reason = ex.Error
-	if !ex.recorded || r.State == api.StateOutOfMemory {
+	if !ex.recorded || r.State == api.StateOutOfMemory || sampled {
 		// A state the exit journal would not give again (a lost job, an
 		// OOM kill seen in the cgroup now removed) is saved; the rest is
 		// recomputed by a restarted agent from the record and the
@@ -176,6 +189,8 @@ func (a *Agent) enforce(j *job, now time.Time) {
 		a.signal(j, syscall.SIGKILL, false)
 		if r.Cgroup != "" {
 			cgroupKill(r.Cgroup)
+		} else if len(r.CgroupV1) > 0 {
+			cgroupKill(r.CgroupV1[0])
 		}
 		r.KillSent = now
 		a.save(j)

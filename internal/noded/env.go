@@ -126,6 +126,9 @@ func BuildJobEnv(req *api.LaunchRequest, node string, start time.Time) ([]string
 	for k, v := range slurmVars(req, node, start) {
 		env[k] = v
 	}
+	if req.JobToken != "" {
+		env[api.JobTokenEnv] = req.JobToken
+	}
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)

@@ -40,6 +40,22 @@ func (a *Agent) Handler() http.Handler {
 	mux.HandleFunc("GET "+api.PathAgentJob, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
 		reply(w)(a.Job(id))
 	}))
+	mux.HandleFunc("GET "+api.PathAgentUsage, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
+		var u api.Usage
+		var err error
+		if s := r.PathValue("step"); s == "batch" {
+			u, err = a.JobUsage(id)
+		} else if n, perr := strconv.Atoi(s); perr == nil && n >= 0 {
+			u, err = a.StepUsage(id, n)
+		} else {
+			err = fmt.Errorf("invalid step %q: %w", s, ErrBadRequest)
+		}
+		if err != nil {
+			api.WriteAgentError(w, httpStatus(err), err.Error())
+			return
+		}
+		api.WriteAgentJSON(w, http.StatusOK, u)
+	}))
 	mux.HandleFunc("POST "+api.PathAgentSignal, withID(func(w http.ResponseWriter, r *http.Request, id uint32) {
 		var req api.SignalRequest
 		if err := api.DecodeAgentRequest(r, &req); err != nil {

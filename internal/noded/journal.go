@@ -222,10 +222,12 @@ type exitLine struct {
 	WaitStatus int       `json:"ws"`
 	Time       time.Time `json:"time,omitzero"`
 	Error      string    `json:"error,omitempty"`
+	// RU is the script's rusage (usage accounting).
+	RU *rusageUsage `json:"ru,omitempty"`
 }
 
 func (e *exitLine) record() exitRecord {
-	return exitRecord{WaitStatus: e.WaitStatus, Time: e.Time, Error: e.Error, recorded: true}
+	return exitRecord{WaitStatus: e.WaitStatus, Time: e.Time, Error: e.Error, RU: e.RU, recorded: true}
 }
 
 // exitKey keys a run of a job (a requeued job runs again under its id).

@@ -206,8 +206,9 @@ func (a *Agent) prepare(req api.LaunchRequest) (*job, execSpec, error) {
 		StdOut: spec.StdOut, StdErr: spec.StdErr,
 	}}
 	if a.cg != nil {
-		if cg, err := a.cg.create(req.JobID, req.CPUs, req.MemoryMB); err == nil {
-			spec.Cgroup, j.rec.Cgroup = cg, cg
+		if cg, err := a.cg.create(&req, a.info.Resources.RealMemoryMB, a.hiddenGPUs(req.GPUs)); err == nil {
+			spec.Cgroup, j.rec.Cgroup = cg.V2, cg.V2
+			spec.CgroupV1, j.rec.CgroupV1, j.rec.CPUIDs = cg.V1, cg.V1, cg.CPUs
 		} else {
 			a.log.Warn("job runs without a cgroup", "job", req.JobID, "err", err)
 		}

@@ -70,6 +70,8 @@ type supMsg struct {
 	Time       time.Time `json:"time,omitzero"`
 	Error      string    `json:"error,omitempty"`
 	Jobs       []supJob  `json:"jobs,omitempty"`
+	// RU is an exited script's rusage.
+	RU *rusageUsage `json:"ru,omitempty"`
 }
 
 // supJob is a running job as the supervisor's "list" reports it.
@@ -285,7 +287,11 @@ func (s *supervisor) start(sc *supConn, m *supMsg) {
 		return
 	}
 	st, _ := readProcStat(pid)
-	s.jobs[pid] = &supRun{job: m.Job, restart: m.Restart, cgroup: m.Spec.Cgroup, tick: st.StartTick}
+	cg := m.Spec.Cgroup
+	if cg == "" && len(m.Spec.CgroupV1) > 0 {
+		cg = m.Spec.CgroupV1[0] // kills through its cgroup.procs
+	}
+	s.jobs[pid] = &supRun{job: m.Job, restart: m.Restart, cgroup: cg, tick: st.StartTick}
 	rep.PID, rep.Tick = pid, st.StartTick
 	sc.send(&rep)
 }
@@ -345,14 +351,14 @@ func (s *supervisor) fork(spec execSpec) (int, error) {
 			withCg.UseCgroupFD, withCg.CgroupFD = true, int(cg.Fd())
 			cgAttr := *attr
 			cgAttr.Sys = &withCg
-			pid, err := syscall.ForkExec(path, spec.Argv, &cgAttr)
+			pid, err := forkExec(path, spec.Argv, &cgAttr, spec.CgroupV1)
 			cg.Close()
 			if err == nil {
 				return pid, nil
 			}
 		}
 	}
-	pid, err := syscall.ForkExec(path, spec.Argv, attr)
+	pid, err := forkExec(path, spec.Argv, attr, spec.CgroupV1)
 	if err != nil {
 		return 0, fmt.Errorf("execve(): %s: %v", path, err)
 	}
@@ -361,6 +367,18 @@ func (s *supervisor) fork(spec execSpec) (int, error) {
 		os.WriteFile(filepath.Join(spec.Cgroup, "cgroup.procs"), []byte(itoa(pid)), 0)
 	}
 	return pid, nil
+}
+
+// forkExec starts the job's process inside its v1 cgroups (v1: the
+// directories, see startInCgroups).
+func forkExec(path string, argv []string, attr *syscall.ProcAttr, v1 []string) (int, error) {
+	return startInCgroups(v1, func(traced bool) (int, error) {
+		a := *attr
+		sys := *attr.Sys
+		sys.Ptrace = traced
+		a.Sys = &sys
+		return syscall.ForkExec(path, argv, &a)
+	})
 }
 
 // reap collects every exited child. A job leader's end is final for the
@@ -386,16 +404,17 @@ func (s *supervisor) reap() {
 			delete(s.jobs, pid)
 		}
 		var ws syscall.WaitStatus
-		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		var ru syscall.Rusage
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, &ru)
 		s.mu.Unlock()
 		if run == nil {
 			continue // an orphan the supervisor adopted as subreaper
 		}
-		ex := exitRecord{WaitStatus: int(ws), Time: time.Now()}
-		if err := s.exits.add(exitLine{Job: run.job, Restart: run.restart, WaitStatus: ex.WaitStatus, Time: ex.Time}); err != nil {
+		ex := exitRecord{WaitStatus: int(ws), Time: time.Now(), RU: fromRusage(&ru)}
+		if err := s.exits.add(exitLine{Job: run.job, Restart: run.restart, WaitStatus: ex.WaitStatus, Time: ex.Time, RU: ex.RU}); err != nil {
 			fmt.Fprintf(os.Stderr, "noded-shim: job %d: write exit status: %v\n", run.job, err)
 		}
-		ev := &supMsg{Op: "exit", Job: run.job, Restart: run.restart, PID: pid, WaitStatus: ex.WaitStatus, Time: ex.Time}
+		ev := &supMsg{Op: "exit", Job: run.job, Restart: run.restart, PID: pid, WaitStatus: ex.WaitStatus, Time: ex.Time, RU: ex.RU}
 		s.mu.Lock()
 		conns := make([]*supConn, 0, len(s.conns))
 		for c := range s.conns {

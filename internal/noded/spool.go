@@ -56,6 +56,12 @@ type jobRecord struct {
 	StdOut   string `json:"stdout,omitempty"`
 	StdErr   string `json:"stderr,omitempty"`
 	Cgroup   string `json:"cgroup,omitempty"`
+	// CgroupV1 are the job's cgroup v1 directories (memory, cpuset,
+	// devices) and CPUIDs the CPUs it is bound to (cgroupv1.go).
+	CgroupV1 []string `json:"cgroup_v1,omitempty"`
+	CPUIDs   []int    `json:"cpu_ids,omitempty"`
+	// Usage is the batch script's gathered usage (usage.go).
+	Usage *api.TaskUsage `json:"usage,omitempty"`
 	// Reported is set once the controller acknowledged the final state.
 	Reported bool `json:"reported,omitempty"`
 	// ScriptFailure is "prolog" or "epilog" when that node script failed.
@@ -73,7 +79,16 @@ func (r *jobRecord) status(now time.Time) api.JobStatus {
 		PID: r.PID, StartTime: r.Start, EndTime: r.End, ExitCode: r.ExitCode,
 		SuspendedSec: int64(susp / time.Second), Reason: r.Reason,
 		StdOut: r.StdOut, StdErr: r.StdErr, TimeLimitSec: r.Req.TimeLimitSec, ScriptFailure: r.ScriptFailure,
+		Usage: r.usage(),
 	}
+}
+
+// usage is the batch script's usage as one task on this node.
+func (r *jobRecord) usage() *api.Usage {
+	if r.Usage == nil {
+		return nil
+	}
+	return &api.Usage{Tasks: []api.TaskUsage{*r.Usage}}
 }
 
 // execSpec is what the shim's second stage needs to become the job.
@@ -93,6 +108,8 @@ type execSpec struct {
 	Umask  int      `json:"umask"`
 	// Cgroup is the job's cgroup v2 directory ("" = none).
 	Cgroup string `json:"cgroup,omitempty"`
+	// CgroupV1 are its cgroup v1 directories, joined right after the fork.
+	CgroupV1 []string `json:"cgroup_v1,omitempty"`
 	// Preamble is written to stdout before the job starts: the "print"
 	// lines of its TaskProlog.
 	Preamble string `json:"preamble,omitempty"`
@@ -113,6 +130,8 @@ type exitRecord struct {
 	WaitStatus int       `json:"wait_status"`
 	Time       time.Time `json:"time"`
 	Error      string    `json:"error,omitempty"`
+	// RU is the script's rusage from wait4 (nil: unknown).
+	RU *rusageUsage `json:"ru,omitempty"`
 	// recorded: this status is in the exit journal (or an old shim's
 	// exit.json).
 	recorded bool

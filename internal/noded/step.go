@@ -80,10 +80,13 @@ type stepRun struct {
 	result    api.StepNodeResult
 	out       *stepWriter
 	cgroup    string
+	cgV1      []string
 	ownCG     bool
-	timers    []*time.Timer
-	pmi       *stepPMI     // --mpi=pmi2 (pmi.go)
-	attach    *attachments // sattach's clients (sattach.go)
+	// oomBase is the cgroup's OOM kill count when the step started.
+	oomBase int64
+	timers  []*time.Timer
+	pmi     *stepPMI     // --mpi=pmi2 (pmi.go)
+	attach  *attachments // sattach's clients (sattach.go)
 }
 
 // stepTask is one task (one process group) of a step.
@@ -95,6 +98,8 @@ type stepTask struct {
 	eof   sync.Once
 	exit  string
 	ended bool
+	// usage is the task's gathered usage (usage.go).
+	usage api.TaskUsage
 }
 
 // LaunchStep prepares this node's part of a step; its tasks start when
@@ -173,11 +178,12 @@ func (r *stepRun) finishLocked(state, reason string) {
 		return
 	}
 	r.result.Done, r.result.State, r.result.Reason, r.result.End = true, state, reason, time.Now()
+	r.result.Usage = r.usageLocked()
 	for _, t := range r.timers {
 		t.Stop()
 	}
 	if r.ownCG {
-		os.Remove(r.cgroup)
+		r.a.cg.removeIfEmpty(r.key.job, r.cgroup, r.cgV1)
 	}
 	close(r.done)
 	r.a.log.Info("step ended", "job", r.key.job, "step", r.key.step, "state", state, "reason", reason)
@@ -301,7 +307,10 @@ func (r *stepRun) start() {
 		r.mu.Unlock()
 		return
 	}
-	r.cgroup, r.ownCG = r.a.stepCgroup(r.key.job)
+	var cg jobCgroup
+	cg, r.ownCG = r.a.stepCgroup(&r.req)
+	r.cgroup, r.cgV1 = cg.V2, cg.V1
+	r.oomBase = oomKills(r.cgroup, r.cgV1)
 	tasks := r.tasks
 	r.mu.Unlock()
 	r.startPMI()
@@ -310,6 +319,7 @@ func (r *stepRun) start() {
 			r.terminate(api.StateTimeout, " DUE TO TIME LIMIT", "step time limit")
 		})
 	}
+	go r.gather()
 	var wg sync.WaitGroup
 	for _, t := range tasks {
 		wg.Add(1)
@@ -330,6 +340,9 @@ func (r *stepRun) start() {
 				if e.ExitCode != "0:0" {
 					state = api.StateFailed
 				}
+			}
+			if oomKills(r.cgroup, r.cgV1) > r.oomBase {
+				state = api.StateOutOfMemory // task/cgroup saw an OOM kill in the step
 			}
 		}
 		sort.Slice(r.result.Tasks, func(i, j int) bool { return r.result.Tasks[i].Task < r.result.Tasks[j].Task })
@@ -397,6 +410,7 @@ func (r *stepRun) execTask(t *stepTask) string {
 		}()
 	}
 	cmd.Wait()
+	r.taskEnded(t, cmd.ProcessState)
 	// Output still held by processes the task left behind is waited for
 	// a moment; then, as Slurm ends a step's leftovers, they are killed.
 	if !waitTimeout(&pumps, 500*time.Millisecond) {
@@ -501,14 +515,14 @@ func (r *stepRun) startTask(cmd *exec.Cmd) error {
 			defer cg.Close()
 			attr := *cmd.SysProcAttr
 			cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.Fd())
-			if err := cmd.Start(); err == nil {
+			if err := r.startCmd(cmd); err == nil {
 				return nil
 			}
 			*cmd = exec.Cmd{Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir, Stdin: cmd.Stdin,
 				Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles, SysProcAttr: &attr}
 		}
 	}
-	if err := cmd.Start(); err != nil {
+	if err := r.startCmd(cmd); err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
@@ -521,21 +535,40 @@ func (r *stepRun) startTask(cmd *exec.Cmd) error {
 	return nil
 }
 
-// stepCgroup returns the job's cgroup on this node (created, and then
+// startCmd starts a task inside the job's v1 cgroups (startInCgroups).
+func (r *stepRun) startCmd(cmd *exec.Cmd) error {
+	_, err := startInCgroups(r.cgV1, func(traced bool) (int, error) {
+		cmd.SysProcAttr.Ptrace = traced
+		if err := cmd.Start(); err != nil {
+			return 0, err
+		}
+		return cmd.Process.Pid, nil
+	})
+	return err
+}
+
+// stepCgroup returns the job's cgroups on this node (created, and then
 // owned by the step, when the job's batch script runs elsewhere): step
 // tasks share the job's limits, freezer and kill, as in Slurm.
-func (a *Agent) stepCgroup(job uint32) (string, bool) {
+func (a *Agent) stepCgroup(req *api.AgentStepLaunch) (jobCgroup, bool) {
 	if a.cg == nil {
-		return "", false
+		return jobCgroup{}, false
 	}
-	dir := filepath.Join(a.cg.base, "job_"+itoa(job))
-	if _, err := os.Stat(dir); err == nil {
-		return dir, false
+	a.mu.Lock()
+	if j, ok := a.jobs[req.Job.JobID]; ok && !api.AgentJobFinal(j.rec.State) {
+		cg := jobCgroup{V2: j.rec.Cgroup, V1: j.rec.CgroupV1, CPUs: j.rec.CPUIDs}
+		a.mu.Unlock()
+		return cg, false
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", false
+	a.mu.Unlock()
+	if cg, ok := a.cg.existing(req.Job.JobID); ok {
+		return cg, false // another step of the job made it
 	}
-	return dir, true
+	cg, err := a.cg.create(&req.Job, a.info.Resources.RealMemoryMB, a.hiddenGPUs(req.GPUs))
+	if err != nil {
+		return jobCgroup{}, false
+	}
+	return cg, true
 }
 
 // pump copies one output pipe of a task to srun as frames.

@@ -318,7 +318,7 @@ func (sc *supClient) list() ([]supJob, error) {
 // overtakes the end of its Launch call is kept until Launch records the
 // job.
 func (a *Agent) onExit(m supMsg) {
-	ex := exitRecord{WaitStatus: m.WaitStatus, Time: m.Time, Error: m.Error, recorded: true}
+	ex := exitRecord{WaitStatus: m.WaitStatus, Time: m.Time, Error: m.Error, RU: m.RU, recorded: true}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	j, ok := a.jobs[m.Job]

@@ -52,9 +52,12 @@ type backfill struct {
 	arena   []int32
 	perUser map[string]int
 	perPart []int
-	window  int64
-	res     int64 // bf_resolution
-	starts  int
+	// reserved counts the reservations made per partition
+	// (bf_job_part_count_reserve; nil when unlimited).
+	reserved []int
+	window   int64
+	res      int64 // bf_resolution
+	starts   int
 	// wholeFree is, per node, the exact offset at which it becomes
 	// wholly free (busyUntil, unrounded), for exactStart.
 	wholeFree []int64
@@ -217,6 +220,9 @@ func newBackfill(c *Cycle) *backfill {
 		perPart: pool.perPart, arena: pool.arena}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
+	}
+	if bp.PartCountReserve > 0 {
+		b.reserved = make([]int, len(c.Cluster.Partitions))
 	}
 	b.res = int64(res)
 	return b
@@ -400,6 +406,9 @@ func (b *backfill) plan(rec *QueueRec) {
 			return
 		}
 	}
+	if b.partReserveFull(rec) {
+		return // no reservation and no expected start (oracle: START_TIME N/A)
+	}
 	t, nodes, ok := b.search(sh, *cur, d, *cur == 0)
 	if !ok {
 		*cur = bfNever
@@ -407,7 +416,7 @@ func (b *backfill) plan(rec *QueueRec) {
 	}
 	*cur = t
 	if !noReserve && b.mayReserve(rec) {
-		b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
+		b.reserve(rec, nodes, t, d)
 	}
 	c.SetPlanned(rec, c.Now.Add(time.Duration(b.exactStart(nodes, t))), nodes)
 }
@@ -447,6 +456,25 @@ func satAdd(a, b int64) int64 {
 func (b *backfill) mayStart() bool {
 	m := b.c.Config.Backfill.MaxJobStart
 	return m <= 0 || b.starts < m
+}
+
+// reserve holds nodes for rec from t for d (rounded to bf_resolution)
+// and counts the reservation against bf_job_part_count_reserve.
+func (b *backfill) reserve(rec *QueueRec, nodes []int32, t, d int64) {
+	b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
+	if b.reserved != nil {
+		b.reserved[rec.Part]++
+	}
+}
+
+// partReserveFull reports that rec's partition has had its
+// bf_job_part_count_reserve reservations in this pass: rec is only tested
+// for an immediate start, and Slurm 24.11 then shows no expected start
+// for it (oracle: with bf_job_part_count_reserve=1 the second blocked job
+// of a partition pends with START_TIME N/A and a lower job is backfilled
+// on the nodes it would have reserved).
+func (b *backfill) partReserveFull(rec *QueueRec) bool {
+	return b.reserved != nil && b.reserved[rec.Part] >= b.c.Config.Backfill.PartCountReserve
 }
 
 // mayReserve applies bf_min_prio_reserve and bf_min_age_reserve: jobs

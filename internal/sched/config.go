@@ -84,6 +84,12 @@ type BackfillParams struct {
 	// MinAgeReserve is bf_min_age_reserve; MinPrioReserve bf_min_prio_reserve.
 	MinAgeReserve  time.Duration
 	MinPrioReserve uint32
+	// PartCountReserve is bf_job_part_count_reserve: only the first this
+	// many jobs of each partition that cannot start now get a reservation
+	// (0 = every job). With 1, backfill is EASY backfilling: lower jobs
+	// start when they do not delay the first blocked job of their
+	// partition.
+	PartCountReserve int
 	// StartsOnly lets a backfill pass stop planning once no job left in
 	// the queue could start now (each needs more CPUs than are free):
 	// the rest are only given their limit reasons, with no expected start

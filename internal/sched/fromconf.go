@@ -208,6 +208,7 @@ func ConfigFromConf(c *conf.Config) Config {
 		MaxJobUser: s.BfMaxJobUser, MaxJobPart: s.BfMaxJobPart, MaxJobStart: s.BfMaxJobStart,
 		MaxJobAssoc: s.BfMaxJobAssoc, MaxJobUserPart: s.BfMaxJobUserPart, MaxJobArrayResv: s.BfMaxJobArrayResv,
 		Continue: s.BfContinue, MinAgeReserve: s.BfMinAgeReserve, MinPrioReserve: uint32(max(s.BfMinPrioReserve, 0)),
+		PartCountReserve: s.BfJobPartCountReserve,
 	}
 	return cfg
 }

@@ -60,3 +60,47 @@ func TestNodeUnavailableDescriptions(t *testing.T) {
 		t.Errorf("no node up: %q, want %q", got, want)
 	}
 }
+
+// TestUnusableDescRemembered: the answer "could it ever run on the nodes
+// left up" is remembered for a blocked job (everFitMemo) but asked again
+// when the job is updated or the nodes left up change. Nodes 1 and 2
+// have 2 CPUs, node 3 has 8 and is draining; every node is busy. A job
+// of four tasks on one node can never run on nodes 1 or 2
+// (ReqNodeNotAvail); updated to two tasks it waits for Resources; back
+// to four it cannot run again; with node 3 resumed it waits for
+// Resources.
+func TestUnusableDescRemembered(t *testing.T) {
+	h := newHarness(t, `ClusterName=test
+SlurmctldHost=head
+SelectTypeParameters=CR_CPU
+NodeName=node[1-2] CPUs=2 RealMemory=16000
+NodeName=node3 CPUs=8 RealMemory=16000
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`)
+	for _, n := range []string{"node1", "node2", "node3"} {
+		h.mustSubmit("u", "-w "+n+" --exclusive --time=1:00:00")
+	}
+	if err := h.st.SetNodeState("node3", NodeAllocated|NodeFlagDrain, "maint", h.now); err != nil {
+		t.Fatal(err)
+	}
+	j := h.mustSubmit("u", "-N 1 -n 4 --time=10")
+	h.schedule()
+	h.expectState(j.ID, JobPending, ReasonReqNodeNotAvail)
+	h.schedule() // remembered
+	h.expectState(j.ID, JobPending, ReasonReqNodeNotAvail)
+	update := func(tasks int32) {
+		if err := h.st.Update(j.ID, JobUpdate{NTasks: &tasks}, true, h.now); err != nil {
+			t.Fatal(err)
+		}
+		h.schedule()
+	}
+	update(2)
+	h.expectState(j.ID, JobPending, ReasonResources)
+	update(4)
+	h.expectState(j.ID, JobPending, ReasonReqNodeNotAvail)
+	if err := h.st.SetNodeState("node3", NodeAllocated, "", h.now); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule()
+	h.expectState(j.ID, JobPending, ReasonResources)
+}

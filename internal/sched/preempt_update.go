@@ -13,6 +13,7 @@ import (
 // sorts ahead and, at the next cycle, preempts (SUSPEND, REQUEUE or
 // CANCEL) lower-tier jobs for room, as in SCENARIOS.md S5.
 func (st *State) UpdatePartition(id JobID, names []string) error {
+	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitMemo)
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err

@@ -106,6 +106,9 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	}
 	// the reservation's map has no node outside it free, so the shape's
 	// search and pick only ever find the reservation's nodes
+	if b.partReserveFull(rec) {
+		return true // no reservation, no expected start (bf_job_part_count_reserve)
+	}
 	t, nodes, ok := b.search(sh, lb, d, lb == 0 && tried)
 	if !ok {
 		*cur = bfNever
@@ -113,7 +116,7 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	}
 	*cur = t
 	if !b.noReserve(rec.Job) && b.mayReserve(rec) {
-		b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
+		b.reserve(rec, nodes, t, d)
 	}
 	c.SetPlanned(rec, c.Now.Add(time.Duration(t)), nodes)
 	return true

@@ -282,3 +282,44 @@ func TestBackfillPlannedStartsOracle(t *testing.T) {
 	h.schedule()
 	expectPlans("next backfill pass", map[*Job]time.Time{n8t3: at("5m"), n8t2: at("8m25s"), n6t5: at("10m25s"), n2t1: at("15m25s")})
 }
+
+// TestBackfillPartCountReserve: bf_job_part_count_reserve=1 reserves
+// resources for the first blocked job of the partition only (EASY
+// backfilling). Node 1 is busy for 1 h, node 2 for 3 h; A (all four
+// nodes) is planned at +3 h; B (three nodes) at +1 h on nodes 1, 3, 4;
+// C (two nodes, 2 h) fits now on nodes 3 and 4 and ends before A's
+// start but after B's. By default (every job reserves) C would delay B
+// and waits; with the count at 1 only A is protected and C starts, and B
+// has no expected start. Oracle (Slurm 24.11, same jobs on n1..n4): by
+// default C pends and B expects n1's end; with bf_job_part_count_reserve=1
+// C runs on n[3-4] and B shows START_TIME N/A.
+func TestBackfillPartCountReserve(t *testing.T) {
+	for _, tc := range []struct {
+		extra string
+		start bool
+	}{
+		{"", false},
+		{",bf_job_part_count_reserve=1", true},
+		{",bf_job_part_count_reserve=2", false},
+	} {
+		t.Run("SchedulerParameters=bf_resolution=60"+tc.extra, func(t *testing.T) {
+			h := newHarness(t, cpuConf(4, 4, "SchedulerParameters=bf_resolution=60"+tc.extra+"\n"))
+			h.mustSubmit("u", "-w node1 --exclusive --time=1:00:00")
+			h.mustSubmit("u", "-w node2 --exclusive --time=3:00:00")
+			a := h.submitWithPriority("u", "-N 4 --exclusive --time=1:00:00", 1000)
+			b := h.submitWithPriority("u", "-N 3 --exclusive --time=1:00:00", 900)
+			c := h.submitWithPriority("u", "-N 2 --exclusive --time=2:00:00", 10)
+			h.schedule()
+			h.expectState(a.ID, JobPending, ReasonResources)
+			if s, _ := planned(h, b.ID); !s.Equal(t0.Add(time.Hour)) && !tc.start {
+				t.Fatalf("B planned at %v, want %v", s, t0.Add(time.Hour))
+			}
+			if got := c.State.Base() == JobRunning; got != tc.start {
+				t.Fatalf("C running=%v, want %v (reason %s)", got, tc.start, c.Reason)
+			}
+			if s, _ := planned(h, b.ID); s.IsZero() != tc.start {
+				t.Errorf("B expected start %v; want none exactly when only A is reserved", s)
+			}
+		})
+	}
+}

@@ -251,10 +251,37 @@ func (c *Cycle) unusableDesc(rec *QueueRec) string {
 	switch {
 	case m.Empty():
 		return StateDescReservedMaint
-	case !c.sel.canEverFit(rec.Job, pt, c.State.emptyView(), m):
+	case !c.State.everFit.canEverFit(c, rec, m):
 		return StateDescMayBeReserved
 	}
 	return ""
+}
+
+// everFitMemo is the last answer of canEverFit for a blocked record:
+// the first job of a deep queue that does not fit asks it again at every
+// pass, and on a large cluster the fit on an empty view costs as much as
+// the rest of the pass. The answer depends only on the job's request, its
+// partition and the nodes offered (m), so it is kept while none of them
+// changed (State.shapeGen counts job and partition updates).
+type everFitMemo struct {
+	job  *Job
+	id   JobID
+	part int32
+	gen  uint64
+	mask NodeSet
+	ok   bool
+}
+
+// canEverFit is selector.canEverFit(rec's job, its partition, the empty
+// cluster, m), remembered.
+func (e *everFitMemo) canEverFit(c *Cycle, rec *QueueRec, m NodeSet) bool {
+	st := c.State
+	if e.job == rec.Job && e.id == rec.Job.ID && e.part == rec.Part && e.gen == st.shapeGen && slices.Equal(e.mask, m) {
+		return e.ok
+	}
+	ok := c.sel.canEverFit(rec.Job, &c.Cluster.Partitions[rec.Part], st.emptyView(), m)
+	*e = everFitMemo{job: rec.Job, id: rec.Job.ID, part: rec.Part, gen: st.shapeGen, mask: append(e.mask[:0], m...), ok: ok}
+	return ok
 }
 
 // failPartition takes the record's partition out of the rest of the pass.

@@ -88,3 +88,48 @@ func cpuSeconds() float64 {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
+
+// deepQueueSizes are the replay lengths of BenchmarkSimDeepQueue.
+var deepQueueSizes = []int{10000, 50000, 100000, 200000, 400000}
+
+// BenchmarkSimDeepQueue replays a deep-queue workload on a large machine:
+// SDSC-SP2 on 8,192 nodes (every job 64 times wider, --scale-cluster 64),
+// arrivals 1.2 times denser (--time-scale 1.2, an offered load of about
+// 0.99) and eight copies one after another (--repeat 8, 432,352 jobs), cut
+// to the first 10k ... 400k jobs, FCFS (sp2-8192-fcfs.conf) and EASY
+// backfill with multifactor priority (sp2-8192-backfill.conf), both with
+// MaxJobCount raised so that no job is rejected. It reports µs of CPU per
+// job (flat cost means equal figures for every length) and the peak
+// queue. Run one size at a time, e.g.
+//
+//	go test -run XXX -bench 'SimDeepQueue/fcfs/jobs=10000$' -benchtime 1x ./internal/sim
+func BenchmarkSimDeepQueue(b *testing.B) {
+	tr, err := sim.ReadFile(sharedTraces(b)+"/SDSC-SP2-1998-4.2-cln.swf.gz", sim.ReadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	deep := sim.Transform{TimeScale: 1.2, ScaleCluster: 64, Repeat: 8}.Apply(tr)
+	for _, policy := range []string{"fcfs", "backfill"} {
+		for _, n := range deepQueueSizes {
+			b.Run(fmt.Sprintf("%s/jobs=%d", policy, n), func(b *testing.B) {
+				t := *deep
+				t.Jobs = deep.Jobs[:min(n, len(deep.Jobs))]
+				setup := sim.Setup{Conf: "../../examples/traces/sp2-8192-" + policy + ".conf"}
+				cpu0 := cpuSeconds()
+				var run sim.Run
+				for i := 0; i < b.N; i++ {
+					if run, err = sim.Simulate(setup, sim.Options{Trace: &t}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if run.Metrics.Rejected > 0 {
+					b.Fatalf("%d jobs rejected: %s", run.Metrics.Rejected, run.Metrics.RejectSummary())
+				}
+				cpu := (cpuSeconds() - cpu0) / float64(b.N)
+				b.ReportMetric(cpu, "cpu-s/op")
+				b.ReportMetric(cpu/float64(len(t.Jobs))*1e6, "cpu-µs/job")
+				b.ReportMetric(float64(run.Metrics.PeakPending), "peak-queue")
+			})
+		}
+	}
+}

@@ -85,6 +85,9 @@ type EngineConfig struct {
 	OnInspect func(now int64)
 	// Progress, when set, is called now and then with jobs finished so far.
 	Progress func(done, total int)
+	// Stop, when set, is asked now and then during the replay; a non-nil
+	// error ends Run with that error (SIGINT and SIGTERM stop a replay).
+	Stop func() error
 	// NoSkip runs every pass an event asks for, even those that provably
 	// decide nothing (for tests that check the skipping changes nothing).
 	NoSkip bool
@@ -268,6 +271,10 @@ func NewEngine(cfg EngineConfig, p Policy, jobs []Job) *Engine {
 // Jobs returns the number of trace jobs inside the From/To window.
 func (e *Engine) Jobs() int { return len(e.trace) }
 
+// stopEvery is how many time steps pass between two EngineConfig.Stop
+// calls: a few milliseconds of replay at most.
+const stopEvery = 256
+
 // ErrDuplicateID is returned by Run when two trace jobs share an id.
 var ErrDuplicateID = errors.New("duplicate job id in trace")
 
@@ -275,7 +282,7 @@ var ErrDuplicateID = errors.New("duplicate job id in trace")
 // the jobs' results and the cluster samples.
 func (e *Engine) Run() ([]JobResult, []Sample, error) {
 	if len(e.index) != len(e.trace) {
-		return nil, nil, ErrDuplicateID
+		return nil, nil, e.duplicate()
 	}
 	e.events = make(eventHeap, 0, 256)
 	// about three samples per job on the SWF traces: sized once rather
@@ -288,7 +295,7 @@ func (e *Engine) Run() ([]JobResult, []Sample, error) {
 	for _, t := range e.cfg.Inspect {
 		e.push(t, evInspect, -1, 0)
 	}
-	for {
+	for n := 0; ; n++ {
 		ev, ok := e.peek()
 		if !ok {
 			break
@@ -296,8 +303,32 @@ func (e *Engine) Run() ([]JobResult, []Sample, error) {
 		if err := e.step(ev.t); err != nil {
 			return nil, nil, err
 		}
+		if e.cfg.Stop != nil && n%stopEvery == 0 {
+			if err := e.cfg.Stop(); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	return e.jobs, e.samples, nil
+}
+
+// duplicate names the first job id of the trace that another job has
+// already used, and where both are.
+func (e *Engine) duplicate() error {
+	first := make(map[int64]int, len(e.trace))
+	for i := range e.trace {
+		j := &e.trace[i]
+		k, seen := first[j.ID]
+		if !seen {
+			first[j.ID] = i
+			continue
+		}
+		if o := &e.trace[k]; o.Line > 0 && j.Line > 0 {
+			return fmt.Errorf("%w: job id %d on line %d was already used on line %d", ErrDuplicateID, j.ID, j.Line, o.Line)
+		}
+		return fmt.Errorf("%w: job id %d of job #%d was already used by job #%d", ErrDuplicateID, j.ID, i+1, k+1)
+	}
+	return ErrDuplicateID
 }
 
 // sortSubmits orders the submissions by submit time, ties in trace order,

@@ -1,9 +1,19 @@
 package sim
 
 import (
+	"cmp"
+	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
+
+	"github.com/sluice-hpc/sluice/internal/sched"
 )
+
+// maxJobCountReason is the rejection of a job submitted while the
+// controller holds MaxJobCount jobs.
+var maxJobCountReason = sched.ErrMaxJobCount.Error()
 
 // SlowdownBound is the τ of the bounded slowdown: runs shorter than 10 s
 // count as 10 s, so tiny jobs do not dominate the mean (Feitelson's usual
@@ -53,9 +63,16 @@ type Metrics struct {
 	Completed int `json:"completed"`
 	Timeout   int `json:"timeout"`
 	Rejected  int `json:"rejected"`
+	// RejectReasons counts the rejected jobs by the submission error the
+	// simulated controller gave them ("MaxJobCount limit reached", "Requested
+	// node configuration is not available", ...).
+	RejectReasons map[string]int `json:"reject_reasons,omitempty"`
 	// NeverStarted counts jobs still pending at the end.
 	NeverStarted int `json:"never_started"`
-	Preemptions  int `json:"preemptions"`
+	// PeakPending is the most jobs waiting at once (the series shows
+	// bucket means).
+	PeakPending int64 `json:"peak_pending"`
+	Preemptions int   `json:"preemptions"`
 	// BackfillFraction is the fraction of started jobs started by backfill.
 	BackfillFraction float64 `json:"backfill_fraction"`
 	// Makespan is last end - first submit, in seconds.
@@ -130,6 +147,10 @@ func (m *Metrics) countStates(jobs []JobResult) {
 			m.Timeout++
 		case "REJECTED":
 			m.Rejected++
+			if m.RejectReasons == nil {
+				m.RejectReasons = map[string]int{}
+			}
+			m.RejectReasons[r.Reject]++
 		case "PENDING":
 			m.NeverStarted++
 		}
@@ -231,6 +252,9 @@ func (m *Metrics) utilization(jobs []JobResult, samples []Sample, capa Capacity)
 		}
 	}
 	m.Series = series(samples, w0, w0+max(m.Makespan, 1), capa)
+	for i := range samples {
+		m.PeakPending = max(m.PeakPending, samples[i].Pending)
+	}
 }
 
 // integrate returns the time integrals of allocated CPUs, GPUs and pending
@@ -320,4 +344,40 @@ func shares(jobs []JobResult, a, b int64, gpus bool, norm map[string]float64) []
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Account < out[j].Account })
 	return out
+}
+
+// RejectSummary describes the rejected jobs by reason, most frequent
+// first (ties by reason): "3643 (MaxJobCount limit reached: 3640; Requested
+// node configuration is not available: 3)"; "" when none was rejected.
+// A replay that hits Slurm's default MaxJobCount of 10,000 says so, with
+// the way out.
+func (m *Metrics) RejectSummary() string {
+	if m.Rejected == 0 {
+		return ""
+	}
+	reasons := make([]string, 0, len(m.RejectReasons))
+	for r := range m.RejectReasons {
+		reasons = append(reasons, r)
+	}
+	slices.SortFunc(reasons, func(a, b string) int {
+		if c := cmp.Compare(m.RejectReasons[b], m.RejectReasons[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%s: %d", r, m.RejectReasons[r])
+	}
+	return fmt.Sprintf("%d (%s)", m.Rejected, strings.Join(parts, "; "))
+}
+
+// MaxJobCountHint is the advice printed when jobs were rejected because
+// the simulated controller held MaxJobCount jobs (Slurm's default is
+// 10,000): "" when none was.
+func (m *Metrics) MaxJobCountHint() string {
+	if m.RejectReasons[maxJobCountReason] == 0 {
+		return ""
+	}
+	return "the simulated controller held MaxJobCount jobs (Slurm's default is 10000); raise MaxJobCount in slurm.conf to replay them"
 }

@@ -68,9 +68,9 @@ func WriteReport(w io.Writer, in ReportInput) error {
 	if in.Trace != nil {
 		start = in.Trace.StartUnix
 	}
-	writeSeriesChart(&b, "CPU utilization over time", in.Runs, start, func(p Point) float64 { return p.CPUUtil * 100 }, "% of CPUs allocated", 100)
+	writeUtilization(&b, in.Runs, start, "CPU", func(p Point) float64 { return p.CPUUtil * 100 })
 	if anyGPUs(in.Runs) {
-		writeSeriesChart(&b, "GPU utilization over time", in.Runs, start, func(p Point) float64 { return p.GPUUtil * 100 }, "% of GPUs allocated", 100)
+		writeUtilization(&b, in.Runs, start, "GPU", func(p Point) float64 { return p.GPUUtil * 100 })
 	}
 	writeSeriesChart(&b, "Queue length over time", in.Runs, start, func(p Point) float64 { return p.Pending }, "pending jobs", 0)
 	writeWaitBoxes(&b, "Wait time per account", in.Runs, func(m *Metrics) map[string]Stats { return m.ByAccount })
@@ -91,10 +91,12 @@ func WriteReport(w io.Writer, in ReportInput) error {
 const reportCSS = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}td.win{background:#e4f5e4;font-weight:600}
+td,th{white-space:nowrap}th.policy{text-align:center}.scroll{overflow-x:auto}
+table.groups{font-size:.82em}table.groups th,table.groups td{padding:.2em .35em}th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}td.win{background:#e4f5e4;font-weight:600}
 .legend span{display:inline-block;margin-right:1.2em}.legend i{display:inline-block;width:.9em;height:.9em;margin-right:.3em;vertical-align:-.1em}
 svg{background:#fff}svg text{font-size:11px;fill:#444}pre{background:#f7f7f7;padding:.6em;overflow-x:auto;font-size:.8em}
-footer{margin-top:3em;color:#777;font-size:.85em}.note{color:#666;font-size:.9em}`
+footer{margin-top:3em;color:#777;font-size:.85em}.note{color:#666;font-size:.9em}
+.warn{background:#fff4e0;border-left:4px solid #e69500;padding:.4em .8em}`
 
 func esc(s string) string { return html.EscapeString(s) }
 
@@ -138,6 +140,7 @@ type metricRow struct {
 
 var comparisonRows = []metricRow{
 	{"Jobs started", func(m *Metrics) float64 { return float64(m.Started) }, fmtInt, 0},
+	{"Jobs rejected", func(m *Metrics) float64 { return float64(m.Rejected) }, fmtInt, 0},
 	{"Mean wait", func(m *Metrics) float64 { return m.Overall.WaitMean }, fmtDur, -1},
 	{"Median wait", func(m *Metrics) float64 { return m.Overall.WaitMedian }, fmtDur, -1},
 	{"95th percentile wait", func(m *Metrics) float64 { return m.Overall.WaitP95 }, fmtDur, -1},
@@ -146,6 +149,7 @@ var comparisonRows = []metricRow{
 	{"Mean bounded slowdown", func(m *Metrics) float64 { return m.Overall.BoundedSlowdown }, fmtF2, -1},
 	{"CPU utilization", func(m *Metrics) float64 { return m.CPUUtilization * 100 }, fmtPct, +1},
 	{"Offered load", func(m *Metrics) float64 { return m.OfferedLoad * 100 }, fmtPct, 0},
+	{"Peak queue (jobs)", func(m *Metrics) float64 { return float64(m.PeakPending) }, fmtInt, 0},
 	{"Started by backfill", func(m *Metrics) float64 { return m.BackfillFraction * 100 }, fmtPct, 0},
 	{"Preemptions", func(m *Metrics) float64 { return float64(m.Preemptions) }, fmtInt, -1},
 	{"Timeouts", func(m *Metrics) float64 { return float64(m.Timeout) }, fmtInt, 0},
@@ -191,6 +195,7 @@ func writeComparison(b *strings.Builder, runs []Run) {
 	if len(runs) > 1 {
 		b.WriteString("<p class=\"note\">The best value of each comparable row is highlighted.</p>\n")
 	}
+	writeRejections(b, runs)
 }
 
 // winner returns the index of the strictly best run for a row, or -1 when
@@ -199,18 +204,19 @@ func winner(runs []Run, row metricRow) int {
 	if len(runs) < 2 || row.better == 0 {
 		return -1
 	}
-	best, idx, tie := 0.0, -1, false
+	best, idx := 0.0, -1
 	for i := range runs {
-		v := row.get(&runs[i].Metrics) * float64(row.better)
-		switch {
-		case idx < 0 || v > best:
-			best, idx, tie = v, i, false
-		case v == best:
-			tie = true
+		if v := row.get(&runs[i].Metrics) * float64(row.better); idx < 0 || v > best {
+			best, idx = v, i
 		}
 	}
-	if tie {
-		return -1
+	// A tie is what the reader sees: values that print the same (54.1 d
+	// and 54.1 d) win nothing, whatever their unprinted digits.
+	shown := row.format(row.get(&runs[idx].Metrics))
+	for i := range runs {
+		if i != idx && row.format(row.get(&runs[i].Metrics)) == shown {
+			return -1
+		}
 	}
 	return idx
 }
@@ -223,6 +229,7 @@ const (
 
 func writeSeriesChart(b *strings.Builder, title string, runs []Run, startUnix int64, val func(Point) float64, unit string, fixedMax float64) {
 	fmt.Fprintf(b, "<h2>%s</h2>\n", esc(title))
+	writeLegend(b, runs)
 	var t0, t1 int64 = math.MaxInt64, math.MinInt64
 	ymax := fixedMax
 	for _, r := range runs {
@@ -250,6 +257,81 @@ func writeSeriesChart(b *strings.Builder, title string, runs []Run, startUnix in
 		fmt.Fprintf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.4\" stroke-opacity=\"0.85\" points=\"%s\"/>\n", palette[i%len(palette)], strings.Join(pts, " "))
 	}
 	b.WriteString("</svg>\n")
+}
+
+// writeUtilization draws one run's utilization over time; with several
+// runs, whose utilization lines mostly lie on top of each other (the same
+// work is done in the end), it draws each run's difference from the first
+// instead, which shows where one policy keeps the machine busier.
+func writeUtilization(b *strings.Builder, runs []Run, start int64, kind string, val func(Point) float64) {
+	if len(runs) < 2 {
+		writeSeriesChart(b, kind+" utilization over time", runs, start, val, "% of "+kind+"s allocated", 100)
+		return
+	}
+	title := fmt.Sprintf("%s utilization: difference from %s", kind, runs[0].Name)
+	fmt.Fprintf(b, "<h2>%s</h2>\n<p class=\"note\">Percentage points of the %ss allocated, each policy minus %s; above zero: busier.</p>\n", esc(title), kind, esc(runs[0].Name))
+	writeLegendFrom(b, runs, 1)
+	base := runs[0].Metrics.Series
+	diffs := make([][]Point, len(runs)-1)
+	var t0, t1 int64 = math.MaxInt64, math.MinInt64
+	ymax := 0.0
+	for i, r := range runs[1:] {
+		for _, p := range r.Metrics.Series {
+			d := val(p) - val(pointAt(base, p.T))
+			diffs[i] = append(diffs[i], Point{T: p.T, CPUUtil: d})
+			t0, t1, ymax = min(t0, p.T), max(t1, p.T), math.Max(ymax, math.Abs(d))
+		}
+	}
+	if t0 >= t1 {
+		b.WriteString("<p class=\"note\">No data.</p>\n")
+		return
+	}
+	ymax = niceCeil(ymax)
+	fmt.Fprintf(b, "<svg viewBox=\"0 0 %d %d\" width=\"100%%\" role=\"img\" aria-label=\"%s\">\n", chartW, chartH, esc(title))
+	x0, x1, yTop, yBot := float64(padL), float64(chartW-padR), float64(padT), float64(chartH-padB)
+	yOf := func(v float64) float64 { return (yTop+yBot)/2 - v/ymax*(yBot-yTop)/2 }
+	for _, v := range []float64{-ymax, -ymax / 2, 0, ymax / 2, ymax} {
+		stroke := "#eee"
+		if v == 0 {
+			stroke = "#999"
+		}
+		fmt.Fprintf(b, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"%s\"/><text x=\"%g\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", x0, yOf(v), x1, yOf(v), stroke, x0-4, yOf(v)+4, signed(v))
+	}
+	for i := 0; i <= 5; i++ {
+		x := x0 + float64(i)/5*(x1-x0)
+		anchor := [...]string{"start", "middle", "middle", "middle", "middle", "end"}[i]
+		fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%g\" text-anchor=\"%s\">%s</text>\n", x, yBot+16, anchor, esc(timeLabel(t0+int64(float64(i)/5*float64(t1-t0)), float64(t1-t0), start)))
+	}
+	fmt.Fprintf(b, "<text x=\"12\" y=\"%g\" transform=\"rotate(-90 12 %g)\" text-anchor=\"middle\">%s</text>\n", (yTop+yBot)/2, (yTop+yBot)/2, "percentage points")
+	for i, d := range diffs {
+		pts := make([]string, 0, len(d))
+		for _, p := range d {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x0+float64(p.T-t0)/float64(t1-t0)*(x1-x0), yOf(p.CPUUtil)))
+		}
+		fmt.Fprintf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.4\" points=\"%s\"/>\n", palette[(i+1)%len(palette)], strings.Join(pts, " "))
+	}
+	b.WriteString("</svg>\n")
+}
+
+// pointAt is the bucket of series holding time t (the last one starting
+// at or before t; the first when t is before them all).
+func pointAt(series []Point, t int64) Point {
+	i := sort.Search(len(series), func(i int) bool { return series[i].T > t })
+	if i == 0 {
+		if len(series) == 0 {
+			return Point{}
+		}
+		return series[0]
+	}
+	return series[i-1]
+}
+
+// signed prints an axis value with its sign: +5, 0, -2.5.
+func signed(v float64) string {
+	if v > 0 {
+		return "+" + trimFloat(v)
+	}
+	return trimFloat(v)
 }
 
 // niceCeil rounds a chart maximum up to 1, 2 or 5 times a power of ten.
@@ -324,8 +406,50 @@ func topGroups(runs []Run, get func(*Metrics) map[string]Stats) []string {
 	if len(names) > maxGroups {
 		names = names[:maxGroups]
 	}
-	sort.Strings(names)
+	sort.SliceStable(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
 	return names
+}
+
+// leftOutNote says how many groups a chart limited to maxGroups leaves
+// out, and where to find them; "" when it shows them all.
+func leftOutNote(total int, what string) string {
+	if total <= maxGroups {
+		return ""
+	}
+	return fmt.Sprintf("<p class=\"note\">Only the %d %s with the most jobs are drawn; the other %d are in the table below.</p>\n", maxGroups, what, total-maxGroups)
+}
+
+// naturalLess orders names with their digit runs compared as numbers,
+// so group2 comes before group15.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// digitRun is the length of s's leading run of ASCII digits.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // writeWaitBoxes draws, per group, a box from the 25th to the 75th
@@ -337,6 +461,8 @@ func writeWaitBoxes(b *strings.Builder, title string, runs []Run, get func(*Metr
 		return
 	}
 	fmt.Fprintf(b, "<h2>%s</h2>\n<p class=\"note\">Box: 25th–75th percentile, bar: median, whisker: 95th percentile (log scale).</p>\n", esc(title))
+	b.WriteString(leftOutNote(len(get(&runs[0].Metrics)), "groups"))
+	writeLegend(b, runs)
 	h := 30 + 22*len(names)*max(len(runs), 1)
 	fmt.Fprintf(b, "<svg viewBox=\"0 0 %d %d\" width=\"100%%\" role=\"img\" aria-label=\"%s\">\n", chartW, h, esc(title))
 	const left = 170.0
@@ -348,13 +474,12 @@ func writeWaitBoxes(b *strings.Builder, title string, runs []Run, get func(*Metr
 	}
 	lmax = math.Ceil(lmax)
 	xOf := func(v float64) float64 { return left + math.Log10(1+v)/lmax*(chartW-left-padR) }
-	for d := 0; d <= int(lmax); d++ {
-		x := left + float64(d)/lmax*(chartW-left-padR)
-		label := fmtDur(math.Pow(10, float64(d)))
-		if d == 0 {
-			label = "0 s"
+	for _, tk := range waitTicks {
+		if math.Log10(1+tk.sec) > lmax {
+			break
 		}
-		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"10\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, x, h-20, x, h-6, esc(label))
+		x := xOf(tk.sec)
+		fmt.Fprintf(b, "<line x1=\"%.1f\" y1=\"10\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", x, x, h-20, x, h-6, esc(tk.label))
 	}
 	y := 14.0
 	for _, name := range names {
@@ -371,6 +496,27 @@ func writeWaitBoxes(b *strings.Builder, title string, runs []Run, get func(*Metr
 		}
 	}
 	b.WriteString("</svg>\n")
+}
+
+// waitTicks are the log axis's ticks at durations people read at a
+// glance (not 10^k seconds: "16.7 min", "27.8 h").
+var waitTicks = []struct {
+	sec   float64
+	label string
+}{{0, "0"}, {10, "10 s"}, {60, "1 min"}, {600, "10 min"}, {3600, "1 h"}, {6 * 3600, "6 h"},
+	{86400, "1 d"}, {7 * 86400, "1 wk"}, {30 * 86400, "30 d"}, {365 * 86400, "1 yr"}}
+
+// writeLegend gives a chart its own legend: the runs' colours and names.
+func writeLegend(b *strings.Builder, runs []Run) { writeLegendFrom(b, runs, 0) }
+
+// writeLegendFrom is writeLegend for the runs from index first on (their
+// colours are those of their index).
+func writeLegendFrom(b *strings.Builder, runs []Run, first int) {
+	b.WriteString("<div class=\"legend\">")
+	for i := first; i < len(runs); i++ {
+		fmt.Fprintf(b, "<span><i style=\"background:%s\"></i>%s</span>", palette[i%len(palette)], esc(runs[i].Name))
+	}
+	b.WriteString("</div>\n")
 }
 
 func truncate(s string, n int) string {
@@ -399,11 +545,17 @@ func writeShares(b *strings.Builder, runs []Run) {
 			}
 		}
 	}
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].target > rows[j].target })
+	total := len(rows)
 	if len(rows) > maxGroups {
 		rows = rows[:maxGroups]
 	}
+	sort.SliceStable(rows, func(i, j int) bool { return naturalLess(rows[i].name, rows[j].name) })
 	b.WriteString("<h2>Delivered vs target share</h2>\n<p class=\"note\">Grey: the account's NormShares; colours: its share of the CPU (GPU) time delivered between the first and the last submit.</p>\n")
+	if total > maxGroups {
+		fmt.Fprintf(b, "<p class=\"note\">Only the %d accounts with the largest shares are drawn; the other %d are left out.</p>\n", maxGroups, total-maxGroups)
+	}
+	writeLegend(b, runs)
 	per := 12 * (len(runs) + 1)
 	h := 30 + (per+8)*len(rows)
 	fmt.Fprintf(b, "<svg viewBox=\"0 0 %d %d\" width=\"100%%\" role=\"img\" aria-label=\"shares\">\n", chartW, h)
@@ -447,9 +599,16 @@ func writeGroupTable(b *strings.Builder, title string, runs []Run, get func(*Met
 		return
 	}
 	names := sortedKeys(get(&runs[0].Metrics))
-	fmt.Fprintf(b, "<h2>%s</h2>\n<table><tr><th>Name</th>", esc(title))
+	sort.SliceStable(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
+	// Two header rows: the policy over its six columns, then the
+	// columns, so that no header has to wrap.
+	fmt.Fprintf(b, "<h2>%s</h2>\n<div class=\"scroll\"><table class=\"groups\"><tr><th rowspan=\"2\">Name</th>", esc(title))
 	for _, r := range runs {
-		fmt.Fprintf(b, "<th>Jobs (%s)</th><th>Mean wait</th><th>Median</th><th>p95</th><th>Max</th><th>Bounded slowdown</th>", esc(r.Name))
+		fmt.Fprintf(b, "<th colspan=\"6\" class=\"policy\">%s</th>", esc(r.Name))
+	}
+	b.WriteString("</tr>\n<tr>")
+	for range runs {
+		b.WriteString("<th>Jobs</th><th>Mean wait</th><th>Median</th><th>p95</th><th>Max</th><th>Slowdown</th>")
 	}
 	b.WriteString("</tr>\n")
 	for _, n := range names {
@@ -460,7 +619,7 @@ func writeGroupTable(b *strings.Builder, title string, runs []Run, get func(*Met
 		}
 		b.WriteString("</tr>\n")
 	}
-	b.WriteString("</table>\n")
+	b.WriteString("</table></div>\n<p class=\"note\">Slowdown: mean bounded slowdown (τ = 10 s).</p>\n")
 }
 
 func writeInspections(b *strings.Builder, runs []Run) {
@@ -478,4 +637,21 @@ func anyGPUs(runs []Run) bool {
 		}
 	}
 	return false
+}
+
+// writeRejections says, per policy, how many jobs the simulated cluster
+// refused at submission and why (they never ran and are in no wait
+// figure).
+func writeRejections(b *strings.Builder, runs []Run) {
+	for _, r := range runs {
+		m := &r.Metrics
+		if m.Rejected == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "<p class=\"warn\"><b>%s</b>: %s jobs rejected at submission, never run: %s.", esc(r.Name), fmtInt(float64(m.Rejected)), esc(m.RejectSummary()))
+		if h := m.MaxJobCountHint(); h != "" {
+			fmt.Fprintf(b, " Note: %s.", esc(h))
+		}
+		b.WriteString("</p>\n")
+	}
 }

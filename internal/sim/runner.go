@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -43,6 +44,8 @@ type Options struct {
 	Progress func(done, total int)
 	// NoSkip disables pass skipping (see EngineConfig.NoSkip).
 	NoSkip bool
+	// Context, when set, stops the replay when it is done (SIGINT).
+	Context context.Context
 }
 
 // Simulate replays the trace under one policy through the scheduler core
@@ -58,6 +61,9 @@ func Simulate(setup Setup, opt Options) (Run, error) {
 	run := Run{Name: setup.Label(), Conf: setup.Conf, Accounts: setup.Accounts, Scheduler: core.Describe(), Capacity: core.Capacity()}
 	cfg := core.EngineConfig()
 	cfg.From, cfg.To, cfg.Inspect, cfg.Progress, cfg.NoSkip = opt.From, opt.To, opt.Inspect, opt.Progress, opt.NoSkip
+	if ctx := opt.Context; ctx != nil {
+		cfg.Stop = ctx.Err
+	}
 	cfg.OnInspect = func(now int64) { run.Inspections = append(run.Inspections, core.Inspect(now)) }
 	pol, rp, err := withReservations(core, setup, opt.Trace) // resv.go
 	if err != nil {

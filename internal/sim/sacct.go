@@ -57,6 +57,7 @@ func ReadSacct(r io.Reader) (*Trace, error) {
 		case cause != "":
 			t.skip(cause)
 		default:
+			j.Line = n
 			t.add(&j)
 			abs = append(abs, submit)
 		}

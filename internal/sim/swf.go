@@ -62,6 +62,7 @@ func ReadSWF(r io.Reader, users map[int]UserEntry) (*Trace, error) {
 		} else if cause != "" {
 			t.skip(cause)
 		} else {
+			j.Line = n
 			t.add(&j)
 		}
 	})

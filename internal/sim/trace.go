@@ -43,6 +43,9 @@ type Job struct {
 	// GPUs is the total GPU count the job uses (derived from the spec's
 	// --gres/--gpus when read from a trace; informative for metrics).
 	GPUs int64 `json:"-"`
+	// Line is the job's line in the trace file (0: not read from a file),
+	// for messages that point at it.
+	Line int `json:"-"`
 	api.JobSpec
 }
 

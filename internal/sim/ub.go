@@ -38,6 +38,7 @@ func ReadUBEvents(r io.Reader, parse SbatchParser) (*Trace, error) {
 			return
 		}
 		j.ID = int64(t.Records)
+		j.Line = n
 		t.add(&j)
 	})
 	if err != nil {
@@ -166,6 +167,7 @@ func ReadJSONL(r io.Reader) (*Trace, error) {
 		}
 		seen[j.ID] = n
 		j.GPUs = gpusOf(&j.JobSpec)
+		j.Line = n
 		t.add(&j)
 	})
 	if err != nil {

@@ -80,6 +80,11 @@ func (c *Controller) accounting(ctx context.Context, w Who) (api.AcctResponse, e
 			out.Records = append(out.Records, s.record())
 		}
 	}
+	usage, err := c.loadUsage(ctx)
+	if err != nil {
+		return api.AcctResponse{}, err
+	}
+	attachUsage(out.Records, usage)  // MaxRSS, TotalCPU, ...: usage.go
 	c.annotateResv(ctx, out.Records) // sacct --reservation: resv.go
 	slices.SortStableFunc(out.Records, compareRecords)
 	return out, nil

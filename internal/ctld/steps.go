@@ -206,6 +206,7 @@ func (c *Controller) registerStepRoutes(mux *http.ServeMux) {
 		}
 		return c.launchStep(ctx, w, req)
 	}))
+	c.registerStepList(mux)    // squeue -s: steps_list.go
 	c.registerAttachRoute(mux) // sattach.go
 	c.recoverSteps()
 }
@@ -339,6 +340,7 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 			part.Job.MemoryMB = j.Alloc.Mem[slot]
 		}
 		part.Job.GPUs = ls.stepGPUs(j, slot)
+		part.Job.Constrain = ls.constraints(j, slot)
 		part.GPUs = part.Job.GPUs
 		for k := 0; k < counts[slot]; k++ {
 			part.Tasks = append(part.Tasks, task)
@@ -586,6 +588,9 @@ func (c *Controller) followStep(job uint32, step int, nodes []string) {
 		}
 	}
 	state, exit := combineStep(got)
+	if err := c.saveUsage(context.Background(), usageKey{job, 0, strconv.Itoa(step)}, combineUsage(got)); err != nil {
+		c.log.Error("cannot store the usage of a step", "step", fmt.Sprintf("%d.%d", job, step), "err", err)
+	}
 	c.finishStep(job, step, state, exit)
 }
 
@@ -646,10 +651,12 @@ func (c *Controller) waitStepNode(job uint32, step int, node string, out chan<- 
 // combineStep turns the nodes' results into the step's state and
 // ExitCode: the highest exit code of any task (a signal when no task
 // exited non-zero), TIMEOUT, CANCELLED or NODE_FAIL when a node says so,
-// FAILED when a task failed.
+// OUT_OF_MEMORY (0:125) when the OOM killer hit a task, FAILED when a
+// task failed.
 func combineStep(res []api.StepNodeResult) (string, string) {
 	code, sig := 0, 0
-	rank := map[string]int{api.StateCompleted: 0, api.StateFailed: 1, api.StateCancelled: 2, api.StateNodeFail: 3, api.StateTimeout: 4}
+	rank := map[string]int{api.StateCompleted: 0, api.StateFailed: 1, api.StateOutOfMemory: 2, api.StateCancelled: 3,
+		api.StateNodeFail: 4, api.StateTimeout: 5}
 	state := api.StateCompleted
 	for _, r := range res {
 		if rank[r.State] > rank[state] {
@@ -662,6 +669,9 @@ func combineStep(res []api.StepNodeResult) (string, string) {
 	}
 	if state == api.StateCompleted && (code != 0 || sig != 0) {
 		state = api.StateFailed
+	}
+	if state == api.StateOutOfMemory {
+		return state, "0:125" // as the batch step's (noded finish)
 	}
 	if code != 0 {
 		return state, strconv.Itoa(code) + ":0"

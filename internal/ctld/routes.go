@@ -37,7 +37,7 @@ type extState struct {
 
 	// steps are the job steps begun by srun inside an allocation.
 	steps map[sched.JobID][]stepRec
-	// nodes is the node state history sampler's state (ext_acct.go).
+	// nodes is the node state history sampler's state (accounting.go).
 	nodes *nodeHistory
 }
 
@@ -88,9 +88,9 @@ func (e *extState) clear(at time.Time) {
 	*e = extState{started: e.started, reset: at, bfTotalJobs: e.bfTotalJobs, steps: e.steps, nodes: e.nodes}
 }
 
-// registerExt adds the accounting and statistics endpoints to the client
+// registerAccounting adds the accounting and statistics endpoints to the client
 // API (called from clientMux).
-func (c *Controller) registerExt(mux *http.ServeMux) {
+func (c *Controller) registerAccounting(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+api.PathAccounting, c.endpoint(func(ctx context.Context, w Who, _ *http.Request) (any, error) {
 		return c.accounting(ctx, w)
 	}))
@@ -145,6 +145,13 @@ func (c *Controller) registerExt(mux *http.ServeMux) {
 		}
 		return c.step(ctx, w, req)
 	}))
-	c.registerStepRoutes(mux)     // steps on the allocated nodes: ext_steps.go
+	mux.HandleFunc("POST "+api.PathSstat, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		var req api.SstatRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return c.sstat(ctx, w, req)
+	}))
+	c.registerStepRoutes(mux)     // steps on the allocated nodes: steps.go
 	c.registerPartitionAdmin(mux) // scontrol create/update/delete partition: partition.go
 }

@@ -68,6 +68,9 @@ func TestCombineStep(t *testing.T) {
 		{[]api.StepNodeResult{node(api.StateFailed, "0:9")}, api.StateFailed, "0:9"},
 		{[]api.StepNodeResult{node(api.StateTimeout, "0:15"), node(api.StateCancelled, "0:15")}, api.StateTimeout, "0:15"},
 		{[]api.StepNodeResult{node(api.StateCompleted, "0:0"), node(api.StateNodeFail)}, api.StateNodeFail, "0:0"},
+		// A node whose task the OOM killer hit: the step ends
+		// OUT_OF_MEMORY 0:125, not FAILED 0:9.
+		{[]api.StepNodeResult{node(api.StateCompleted, "0:0"), node(api.StateOutOfMemory, "0:9")}, api.StateOutOfMemory, "0:125"},
 	}
 	for i, c := range cases {
 		if s, e := combineStep(c.res); s != c.state || e != c.exit {

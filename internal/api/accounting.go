@@ -69,6 +69,9 @@ type AcctRecord struct {
 	SuspendedSec int64 `json:"suspended_s,omitempty"`
 	// NTasks is a step's task count (sacct's NTasks); 0 on a job's record.
 	NTasks int `json:"ntasks,omitempty"`
+	// Usage is a step's gathered usage; on a job's record, the tasks of
+	// all its steps (sacct prints only their CPU times there).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // AcctResponse lists accounting records in job id, run, step order.
