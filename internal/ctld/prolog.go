@@ -381,3 +381,35 @@ func (c *Controller) prologWait() time.Duration {
 	}
 	return t + 5*time.Second
 }
+
+// stepPrologFailed handles a step refused because a node's Prolog failed
+// at the job's first step there: as after a failed Prolog on the batch
+// host, the node is drained ("Prolog error") and the job requeued, held
+// unless nohold_on_prolog_fail (a --no-requeue job goes on).
+func (c *Controller) stepPrologFailed(plan *stepPlan, err error) {
+	msg := err.Error()
+	if !strings.Contains(msg, ": Prolog failed") { // the agent's errStepProlog
+		return
+	}
+	node := ""
+	for _, p := range plan.parts {
+		if strings.HasPrefix(msg, "launch on node "+p.Node+":") {
+			node = p.Node
+		}
+	}
+	c.do(context.Background(), func(ls *loopState) (any, error) {
+		now := ls.c.now()
+		if i := ls.st.Cluster.NodeIndex(node); i >= 0 && !ls.st.Cluster.Nodes[i].State.Has(sched.NodeFlagDrain) {
+			_ = ls.setNode(i, "DRAIN", reasonPrologError, ls.slurmUser(), now)
+		}
+		j := ls.st.Job(sched.JobID(plan.rec.JobID))
+		if j == nil || !isActive(j) || !j.Req.Requeue {
+			return nil, nil
+		}
+		hold := !ls.c.cfg.SchedulerParameters.NoholdOnPrologFail
+		if ls.requeue(j, hold, now) == nil && hold {
+			j.StateDesc = sched.StateDescLaunchFailedHeld
+		}
+		return nil, nil
+	})
+}

@@ -201,3 +201,55 @@ exit 0`)
 		t.Errorf("n1 reason %q; its epilog succeeded", r)
 	}
 }
+
+// TestPrologAtFirstStep checks that a node of a multi-node job other than
+// its batch host runs the Prolog when the job's first step reaches it, once
+// per run (oracle 24.11 without PrologFlags=Alloc), and that a failure
+// there refuses the step, drains that node and requeues the job held.
+func TestPrologAtFirstStep(t *testing.T) {
+	dir := sharedDir(t, 0o755)
+	prolog := scriptFile(t, dir, "prolog", `echo $SLURM_SCRIPT_CONTEXT >> `+dir+`/prolog.$SLURMD_NODENAME.$SLURM_JOB_ID
+[ "$SLURMD_NODENAME" = n2 ] && [ -e `+dir+`/fail ] && exit 1
+exit 0`)
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, extra: "Prolog=" + prolog + "\n"})
+	step := func(id uint32) error {
+		_, err := c.client.StepLaunch(c.ctx(), api.StepLaunchRequest{JobID: id, Argv: []string{"true"}, NNodes: 2})
+		return err
+	}
+	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.MinNodes = 2 }))
+	c.waitState(id, "RUNNING", 10*time.Second)
+	if _, err := os.Stat(filepath.Join(dir, "prolog.n2."+itoa32(id))); err == nil {
+		t.Errorf("n2 ran the Prolog before any step reached it")
+	}
+	for k := 0; k < 2; k++ {
+		if err := step(id); err != nil {
+			t.Fatalf("step %d: %v", k, err)
+		}
+	}
+	if got := readFile(t, filepath.Join(dir, "prolog.n2."+itoa32(id))); got != "prolog_slurmd\n" {
+		t.Errorf("n2 ran the Prolog %q; want once", got)
+	}
+
+	os.WriteFile(filepath.Join(dir, "fail"), nil, 0o644)
+	id = c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.MinNodes = 2 }))
+	c.waitState(id, "RUNNING", 10*time.Second)
+	if err := step(id); err == nil || !strings.Contains(err.Error(), "Prolog failed") {
+		t.Fatalf("step on a node whose Prolog fails: %v", err)
+	}
+	c.eventually(10*time.Second, "job requeued held", func() bool {
+		j, ok := c.jobByID(id)
+		return ok && j.State == "PENDING" && j.StateDesc == "launch failed requeued held"
+	})
+	if n := c.node("n2"); n.Reason != "Prolog error" {
+		t.Errorf("n2 reason %q", n.Reason)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,10 +12,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
 )
 
 // Slurm's SLURM_SCRIPT_CONTEXT values of the node-side scripts.
@@ -342,4 +345,48 @@ func (a *Agent) registerNodeEpilog(mux *http.ServeMux) {
 		}
 		api.WriteAgentJSON(w, http.StatusOK, a.RunNodeEpilog(req))
 	})
+}
+
+// errStepProlog marks a step refused because the node's Prolog failed.
+var errStepProlog = errors.New("Prolog failed")
+
+// nodePrologs records, per agent, the job runs whose Prolog ran on this
+// node for a step (nodes other than the batch host).
+var nodePrologs sync.Map // *Agent -> *prologRuns
+
+type prologRuns struct {
+	mu   sync.Mutex
+	done map[uint32]int // job -> restart count
+}
+
+// stepNodeProlog runs the Prolog on a node of a job other than its batch
+// host before the job's first step there, as slurmd does without
+// PrologFlags=Alloc (oracle 24.11: an -N2 job's second node runs its
+// Prolog only when a step reaches it). A failed Prolog refuses the step.
+func (a *Agent) stepNodeProlog(req *api.AgentStepLaunch) error {
+	job := &req.Job
+	s := job.Scripts
+	if s == nil || s.Prolog == "" {
+		return nil
+	}
+	if nodes, err := hostlist.Expand(job.NodeList); err != nil || len(nodes) == 0 || nodes[0] == a.cfg.Name {
+		return nil // the batch host ran it before the batch script
+	}
+	v, _ := nodePrologs.LoadOrStore(a, &prologRuns{done: map[uint32]int{}})
+	pr := v.(*prologRuns)
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if r, ok := pr.done[job.JobID]; ok && r >= job.RestartCount {
+		return nil
+	}
+	env := scriptEnv(job, a.cfg.Name, contextProlog, nil)
+	if _, err := runScript(scriptRun{path: s.Prolog, env: env, dir: "/", timeout: scriptTimeout(s)}); err != nil {
+		a.log.Error("prolog failed", "job", job.JobID, "err", err)
+		return fmt.Errorf("job %d on %s: %w", job.JobID, a.cfg.Name, errStepProlog)
+	}
+	if len(pr.done) > 100000 {
+		clear(pr.done)
+	}
+	pr.done[job.JobID] = job.RestartCount
+	return nil
 }

@@ -108,6 +108,9 @@ func (a *Agent) LaunchStep(req api.AgentStepLaunch) (api.StepNodeResult, error) 
 	if err := a.checkStep(&req); err != nil {
 		return api.StepNodeResult{}, err
 	}
+	if err := a.stepNodeProlog(&req); err != nil { // prolog.go
+		return api.StepNodeResult{}, err
+	}
 	key := stepKey{req.Job.JobID, req.StepID}
 	r := &stepRun{a: a, req: req, key: key, done: make(chan struct{}), attach: &attachments{},
 		result: api.StepNodeResult{Node: a.cfg.Name, JobID: key.job, StepID: key.step, Start: time.Now()}}
