@@ -291,6 +291,22 @@ type LaunchRequest struct {
 	// controller over TCP with it, as Slurm's commands in a job reach
 	// slurmctld over the network.
 	JobToken string `json:"job_token,omitempty"`
+	// Scripts are slurm.conf's node-side scripts (nil = none).
+	Scripts *NodeScripts `json:"scripts,omitempty"`
+}
+
+// NodeScripts are the scripts slurm.conf has the node agent run around a
+// job (Prolog, Epilog as root; TaskProlog, TaskEpilog as the job's user),
+// sent with each launch because agents do not read slurm.conf.
+type NodeScripts struct {
+	Prolog     string `json:"prolog,omitempty"`
+	Epilog     string `json:"epilog,omitempty"`
+	TaskProlog string `json:"task_prolog,omitempty"`
+	TaskEpilog string `json:"task_epilog,omitempty"`
+	// TimeoutSec is PrologEpilogTimeout (0 = none).
+	TimeoutSec int64 `json:"timeout_s,omitempty"`
+	// CPUsPerNode is the job's SLURM_JOB_CPUS_PER_NODE ("2(x3),1").
+	CPUsPerNode string `json:"cpus_per_node,omitempty"`
 }
 
 // JobTokenEnv is the job environment variable holding LaunchRequest's
@@ -348,6 +364,10 @@ type JobStatus struct {
 	SuspendedSec int64 `json:"suspended_s,omitempty"`
 	// Reason explains a failure to launch or a lost job.
 	Reason string `json:"reason,omitempty"`
+	// ScriptFailure names the node script that failed on the job's node
+	// ("prolog" or "epilog"): the controller drains the node, and requeues
+	// the job after a failed prolog.
+	ScriptFailure string `json:"script_failure,omitempty"`
 	// StdOut and StdErr are the expanded output paths.
 	StdOut string `json:"stdout,omitempty"`
 	StdErr string `json:"stderr,omitempty"`

@@ -131,6 +131,9 @@ type Config struct {
 	// Prolog, Epilog, PrologSlurmctld, EpilogSlurmctld, TaskProlog and
 	// TaskEpilog are script paths (empty = none).
 	Prolog, Epilog, PrologSlurmctld, EpilogSlurmctld, TaskProlog, TaskEpilog string
+	// PrologEpilogTimeout is slurm.conf's PrologEpilogTimeout in seconds
+	// (0 = not set: Slurm's default 65534, no practical limit).
+	PrologEpilogTimeout int
 	// MailProg is the program used for job mail (default /bin/mail).
 	MailProg string
 	// MetricsType is metrics/openmetrics to serve Prometheus metrics on

@@ -280,6 +280,7 @@ func buildClusterKeys() map[string]clusterKey {
 	add("EpilogSlurmctld", strKey(func(c *Config) *string { return &c.EpilogSlurmctld }))
 	add("TaskProlog", strKey(func(c *Config) *string { return &c.TaskProlog }))
 	add("TaskEpilog", strKey(func(c *Config) *string { return &c.TaskEpilog }))
+	add("PrologEpilogTimeout", intKey(0, 65535, func(c *Config) *int { return &c.PrologEpilogTimeout }))
 	add("MailProg", strKey(func(c *Config) *string { return &c.MailProg }))
 	add("MetricsType", strKey(func(c *Config) *string { return &c.MetricsType }))
 	add("PrivateData", listKey(func(c *Config) *[]string { return &c.PrivateData }))

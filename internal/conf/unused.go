@@ -27,7 +27,7 @@ var knownUnusedKeys = []string{
 	"MemLimitEnforce", "MpiDefault", "MpiParams", "MsgAggregationParams",
 	"NamespaceType", "NodeFeaturesPlugins", "PlugStackConfig", "PluginDir", "PowerCapRate",
 	"PowerParameters", "PowerPlugin", "PrEpParameters", "PrEpPlugins", "ProctrackType",
-	"PrologEpilogTimeout", "PrologSlurmctldFlags", "PrologTimeout",
+	"PrologSlurmctldFlags", "PrologTimeout",
 	"PropagatePrioProcess", "PropagateResourceLimits", "PropagateResourceLimitsExcept",
 	"RebootProgram", "ReconfigFlags", "RequeueExit", "RequeueExitHold", "ResumeFailProgram",
 	"ResumeProgram", "ResumeRate", "ResvEpilog", "ResvOverRun", "ResvProlog", "RoutePlugin",

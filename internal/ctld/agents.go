@@ -298,6 +298,9 @@ func (ls *loopState) jobEnded(i int32, s api.JobStatus) {
 	if !ok {
 		return // REQUEUED: the controller requeued it already
 	}
+	if s.ScriptFailure != "" && ls.nodeScriptFailed(i, j, s) { // prolog.go
+		return
+	}
 	if state == sched.JobCompleted && exit != 0 {
 		state = sched.JobFailed
 	}

@@ -130,6 +130,9 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	if opts.Conf == nil {
 		return nil, errors.New("ctld: a configuration is required")
 	}
+	if err := checkCtldScripts(opts.Conf); err != nil { // prolog.go
+		return nil, err
+	}
 	c := &Controller{opts: opts, cfg: opts.Conf, log: opts.Logger, now: opts.Now,
 		calls: make(chan *call, 4096), stop: make(chan struct{}), done: make(chan struct{}),
 		agents: map[string]*api.AgentClient{}, launchQ: make(chan struct{}, 32), reconf: make(chan *conf.Config, 1), submitLatency: newSubmitLatency()}

@@ -312,6 +312,7 @@ func (ls *loopState) queueLaunch(j *sched.Job) { ls.queueLaunches([]*sched.Job{j
 // not 16. Jobs whose launch does not land that way fall back to a call of
 // their own, with retries.
 func (ls *loopState) queueLaunches(jobs []*sched.Job) {
+	jobs = ls.gatePrologSlurmctld(jobs) // prolog.go
 	batches := map[int32]*launchBatch{}
 	for _, j := range jobs {
 		host := batchHost(j.Alloc.Nodes)
@@ -448,7 +449,7 @@ func (c *Controller) launchOnce(it launchItem, addr string) error {
 	if a == nil {
 		return errNoAgent
 	}
-	deadline := time.Now().Add(c.cfg.KillWait + time.Minute)
+	deadline := time.Now().Add(c.cfg.KillWait + time.Minute + c.prologWait()) // prolog.go
 	for {
 		c.launchQ <- struct{}{}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -565,6 +566,7 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 	if tok, _, err := IssueToken(ls.c.jwtKey, j.User, ls.c.now(), jobTokenLifespan(r.TimeLimitSec)); err == nil {
 		r.JobToken = tok
 	}
+	r.Scripts = ls.nodeScripts(j) // prolog.go
 	if len(j.Alloc.CPUs) > 0 {
 		r.CPUs = int(j.Alloc.CPUs[0])
 		if ls.cfg.ConsumeMemory {

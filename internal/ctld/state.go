@@ -276,6 +276,7 @@ func (ls *loopState) touch(j *sched.Job, event, detail string) {
 	if event != "" {
 		ls.events = append(ls.events, EventRow{JobID: uint32(j.ID), Time: ls.c.now(), Event: event, Detail: detail})
 	}
+	ls.epilogSlurmctld(j, event) // prolog.go
 }
 
 // takeBatch turns the changes marked since the last batch into the rows

@@ -206,7 +206,8 @@ func (c *Controller) registerStepRoutes(mux *http.ServeMux) {
 		}
 		return c.launchStep(ctx, w, req)
 	}))
-	c.registerStepList(mux) // squeue -s: steps_list.go
+	c.registerStepList(mux)    // squeue -s: steps_list.go
+	c.registerAttachRoute(mux) // sattach.go
 	c.recoverSteps()
 }
 
@@ -246,6 +247,7 @@ func (c *Controller) launchStep(ctx context.Context, w Who, req api.StepLaunchRe
 	}
 	if err := c.prepareStepParts(plan); err != nil {
 		c.finishStep(plan.rec.JobID, plan.rec.StepID, api.StateFailed, "1:0")
+		c.stepPrologFailed(plan, err) // prolog.go
 		return api.StepLaunchResponse{}, &apiErr{status: http.StatusBadGateway, msg: err.Error()}
 	}
 	out := api.StepLaunchResponse{JobID: plan.rec.JobID, StepID: plan.rec.StepID, NodeList: plan.rec.NodeList,

@@ -147,6 +147,11 @@ type job struct {
 	dirty bool
 	// nextSample is when the usage is gathered next (usage.go).
 	nextSample time.Time
+	// taskEnv is the batch script's environment after its TaskProlog,
+	// given to its TaskEpilog; epilogRunning holds the report of a
+	// finished job back until its Epilog ran (prolog.go).
+	taskEnv       []string
+	epilogRunning bool
 }
 
 // New prepares an agent: it creates the spool, discovers the node's
@@ -469,7 +474,13 @@ func (a *Agent) Jobs() []api.JobStatus {
 	now := time.Now()
 	out := make([]api.JobStatus, 0, len(a.jobs))
 	for _, j := range a.jobs {
-		out = append(out, j.rec.status(now))
+		st := j.rec.status(now)
+		if j.epilogRunning {
+			// Not ended for the controller until the epilog ran, as a
+			// COMPLETING job in Slurm.
+			st.State = api.StateRunning
+		}
+		out = append(out, st)
 	}
 	sortStatuses(out)
 	return out

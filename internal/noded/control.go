@@ -141,6 +141,7 @@ func (a *Agent) finish(j *job, ex exitRecord, now time.Time) {
 		j.dirty = false
 	}
 	a.log.Info("job ended", "job", r.Req.JobID, "state", r.State, "exit_code", r.ExitCode)
+	a.startEpilog(j)
 }
 
 // finalState maps a wait status to Slurm's job state and ExitCode. A job

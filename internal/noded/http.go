@@ -13,7 +13,8 @@ import (
 // behind cluster-key signature verification.
 func (a *Agent) Handler() http.Handler {
 	mux := http.NewServeMux()
-	a.registerSteps(mux) // job steps launched on this node (srun inside an allocation): step_http.go
+	a.registerSteps(mux)      // job steps launched on this node (srun inside an allocation): step_http.go
+	a.registerNodeEpilog(mux) // prolog.go
 	mux.HandleFunc("GET "+api.PathAgentNode, func(w http.ResponseWriter, r *http.Request) {
 		api.WriteAgentJSON(w, http.StatusOK, a.Info())
 	})

@@ -58,7 +58,10 @@ func (a *Agent) Launch(req api.LaunchRequest) (api.JobStatus, error) {
 	if err != nil {
 		return api.JobStatus{}, err
 	}
-	failed := a.start(j, spec)
+	failed := a.runProlog(j, &spec)
+	if failed == nil {
+		failed = a.start(j, spec)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.jobs[id] = j

@@ -102,7 +102,7 @@ func (a *Agent) reportEvents(ctx context.Context) bool {
 	var ev api.JobEvents
 	now := time.Now()
 	for _, j := range a.jobs {
-		if api.AgentJobFinal(j.rec.State) && !j.rec.Reported {
+		if api.AgentJobFinal(j.rec.State) && !j.rec.Reported && !j.epilogRunning {
 			ev.Events = append(ev.Events, api.JobEvent{Node: a.cfg.Name, Job: j.rec.status(now)})
 		}
 	}

@@ -567,6 +567,9 @@ func openJobFiles(spec execSpec) (in, out, errf *os.File, err error) {
 		in.Close()
 		return nil, nil, nil, fmt.Errorf("could not open stdout file %s: %w", spec.StdOut, unwrapPathErr(err))
 	}
+	if spec.Preamble != "" {
+		out.WriteString(spec.Preamble)
+	}
 	if spec.StdErr == spec.StdOut {
 		return in, out, out, nil
 	}

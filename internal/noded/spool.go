@@ -64,6 +64,8 @@ type jobRecord struct {
 	Usage *api.TaskUsage `json:"usage,omitempty"`
 	// Reported is set once the controller acknowledged the final state.
 	Reported bool `json:"reported,omitempty"`
+	// ScriptFailure is "prolog" or "epilog" when that node script failed.
+	ScriptFailure string `json:"script_failure,omitempty"`
 }
 
 // status converts the record to its wire form.
@@ -76,7 +78,7 @@ func (r *jobRecord) status(now time.Time) api.JobStatus {
 		JobID: r.Req.JobID, RestartCount: r.Req.RestartCount, State: r.State,
 		PID: r.PID, StartTime: r.Start, EndTime: r.End, ExitCode: r.ExitCode,
 		SuspendedSec: int64(susp / time.Second), Reason: r.Reason,
-		StdOut: r.StdOut, StdErr: r.StdErr, TimeLimitSec: r.Req.TimeLimitSec,
+		StdOut: r.StdOut, StdErr: r.StdErr, TimeLimitSec: r.Req.TimeLimitSec, ScriptFailure: r.ScriptFailure,
 		Usage: r.usage(),
 	}
 }
@@ -108,6 +110,9 @@ type execSpec struct {
 	Cgroup string `json:"cgroup,omitempty"`
 	// CgroupV1 are its cgroup v1 directories, joined right after the fork.
 	CgroupV1 []string `json:"cgroup_v1,omitempty"`
+	// Preamble is written to stdout before the job starts: the "print"
+	// lines of its TaskProlog.
+	Preamble string `json:"preamble,omitempty"`
 }
 
 // shimPids is written by the shim once the job started.

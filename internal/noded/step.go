@@ -85,7 +85,8 @@ type stepRun struct {
 	// oomBase is the cgroup's OOM kill count when the step started.
 	oomBase int64
 	timers  []*time.Timer
-	pmi     *stepPMI // --mpi=pmi2 (pmi.go)
+	pmi     *stepPMI     // --mpi=pmi2 (pmi.go)
+	attach  *attachments // sattach's clients (sattach.go)
 }
 
 // stepTask is one task (one process group) of a step.
@@ -107,8 +108,11 @@ func (a *Agent) LaunchStep(req api.AgentStepLaunch) (api.StepNodeResult, error) 
 	if err := a.checkStep(&req); err != nil {
 		return api.StepNodeResult{}, err
 	}
+	if err := a.stepNodeProlog(&req); err != nil { // prolog.go
+		return api.StepNodeResult{}, err
+	}
 	key := stepKey{req.Job.JobID, req.StepID}
-	r := &stepRun{a: a, req: req, key: key, done: make(chan struct{}),
+	r := &stepRun{a: a, req: req, key: key, done: make(chan struct{}), attach: &attachments{},
 		result: api.StepNodeResult{Node: a.cfg.Name, JobID: key.job, StepID: key.step, Start: time.Now()}}
 	t := a.steps()
 	t.mu.Lock()
@@ -216,7 +220,7 @@ func (r *stepRun) claim() error {
 func (r *stepRun) serveIO(conn io.ReadWriteCloser, in io.Reader) {
 	defer conn.Close()
 	r.mu.Lock()
-	r.out = &stepWriter{w: conn}
+	r.out = &stepWriter{w: conn, att: r.attach}
 	r.mu.Unlock()
 	// The tasks' stdin queues exist before srun's first frame is read, so
 	// input sent at once is not lost.
@@ -427,6 +431,7 @@ func (r *stepRun) execTask(t *stepTask) string {
 		}
 	}
 	syscall.Kill(-t.pgid, syscall.SIGKILL)
+	r.stepTaskEpilog(cmd.Env) // prolog.go
 	return exitString(cmd.ProcessState)
 }
 
@@ -475,6 +480,9 @@ type taskFiles struct {
 func (r *stepRun) taskCommand(t *stepTask) (*exec.Cmd, taskFiles, error) {
 	var files taskFiles
 	env, err := r.taskEnv(t)
+	if err == nil {
+		env, err = r.stepTaskProlog(t, env) // prolog.go
+	}
 	if err != nil {
 		return nil, files, err
 	}
@@ -791,6 +799,8 @@ type stepWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
 	broken bool
+	// att are sattach's clients (sattach.go).
+	att *attachments
 }
 
 func (s *stepWriter) frame(kind byte, task uint32, p []byte) {
@@ -799,6 +809,7 @@ func (s *stepWriter) frame(kind byte, task uint32, p []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.att.record(kind, task, p)
 	if s.broken {
 		return
 	}

@@ -26,6 +26,7 @@ func (a *Agent) registerSteps(mux *http.ServeMux) {
 		stepReply(w)(a.LaunchStep(req))
 	})
 	mux.HandleFunc("GET "+api.PathAgentStepIO, withStep(a, a.serveStepIO))
+	mux.HandleFunc("GET "+api.PathAgentStepAttach, withStep(a, a.serveStepAttach)) // sattach.go
 	mux.HandleFunc("GET "+api.PathAgentStepWait, withStep(a, func(w http.ResponseWriter, r *http.Request, s *stepRun) {
 		wait, _ := strconv.Atoi(r.URL.Query().Get("wait"))
 		wait = min(max(wait, 0), 25)

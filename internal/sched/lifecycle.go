@@ -182,7 +182,7 @@ func (st *State) applyPending(p *PendingInfo, j *Job, now time.Time, planned boo
 		j.ExpectedStart, j.PlannedNodes = p.ExpectedStart, p.PlannedNodes
 	}
 	recordDepStates(j, p.DepStates)
-	if p.StateDesc != "" || j.StateDesc != StateDescRequeuedHeld {
+	if p.StateDesc != "" || !requeueHeldDesc(j.StateDesc) {
 		j.StateDesc = p.StateDesc
 	}
 	if j.EligibleTime.IsZero() && eligibleReason(p.Reason) {
@@ -417,7 +417,7 @@ func (st *State) Release(id JobID, admin bool) error {
 		return fmt.Errorf("job %d: %w", id, ErrAccessDenied)
 	}
 	j.Hold, j.Reason = HoldNone, ReasonNone
-	if j.StateDesc == StateDescRequeuedHeld {
+	if requeueHeldDesc(j.StateDesc) {
 		j.StateDesc = ""
 	}
 	return nil

@@ -62,6 +62,9 @@ const (
 const (
 	// StateDescRequeuedHeld is the description of a job requeued held.
 	StateDescRequeuedHeld = "job requeued in held state"
+	// StateDescLaunchFailedHeld is the description of a job requeued held
+	// after its Prolog failed (squeue "(launch failed requeued held)").
+	StateDescLaunchFailedHeld = "launch failed requeued held"
 	// StateDescNodesDown is what squeue shows for ReasonNodesDown (scontrol
 	// shows the reason, with underscores).
 	StateDescNodesDown = "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority partitions"
@@ -69,3 +72,9 @@ const (
 	// job that named no nodes.
 	StateDescMayBeReserved = "ReqNodeNotAvail, May be reserved for other job"
 )
+
+// requeueHeldDesc reports whether desc is one of the descriptions of a job
+// requeued held, kept by scheduling passes until the job is released.
+func requeueHeldDesc(desc string) bool {
+	return desc == StateDescRequeuedHeld || desc == StateDescLaunchFailedHeld
+}
