@@ -163,12 +163,12 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 	}
 	c.lock = lock
 	if err := c.loadKeys(); err != nil {
-		lock.Close()
+		unlockStateDir(c.opts.StateDir, lock)
 		return nil, err
 	}
 	c.slurmUID = lookupUID(c.cfg.SlurmUser)
 	if err := c.openStore(ctx); err != nil {
-		lock.Close()
+		unlockStateDir(c.opts.StateDir, lock)
 		return nil, err
 	}
 	if err := c.registerCluster(ctx); err != nil {
@@ -218,7 +218,7 @@ func (c *Controller) closeStore() {
 		c.store.Close()
 	}
 	if c.lock != nil {
-		c.lock.Close()
+		unlockStateDir(c.opts.StateDir, c.lock)
 	}
 }
 
