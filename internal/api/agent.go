@@ -209,6 +209,11 @@ type HeartbeatResponse struct {
 // node: slurmd's batch job launch message.
 type LaunchRequest struct {
 	JobID uint32 `json:"job_id"`
+	// CPUsPerNode and TasksPerNode are the allocation's
+	// SLURM_JOB_CPUS_PER_NODE and SLURM_TASKS_PER_NODE ("2(x3)"), which
+	// MPI launchers (Open MPI's mpirun) read to place their ranks.
+	CPUsPerNode  string `json:"cpus_per_node,omitempty"`
+	TasksPerNode string `json:"tasks_per_node,omitempty"`
 	// RestartCount is how many times the job was requeued; a launch with a
 	// higher count replaces a finished record of the same job id.
 	RestartCount int    `json:"restart_count,omitempty"`

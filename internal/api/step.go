@@ -92,6 +92,10 @@ type StepLaunchRequest struct {
 	// MPI is --mpi ("" takes slurm.conf's MpiDefault): MPIPMI2 gives the
 	// tasks a PMI connection, "none" none.
 	MPI string `json:"mpi,omitempty"`
+	// NodeList and Exclude are -w and -x: the step runs on those of the
+	// allocation's nodes.
+	NodeList string `json:"nodelist,omitempty"`
+	Exclude  string `json:"exclude,omitempty"`
 	// Distribution is -m/--distribution as given ("" : Slurm's default,
 	// cyclic when there are no more tasks than nodes, else block).
 	Distribution string `json:"distribution,omitempty"`

@@ -364,7 +364,8 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 	req := api.StepLaunchRequest{JobID: uint32(n), Name: name, Argv: o.command, Cwd: cwd,
 		Env: srunStepEnviron(env, o), NTasks: spec.NTasks, NNodes: spec.MinNodes, CPUsPerTask: spec.CPUsPerTask,
 		TimeLimitSec: limit, Input: input, Distribution: o.distribution, PlaneSize: o.planeSize, Overcommit: o.overcommit, Exact: o.exact,
-		CPUBind: o.cpuBind, Pty: pty, MPI: o.mpi}
+		CPUBind: o.cpuBind, Pty: pty, MPI: o.mpi,
+		NodeList: spec.NodeList, Exclude: spec.Exclude}
 	if o.multiProg {
 		m, err := readMultiProg(env.Cwd, o.command[0], o.command[1:])
 		var fatal *srunFatal
@@ -800,6 +801,10 @@ func (s *srunSession) killOnBadExit(c *srunConn, e api.StepTaskExit) {
 // as srun's default line-buffered output; -u writes as it comes.
 // Messages of the node itself (task -1) are written as they are.
 func (s *srunSession) output(task int, stderr bool, p []byte) {
+	if s.o.pty && task > 0 {
+		// srun(1) --pty: every task but task zero writes to /dev/null.
+		return
+	}
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
 	w := s.stdout

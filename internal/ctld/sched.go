@@ -562,6 +562,7 @@ func (ls *loopState) launchRequest(j *sched.Job) api.LaunchRequest {
 		r.Script = "#!/bin/sh\n" + spec.Wrap + "\n"
 	}
 	r.AcctGatherFreqSec = acctGatherFreq(ls.c.cfg)
+	r.CPUsPerNode, r.TasksPerNode = allocPerNode(j)
 	r.Constrain = ls.constraints(j, 0)
 	if tok, _, err := IssueToken(ls.c.jwtKey, j.User, ls.c.now(), jobTokenLifespan(r.TimeLimitSec)); err == nil {
 		r.JobToken = tok

@@ -307,19 +307,24 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 	default:
 		return nil, &apiErr{status: http.StatusConflict, msg: "Job/step already completing or completed"}
 	}
-	alloc := j.Alloc.Nodes
-	nnodes, ntasks, warns, err := stepShape(len(alloc), int(j.Req.NTasks), req.NNodes, req.NTasks)
+	order, err := ls.stepSlots(j, req.NodeList, req.Exclude)
+	if err != nil {
+		return nil, err
+	}
+	nnodes, ntasks, warns, err := stepShape(len(order), int(j.Req.NTasks), req.NNodes, req.NTasks)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range ls.ext.steps[j.ID] {
 		next = max(next, s.StepID+1)
 	}
-	stepNodes := alloc[:nnodes]
+	order = order[:nnodes]
+	stepNodes := make([]int32, nnodes)
 	caps := make([]int, nnodes)
 	total := 0
-	for slot := range stepNodes {
-		caps[slot] = int(j.Alloc.CPUs[slot]) / max(req.CPUsPerTask, 1)
+	for i, slot := range order {
+		stepNodes[i] = j.Alloc.Nodes[slot]
+		caps[i] = int(j.Alloc.CPUs[slot]) / max(req.CPUsPerTask, 1)
 		total += int(j.Alloc.CPUs[slot])
 	}
 	if !req.Overcommit && req.CPUsPerTask <= 1 && ntasks > total {
@@ -334,6 +339,9 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 	}
 	layout := stepLayout(caps, ntasks, dist, req.PlaneSize)
 	stepNodes, layout, slots := usedNodes(stepNodes, layout)
+	for i := range slots {
+		slots[i] = order[slots[i]] // the node's slot in the job's allocation
+	}
 	nnodes = len(stepNodes)
 	argv, err := multiProgArgv(req.MultiProg, ntasks)
 	if err != nil {
@@ -445,6 +453,61 @@ func multiProgArgv(m *api.MultiProg, ntasks int) ([][]string, error) {
 		out[t], _ = m.Argv(t)
 	}
 	return out, nil
+}
+
+// stepSlots are the allocation slots a step may use, in allocation order:
+// all of them, or those of srun -w (every named node must be allocated,
+// as in Slurm) less those of -x.
+func (ls *loopState) stepSlots(j *sched.Job, include, exclude string) ([]int, error) {
+	names := func(expr string) (map[string]bool, error) {
+		if expr == "" {
+			return nil, nil
+		}
+		list, err := hostlist.Expand(expr)
+		if err != nil {
+			return nil, &apiErr{status: http.StatusBadRequest, msg: sched.ErrInvalidNodeName.Error()}
+		}
+		set := map[string]bool{}
+		for _, n := range list {
+			set[n] = true
+		}
+		return set, nil
+	}
+	in, err := names(include)
+	if err != nil {
+		return nil, err
+	}
+	out, err := names(exclude)
+	if err != nil {
+		return nil, err
+	}
+	var slots []int
+	for slot, idx := range j.Alloc.Nodes {
+		name := ls.st.Cluster.Nodes[idx].Name
+		if (in == nil || in[name]) && !out[name] {
+			slots = append(slots, slot)
+		}
+		delete(in, name)
+	}
+	if len(in) > 0 || len(slots) == 0 {
+		return nil, &apiErr{status: http.StatusBadRequest, msg: "Requested node configuration is not available"}
+	}
+	return slots, nil
+}
+
+// allocPerNode is a running job's SLURM_JOB_CPUS_PER_NODE and
+// SLURM_TASKS_PER_NODE: its CPUs on each node, and its tasks laid out over
+// them as a step's are ("2(x3)" for -N3 -n6 on 2-CPU nodes).
+func allocPerNode(j *sched.Job) (cpus, tasks string) {
+	if len(j.Alloc.CPUs) == 0 {
+		return "", ""
+	}
+	per := max(int(j.Req.CPUsPerTask), 1)
+	caps := make([]int, len(j.Alloc.CPUs))
+	for i, c := range j.Alloc.CPUs {
+		caps[i] = int(c) / per
+	}
+	return tasksPerNode(int32s(j.Alloc.CPUs)), tasksPerNode(stepCounts(caps, max(int(j.Req.NTasks), len(caps))))
 }
 
 // stepCounts is how many tasks each node of the step runs, as Slurm's

@@ -178,6 +178,9 @@ func slurmVars(req *api.LaunchRequest, node string, start time.Time) map[string]
 		"SLURM_TASKS_PER_NODE":    itoa(ntasks),
 		"SLURM_JOB_START_TIME":    itoa(start.Unix()),
 	}
+	if req.CPUsPerNode != "" {
+		v["SLURM_JOB_CPUS_PER_NODE"], v["SLURM_TASKS_PER_NODE"] = req.CPUsPerNode, req.TasksPerNode
+	}
 	if req.Group != "" {
 		v["SLURM_JOB_GROUP"] = req.Group
 	} else if g, err := user.LookupGroupId(itoa(req.GID)); err == nil {

@@ -220,6 +220,7 @@ func must(t *testing.T, err error) {
 const holderScript = `set -e
 hostname "$1"
 mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount --bind "$2/hosts/$1" "$2/local"
 mount -t tmpfs tmpfs "$2/hosts"
 mount --bind "$2/shared/hosts" /etc/hosts
