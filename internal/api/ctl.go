@@ -54,6 +54,8 @@ type Whoami struct {
 	Via string `json:"via"`
 	// Cluster is the controller's ClusterName.
 	Cluster string `json:"cluster,omitempty"`
+	// StateSave says why state save is failing ("" while it works).
+	StateSave string `json:"state_save,omitempty"`
 }
 
 // SubmitRequest is one sbatch submission.

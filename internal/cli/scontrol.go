@@ -107,6 +107,11 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 			return 1
 		}
 		fmt.Fprintf(env.Stdout, "Slurmctld(primary) at %s is UP\n", w.Cluster)
+		if w.StateSave != "" {
+			// Up but unable to store anything: said, and not exit 0.
+			fmt.Fprintf(env.Stdout, "Slurmctld(primary) at %s: %s\n", w.Cluster, w.StateSave)
+			return 1
+		}
 		return 0
 	}
 	return Errorf(env, "scontrol", "Invalid command: %s", args[0])

@@ -94,6 +94,9 @@ type Controller struct {
 	agents   map[string]*api.AgentClient
 	launchQ  chan struct{} // bounds concurrent agent calls
 
+	// save is whether the store takes writes (savefail.go).
+	save saveHealth
+
 	rpc rpcStats // sdiag's RPC counters (rpcstats.go)
 	// serving counts the API requests being answered: sdiag's "Server
 	// thread count", which in slurmctld is the RPC threads at work (the
@@ -107,6 +110,9 @@ type call struct {
 	res   any
 	err   error
 	reply chan struct{}
+	// wrote is set when fn marked changes to store: a failed commit
+	// fails the calls that wrote, not those that only read.
+	wrote bool
 }
 
 // New opens the store, recovers the state and prepares the listeners; it
@@ -331,7 +337,9 @@ func (c *Controller) loop() {
 			}
 		case <-schedTimer:
 			schedTimer = nil
-			ls.schedule(c.now())
+			if c.saving() { // while state save fails no start could be stored
+				ls.schedule(c.now())
+			}
 		case <-batchTimer:
 			batchTimer = nil
 			now := c.now()
@@ -339,12 +347,22 @@ func (c *Controller) loop() {
 				ls.lastBatch = now
 			}
 			ls.wantBatch, ls.wantTick = false, false
-			ls.schedule(now)
+			if c.saving() {
+				ls.schedule(now)
+			}
 		case <-tick.C:
-			ls.timers(c.now())
+			if !c.saving() {
+				c.probeSave() // savefail.go
+				ls = c.ls
+			}
+			if c.saving() {
+				ls.timers(c.now())
+			}
 		}
 		for _, cl := range batch {
+			mark := ls.wroteMark()
 			cl.res, cl.err = c.safeRun(ls, cl.fn)
+			cl.wrote = ls.wroteMark() != mark
 		}
 		b, err := ls.takeBatch()
 		if err != nil {
@@ -359,6 +377,7 @@ func (c *Controller) loop() {
 		}
 		// Answers and agent calls wait for the store.
 		cm.commit(pendingCommit{b: b, calls: batch, outbox: ls.takeOutbox()})
+		ls = c.ls // a failed commit reloads the state (savefail.go)
 	}
 }
 
@@ -368,6 +387,17 @@ func failCalls(calls []*call, err error) {
 	for _, cl := range calls {
 		if cl.err == nil {
 			cl.res, cl.err = nil, api.Errorf(http.StatusInternalServerError, "Unable to save state: %v", err)
+		}
+	}
+}
+
+// failWrites fails the calls that changed something (the failed
+// commit's changes are rolled back); reads keep their answers.
+func failWrites(calls []*call, err error) {
+	for _, cl := range calls {
+		if cl.wrote && cl.err == nil {
+			cl.res, cl.err = nil, api.Errorf(http.StatusInternalServerError,
+				"Unable to save state, nothing was changed: %v", err)
 		}
 	}
 }

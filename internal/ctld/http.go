@@ -81,10 +81,13 @@ func (c *Controller) clientMux() http.Handler {
 	mux.HandleFunc("GET "+api.PathPing, c.endpoint(func(ctx context.Context, w Who, _ *http.Request) (any, error) {
 		return c.do(ctx, func(ls *loopState) (any, error) {
 			return api.Whoami{User: w.User, UID: w.UID, GID: w.GID, Admin: ls.isAdmin(w), Via: w.Via,
-				Cluster: c.cfg.ClusterName}, nil
+				Cluster: c.cfg.ClusterName, StateSave: c.StateSaveError()}, nil
 		})
 	}))
 	mux.HandleFunc("POST "+api.PathSubmit, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		if err := c.refuseWhileFailing(); err != nil { // savefail.go
+			return nil, err
+		}
 		var req api.SubmitRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
@@ -101,6 +104,9 @@ func (c *Controller) clientMux() http.Handler {
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.queryJobs(ids, detail) })
 	}))
 	mux.HandleFunc("POST "+api.PathJobControl, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		if err := c.refuseWhileFailing(); err != nil { // savefail.go
+			return nil, err
+		}
 		var req api.JobControlRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
@@ -109,6 +115,9 @@ func (c *Controller) clientMux() http.Handler {
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.control(w, req) })
 	}))
 	mux.HandleFunc("POST "+api.PathJobUpdate, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		if err := c.refuseWhileFailing(); err != nil { // savefail.go
+			return nil, err
+		}
 		var req api.JobUpdateRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
@@ -125,6 +134,9 @@ func (c *Controller) clientMux() http.Handler {
 		})
 	}))
 	mux.HandleFunc("POST "+api.PathNodeUpdate, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		if err := c.refuseWhileFailing(); err != nil { // savefail.go
+			return nil, err
+		}
 		var req api.NodeUpdateRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err

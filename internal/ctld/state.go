@@ -45,6 +45,9 @@ type loopState struct {
 	nodeDirty map[int32]struct{}
 	metaDirty bool
 	outbox    []func()
+	// marks counts touch calls: with the lengths above it tells a call
+	// that changed something from a read (wroteMark).
+	marks int
 
 	wantSched bool
 	// registered is when this cluster's state began (its first start),
@@ -264,6 +267,7 @@ func (ls *loopState) resubmit(req sched.Request, who sched.Submitter, saved *sch
 // the transition.
 func (ls *loopState) touch(j *sched.Job, event, detail string) {
 	ls.dirty[j.ID] = struct{}{}
+	ls.marks++
 	if !isActive(j) {
 		delete(ls.gpus, j.ID) // the devices are free again
 	}
