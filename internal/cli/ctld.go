@@ -35,7 +35,16 @@ on SlurmctldPort. Node agents: sluice noded --name NODE --controller URL.
 
   --conf FILE     slurm.conf (default $SLURM_CONF, then /etc/slurm/slurm.conf)
   --listen ADDR   TCP address (default :SlurmctldPort; "none" disables it)
+  -c              start with no jobs on purpose (as slurmctld -c): the
+                  SQLite database is moved aside, job ids continue
+  -R              start with what the database holds even when it is
+                  missing, empty or older than StateSaveLocation/ctld.record
+                  (job ids continue after the record's)
   -v, --verbose   debug logging
+
+Without -c or -R the controller refuses to start when its database is
+missing, empty, another one or older than the record it keeps in
+StateSaveLocation/ctld.record, naming both.
 `
 
 // confPath returns the slurm.conf the commands use: $SLURM_CONF, else
@@ -53,6 +62,8 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 	path := fs.String("conf", "", "")
 	listen := fs.String("listen", "", "")
 	verbose := fs.BoolP("verbose", "v", false, "")
+	clear := fs.BoolP("clear", "c", false, "")
+	recover := fs.BoolP("recover", "R", false, "")
 	help := fs.BoolP("help", "h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return Errorf(env, "ctld", "%v", err)
@@ -72,7 +83,16 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "ctld: warning: %v\n", w)
 	}
 	log := newLogger(env, *verbose)
-	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true})
+	mode := ctld.StartNormal
+	switch {
+	case *clear && *recover:
+		return Errorf(env, "ctld", "-c and -R exclude each other")
+	case *clear:
+		mode = ctld.StartClear
+	case *recover:
+		mode = ctld.StartRecover
+	}
+	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true, StartMode: mode})
 	if err != nil {
 		return Errorf(env, "ctld", "%v", err)
 	}

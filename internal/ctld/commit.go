@@ -50,6 +50,7 @@ func (cm *committer) commit(p pendingCommit) {
 	} else {
 		if p.b != nil && !p.b.Empty() {
 			cm.c.saveWorks()
+			cm.c.recordCommitted(p.b) // staterecord.go
 		}
 		// Agents hear only of what is stored (a launch is never sent
 		// for a start a restarted controller would not know).

@@ -61,6 +61,9 @@ type Options struct {
 	// RequeueDelay overrides SchedulerParameters requeue delay (Slurm's
 	// 120 s) when > 0; tests use a short one.
 	RequeueDelay time.Duration
+	// StartMode says what to do with a database that disagrees with the
+	// state record (staterecord.go): refuse (default), -c or -R.
+	StartMode StartMode
 }
 
 // Controller is a running controller.
@@ -96,6 +99,10 @@ type Controller struct {
 
 	// save is whether the store takes writes (savefail.go).
 	save saveHealth
+	// dbID is the database's identity and recordNext the next job id
+	// the state record holds (staterecord.go).
+	dbID       string
+	recordNext uint64
 
 	rpc rpcStats // sdiag's RPC counters (rpcstats.go)
 	// serving counts the API requests being answered: sdiag's "Server
@@ -149,6 +156,9 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	c.slurmUID = lookupUID(c.cfg.SlurmUser)
+	if err := c.clearStore(); err != nil { // -c (staterecord.go)
+		return nil, err
+	}
 	if err := c.openStore(ctx); err != nil {
 		return nil, err
 	}

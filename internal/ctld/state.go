@@ -157,6 +157,10 @@ func (ls *loopState) recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ctld: recover: %w", err)
 	}
+	floor, err := ls.c.checkRecord(snap.Meta, len(snap.Jobs)) // staterecord.go
+	if err != nil {
+		return err
+	}
 	for _, n := range snap.Nodes {
 		ls.restoreNode(n)
 	}
@@ -179,6 +183,9 @@ func (ls *loopState) recover(ctx context.Context) error {
 	}
 	if v, err := strconv.ParseUint(snap.Meta["next_job_id"], 10, 32); err == nil && sched.JobID(v) > next {
 		next = sched.JobID(v)
+	}
+	if sched.JobID(floor) > next {
+		next, ls.metaDirty = sched.JobID(floor), true // -c / -R: no job id used twice
 	}
 	ls.st.NextJobID = next
 	ls.registered = ls.c.now().Truncate(time.Second)
@@ -319,7 +326,7 @@ func (ls *loopState) takeBatch() (*Batch, error) {
 	}
 	if len(b.Jobs) > 0 || ls.metaDirty {
 		b.Meta = map[string]string{"next_job_id": strconv.FormatUint(uint64(ls.st.NextJobID), 10),
-			registeredMetaKey: strconv.FormatInt(ls.registered.Unix(), 10)}
+			registeredMetaKey: strconv.FormatInt(ls.registered.Unix(), 10), dbIdentityKey: ls.c.dbID}
 	}
 	clear(ls.dirty)
 	clear(ls.nodeDirty)
