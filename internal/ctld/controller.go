@@ -61,6 +61,11 @@ type Options struct {
 	// RequeueDelay overrides SchedulerParameters requeue delay (Slurm's
 	// 120 s) when > 0; tests use a short one.
 	RequeueDelay time.Duration
+	// RequestTimeout bounds reading one request, headers and body
+	// (default DefaultRequestTimeout); MaxUserRequests how many of one
+	// user's requests are served at once (default DefaultMaxUserRequests).
+	RequestTimeout  time.Duration
+	MaxUserRequests int
 	// StartMode says what to do with a database that disagrees with the
 	// state record (staterecord.go): refuse (default), -c or -R.
 	StartMode StartMode
@@ -103,6 +108,8 @@ type Controller struct {
 	// the state record holds (staterecord.go).
 	dbID       string
 	recordNext uint64
+	// load counts each user's requests in progress (httplimits.go).
+	load userLoad
 
 	rpc rpcStats // sdiag's RPC counters (rpcstats.go)
 	// serving counts the API requests being answered: sdiag's "Server

@@ -28,14 +28,14 @@ func (c *Controller) listen() error {
 	// Anyone may connect: the kernel tells who they are.
 	os.Chmod(c.opts.Socket, 0o666)
 	c.unixLn = uln
-	usrv := &http.Server{Handler: c.clientMux(), ReadHeaderTimeout: 10 * time.Second,
-		ConnContext: func(ctx context.Context, conn net.Conn) context.Context {
-			w, err := peerCred(conn)
-			if err != nil {
-				return ctx
-			}
-			return WithWho(ctx, w)
-		}}
+	usrv := c.newServer(c.clientMux()) // httplimits.go
+	usrv.ConnContext = func(ctx context.Context, conn net.Conn) context.Context {
+		w, err := peerCred(conn)
+		if err != nil {
+			return ctx
+		}
+		return WithWho(ctx, w)
+	}
 	c.serve(usrv, uln)
 	addr := c.opts.Listen
 	if addr == "" {
@@ -53,7 +53,7 @@ func (c *Controller) listen() error {
 	mux := http.NewServeMux()
 	mux.Handle("/agent/", c.agentMux())
 	mux.Handle("/", c.tokenAuth(c.clientMux()))
-	c.serve(&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln)
+	c.serve(c.newServer(mux), ln)
 	return nil
 }
 
@@ -122,6 +122,9 @@ func (c *Controller) clientMux() http.Handler {
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
+		if err := checkUpdateLimits(req.Set); err != nil { // reqlimits.go
+			return nil, err
+		}
 		return c.do(ctx, func(ls *loopState) (any, error) { return struct{}{}, ls.updateJob(w, req) })
 	}))
 	mux.HandleFunc("GET "+api.PathNodes, c.endpoint(func(ctx context.Context, _ Who, _ *http.Request) (any, error) {
@@ -183,6 +186,11 @@ func (c *Controller) endpoint(h func(ctx context.Context, w Who, r *http.Request
 		c.serving.Add(1)
 		defer c.serving.Add(-1)
 		defer func() { c.rpc.record(t, rpcUser{who.User, who.UID}, time.Since(start)) }()
+		done, ok := c.limitRequest(rw, r, who) // httplimits.go
+		if !ok {
+			return
+		}
+		defer done()
 		res, err := h(ctx, who, r)
 		if err != nil {
 			writeErr(rw, err)
@@ -200,6 +208,9 @@ const maxRequest = 64 << 20
 func decode(r *http.Request, v any) error {
 	d := json.NewDecoder(io.LimitReader(r.Body, maxRequest))
 	if err := d.Decode(v); err != nil {
+		if e := bodyTooLarge(err); e != nil {
+			return e
+		}
 		return &apiErr{status: http.StatusBadRequest, msg: "decode request: " + err.Error()}
 	}
 	return nil

@@ -56,6 +56,9 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 	if err := ls.checkScriptSize(&spec); err != nil {
 		return api.SubmitResponse{}, err
 	}
+	if err := checkSpecLimits(&spec); err != nil { // reqlimits.go
+		return api.SubmitResponse{}, err
+	}
 	who := w
 	if spec.UID != nil && *spec.UID != w.UID || spec.User != "" && spec.User != w.User && spec.UID == nil {
 		if w.UID != 0 {
