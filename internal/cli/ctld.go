@@ -190,6 +190,9 @@ func clientError(env *Env, cmd string, err error) int {
 	if errors.As(err, &ae) {
 		return Errorf(env, cmd, "%s", ae.Message)
 	}
+	if errors.Is(err, api.ErrNoAnswer) {
+		return Errorf(env, cmd, "%v: the request was sent but no answer came back; it may have taken effect", api.ErrNoAnswer)
+	}
 	if errors.Is(err, api.ErrUnreachable) {
 		return Errorf(env, cmd, "%v", errNoController)
 	}

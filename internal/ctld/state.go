@@ -45,6 +45,8 @@ type loopState struct {
 	nodeDirty map[int32]struct{}
 	metaDirty bool
 	outbox    []func()
+	// keys are the recent submissions' SubmitKeys (submitkey.go).
+	keys submitKeys
 	// marks counts touch calls: with the lengths above it tells a call
 	// that changed something from a read (wroteMark).
 	marks int
@@ -249,6 +251,9 @@ func (ls *loopState) replay(rec *jobRecord) error {
 	*j = saved
 	if rec.Spec != nil {
 		ls.specs[j.ID] = rec.Spec
+		if ls.c.now().Sub(saved.SubmitTime) <= SubmitKeyWindow {
+			ls.rememberKey(rec.Spec.SubmitKey, j.ID, saved.SubmitTime) // submitkey.go
+		}
 	}
 	if rec.SiteFactor != 0 {
 		ls.site[j.ID] = rec.SiteFactor
