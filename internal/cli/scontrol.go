@@ -574,7 +574,7 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 		"WorkDir="+j.WorkDir,
 	)
 	if j.Comment != "" {
-		lines = append(lines, "Comment="+j.Comment+" ") // Slurm ends this line with a blank
+		lines = append(lines, "Comment="+printable(j.Comment)+" ") // Slurm ends this line with a blank
 	}
 	lines = append(lines, "StdErr="+j.StdErr, "StdIn="+j.StdIn, "StdOut="+j.StdOut)
 	lines = append(lines, jobTresPerLines(j)...)
@@ -598,7 +598,7 @@ func jobIDLine(j *api.JobInfo) string {
 			line += fmt.Sprintf(" ArrayTaskThrottle=%d", j.ArrayThrottle) // on every task, as Slurm
 		}
 	}
-	return line + " JobName=" + j.Name
+	return line + " JobName=" + printable(j.Name)
 }
 
 func jobReason(j *api.JobInfo) string {

@@ -23,17 +23,13 @@ const (
 )
 
 // checkSpecLimits refuses a submission whose strings are longer than
-// slurmctld takes, whose environment could never be exec'd, or whose
-// name, comment or wckey holds a control character (a newline or NUL
-// in a job name would be printed raw into squeue's and sacct's lines).
+// slurmctld takes or whose environment could never be exec'd. Control
+// characters in a name are accepted, as by Slurm; the commands print
+// them escaped (cli.printable).
 func checkSpecLimits(spec *api.JobSpec) error {
-	for _, f := range []struct{ name, v string }{{"job name", spec.Name}, {"comment", spec.Comment},
-		{"wckey", spec.WCKey}, {"mail user", spec.MailUser}} {
-		if len(f.v) > maxStringField {
+	for _, v := range []string{spec.Name, spec.Comment, spec.WCKey, spec.MailUser} {
+		if len(v) > maxStringField {
 			return &apiErr{status: http.StatusBadRequest, msg: errScriptTooLong}
-		}
-		if err := noControlChars(f.name, f.v); err != nil {
-			return err
 		}
 	}
 	for _, p := range []string{spec.Output, spec.Error, spec.Input, spec.WorkDir} {
@@ -53,7 +49,7 @@ func checkSpecLimits(spec *api.JobSpec) error {
 }
 
 // checkUpdateLimits holds scontrol update job Name= to the submission's
-// rules.
+// length limit.
 func checkUpdateLimits(set map[string]string) error {
 	for k, v := range set {
 		switch strings.ToLower(k) {
@@ -61,20 +57,6 @@ func checkUpdateLimits(set map[string]string) error {
 			if len(v) > maxStringField {
 				return &apiErr{status: http.StatusBadRequest, msg: errScriptTooLong}
 			}
-			if err := noControlChars(k, v); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// noControlChars refuses a control character (below 0x20, or DEL).
-func noControlChars(field, v string) error {
-	for i := 0; i < len(v); i++ {
-		if b := v[i]; b < 0x20 || b == 0x7f {
-			return &apiErr{status: http.StatusBadRequest,
-				msg: fmt.Sprintf("Invalid %s: control character 0x%02x at byte %d is not allowed", field, b, i)}
 		}
 	}
 	return nil
