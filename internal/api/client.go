@@ -239,3 +239,8 @@ func (c *Client) Token(ctx context.Context, req TokenRequest) (TokenResponse, er
 	var r TokenResponse
 	return r, c.call(ctx, http.MethodPost, PathToken, req, &r)
 }
+
+// RotateTokenKey replaces the controller's token signing key.
+func (c *Client) RotateTokenKey(ctx context.Context) error {
+	return c.call(ctx, http.MethodPost, PathTokenRotate, struct{}{}, nil)
+}

@@ -38,6 +38,9 @@ const (
 	PathConfig = "/v1/config"
 	// PathToken takes a TokenRequest (scontrol token).
 	PathToken = "/v1/token"
+	// PathTokenRotate replaces the token signing key (root, SlurmUser):
+	// every earlier token is revoked.
+	PathTokenRotate = "/v1/token/rotate"
 )
 
 // SocketFile is the controller's Unix socket name inside its state

@@ -491,6 +491,10 @@ func (s *scontrolRun) token(args []string) int {
 		}
 	}
 	res, err := s.cl.Token(s.ctx, req)
+	var ae *api.Error
+	if errors.As(err, &ae) { // scontrol 24.11's words for a refused token (oracle)
+		return Errorf(s.env, "scontrol", "slurm_fetch_token: error with request: %s", ae.Message)
+	}
 	if err != nil {
 		return clientError(s.env, "scontrol", err)
 	}

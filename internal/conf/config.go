@@ -143,6 +143,9 @@ type Config struct {
 	// Gres is the parsed gres.conf (nil when none was read).
 	Gres *GresConf
 
+	// AuthAlt is AuthAltParameters (authalt.go).
+	AuthAlt AuthAltParameters
+
 	// Unused holds every Slurm key Sluice accepts but does not act on yet,
 	// by canonical key name, with the last value set.
 	Unused map[string]UnusedKey

@@ -196,6 +196,7 @@ func buildClusterKeys() map[string]clusterKey {
 	})
 	add("SchedulerTimeSlice", secKey(5, 65533, func(c *Config) *time.Duration { return &c.SchedulerTimeSlice }))
 	addAccountingKeys(add)
+	addAuthKeys(add) // authalt.go
 	add("KillWait", secKey(0, 65533, func(c *Config) *time.Duration { return &c.KillWait }))
 	add("OverTimeLimit", func(p *parser, pr pair) error {
 		n, err := parseLimit(pr.Value, 0, 65533)

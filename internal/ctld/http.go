@@ -167,6 +167,8 @@ func (c *Controller) clientMux() http.Handler {
 	}))
 	c.registerExt(mux)  // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: ext_*.go
 	c.registerResv(mux) // scontrol reservations and licenses, sinfo -T, sreport reservation: resv.go
+	// The token key rotation: tokens.go.
+	c.registerTokenRoutes(mux)
 	return mux
 }
 
@@ -279,7 +281,10 @@ func (ls *loopState) token(w Who, req api.TokenRequest) (api.TokenResponse, erro
 	if req.LifespanSec > 0 {
 		life = time.Duration(req.LifespanSec) * time.Second
 	}
-	tok, exp, err := IssueToken(ls.c.jwtKey, name, ls.c.now(), life)
+	if err := ls.c.checkTokenRequest(w, life); err != nil { // tokens.go
+		return api.TokenResponse{}, err
+	}
+	tok, exp, err := IssueToken(ls.c.tokenKey(), name, ls.c.now(), life)
 	if err != nil {
 		return api.TokenResponse{}, err
 	}
