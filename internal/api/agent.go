@@ -189,6 +189,9 @@ type Heartbeat struct {
 	Jobs []JobStatus `json:"jobs,omitempty"`
 	// Load is the host's load and free memory now (nil: unknown).
 	Load *HostLoad `json:"load,omitempty"`
+	// Drain, when set, is why the node cannot run jobs (its agent
+	// cannot reach its job supervisor): the controller drains it.
+	Drain string `json:"drain,omitempty"`
 }
 
 // HostLoad is what a node's OS reports, as slurmd does for sinfo's

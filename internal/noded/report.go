@@ -34,7 +34,8 @@ func (a *Agent) controllerLoop(ctx context.Context) {
 				}
 			}
 		} else {
-			resp, err := a.ctl.Heartbeat(ctx, api.Heartbeat{Node: a.cfg.Name, Time: time.Now(), Jobs: a.Jobs(), Load: hostLoad()})
+			resp, err := a.ctl.Heartbeat(ctx, api.Heartbeat{Node: a.cfg.Name, Time: time.Now(), Jobs: a.Jobs(), Load: hostLoad(),
+				Drain: a.drainReason()}) // supdrain.go
 			switch {
 			case err != nil:
 				a.log.Warn("heartbeat failed", "err", err)

@@ -2,7 +2,6 @@ package noded
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -36,20 +35,6 @@ func ShimMain(args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "usage: sluice noded-shim serve SPOOL (internal to sluice noded)")
 	return 2
-}
-
-// supervisorAddr is the abstract Unix socket of the supervisor of spool:
-// no file to go stale when the supervisor dies, no path length limit, and
-// binding it is exclusive, so two supervisors never serve one spool. Both
-// ends check the other's uid (SO_PEERCRED), since any local user could
-// otherwise connect to (or squat) an abstract name.
-func supervisorAddr(spool string) string {
-	abs, err := filepath.Abs(spool)
-	if err != nil {
-		abs = spool
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return fmt.Sprintf("@sluice-noded-supervisor/%x", sum[:16])
 }
 
 // supMsg is one line of the agent <-> supervisor protocol (JSON lines over
@@ -144,7 +129,12 @@ func superviseMain(spool string) int {
 		jobs: map[int]*supRun{}, conns: map[*supConn]bool{}, idle: make(chan struct{}, 1)}
 	s.umask = syscall.Umask(0o022)
 	syscall.Umask(s.umask)
-	ln, err := net.Listen("unix", supervisorAddr(spool))
+	addr, err := supervisorAddr(spool) // supsecret.go
+	if err != nil {
+		handshake(supMsg{Op: "hello", Error: err.Error()})
+		return 1
+	}
+	ln, err := net.Listen("unix", addr)
 	if err != nil {
 		// Another supervisor serves this spool: the agent connects to it.
 		handshake(supMsg{Op: "hello", Error: fmt.Sprintf("listen: %v", err)})
