@@ -164,6 +164,11 @@ type RegisterResponse struct {
 	HeartbeatIntervalSec int `json:"heartbeat_interval_s,omitempty"`
 	// BootID identifies the controller process the node registered with.
 	BootID string `json:"boot_id,omitempty"`
+	// FenceAfterSec is how long the node's job supervisor keeps running
+	// jobs once no agent is connected (0: forever); shorter than
+	// SlurmdTimeout, so the jobs are dead before the controller could
+	// requeue them elsewhere.
+	FenceAfterSec int `json:"fence_after_s,omitempty"`
 }
 
 // WatchResponse is the first (and only) line of a PathAgentWatch answer.

@@ -40,6 +40,9 @@ on SlurmctldPort. Node agents: sluice noded --name NODE --controller URL.
   -R              start with what the database holds even when it is
                   missing, empty or older than StateSaveLocation/ctld.record
                   (job ids continue after the record's)
+  --fence-fraction F  a node's job supervisor with no agent for F x SlurmdTimeout
+                  kills its jobs, before the controller requeues them at
+                  SlurmdTimeout (default 0.5; 0 never)
   -v, --verbose   debug logging
 
 Without -c or -R the controller refuses to start when its database is
@@ -64,6 +67,7 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 	verbose := fs.BoolP("verbose", "v", false, "")
 	clear := fs.BoolP("clear", "c", false, "")
 	recover := fs.BoolP("recover", "R", false, "")
+	fence := fs.Float64("fence-fraction", ctld.DefaultFenceFraction, "")
 	help := fs.BoolP("help", "h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return Errorf(env, "ctld", "%v", err)
@@ -92,7 +96,8 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 	case *recover:
 		mode = ctld.StartRecover
 	}
-	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true, StartMode: mode})
+	c, closeFn, err := startController(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true, StartMode: mode,
+		FenceFraction: fenceOption(*fence)})
 	if err != nil {
 		return Errorf(env, "ctld", "%v", err)
 	}
@@ -201,3 +206,12 @@ func clientError(env *Env, cmd string, err error) int {
 
 // callTimeout bounds one command's talk with the controller.
 const callTimeout = 60 * time.Second
+
+// fenceOption turns --fence-fraction into Options.FenceFraction, where 0
+// is the default and a negative value disables fencing.
+func fenceOption(f float64) float64 {
+	if f <= 0 {
+		return -1
+	}
+	return min(f, 0.95)
+}

@@ -64,7 +64,7 @@ func (c *Controller) agentMux() http.Handler {
 			return
 		}
 		api.WriteAgentJSON(w, http.StatusOK, api.RegisterResponse{HeartbeatIntervalSec: int(max(c.heartbeatInterval()/time.Second, 1)),
-			BootID: c.bootID()})
+			BootID: c.bootID(), FenceAfterSec: c.fenceAfterSec()})
 	}))
 	mux.HandleFunc("POST "+api.PathAgentWatch, c.watch)
 	mux.HandleFunc("POST "+api.PathAgentHeartbeat, func(w http.ResponseWriter, r *http.Request) {

@@ -66,6 +66,10 @@ type Options struct {
 	// user's requests are served at once (default DefaultMaxUserRequests).
 	RequestTimeout  time.Duration
 	MaxUserRequests int
+	// FenceFraction is the share of SlurmdTimeout a node's job supervisor
+	// keeps jobs with no agent before killing them (fence.go; default
+	// DefaultFenceFraction, negative: never).
+	FenceFraction float64
 	// StartMode says what to do with a database that disagrees with the
 	// state record (staterecord.go): refuse (default), -c or -R.
 	StartMode StartMode

@@ -119,6 +119,8 @@ type Agent struct {
 	// (nil: it could): the heartbeat asks the controller to drain the
 	// node with it (supdrain.go).
 	supFailure atomic.Pointer[string]
+	// fenceSec is the controller's fencing delay for the supervisor.
+	fenceSec atomic.Int64
 	// supMu guards sup, the connection to the node's resident supervisor.
 	supMu sync.Mutex
 	sup   *supClient

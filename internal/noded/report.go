@@ -27,6 +27,7 @@ func (a *Agent) controllerLoop(ctx context.Context) {
 				wait, retry = retry, min(retry*2, 10*time.Second)
 			} else {
 				a.bootID.Store(resp.BootID)
+				a.setFence(resp.FenceAfterSec) // fence.go
 				registered, retry = true, 500*time.Millisecond
 				if resp.HeartbeatIntervalSec > 0 {
 					interval = time.Duration(resp.HeartbeatIntervalSec) * time.Second

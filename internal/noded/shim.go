@@ -79,6 +79,11 @@ type supervisor struct {
 	// exits is the journal of exit statuses (SPOOL/exits.log).
 	exits *exitLog
 
+	// fenceAfter is how long the supervisor keeps jobs with no agent
+	// (0: forever), agentGone since when no agent is connected (fence.go).
+	fenceAfter time.Duration
+	agentGone  time.Time
+
 	mu    sync.Mutex
 	jobs  map[int]*supRun // by leader pid
 	conns map[*supConn]bool
@@ -125,7 +130,7 @@ func superviseMain(spool string) int {
 	// containers, never do).
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 	self, _ := readProcStat(os.Getpid())
-	s := &supervisor{spool: spool, pid: os.Getpid(), tick: self.StartTick,
+	s := &supervisor{spool: spool, pid: os.Getpid(), tick: self.StartTick, agentGone: time.Now(),
 		jobs: map[int]*supRun{}, conns: map[*supConn]bool{}, idle: make(chan struct{}, 1)}
 	s.umask = syscall.Umask(0o022)
 	syscall.Umask(s.umask)
@@ -162,6 +167,7 @@ func superviseMain(spool string) int {
 			s.reap()
 		case <-s.idle:
 		}
+		s.fenceIfAlone(time.Now()) // fence.go
 		s.mu.Lock()
 		busy := len(s.jobs) > 0 || len(s.conns) > 0
 		s.mu.Unlock()
@@ -222,6 +228,9 @@ func (s *supervisor) serve(sc *supConn) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, sc)
+		if len(s.conns) == 0 {
+			s.agentGone = time.Now()
+		}
 		s.mu.Unlock()
 		sc.c.Close()
 		s.wakeIdle()
@@ -247,6 +256,10 @@ func (s *supervisor) serve(sc *supConn) {
 				rep.Jobs = append(rep.Jobs, supJob{Job: run.job, Restart: run.restart, PID: pid, Tick: run.tick})
 			}
 			sc.send(&rep)
+			s.mu.Unlock()
+		case "fence":
+			s.mu.Lock()
+			s.fenceAfter = time.Duration(m.Tick) * time.Second
 			s.mu.Unlock()
 		case "forget":
 			for _, j := range m.Jobs {

@@ -100,6 +100,7 @@ func (a *Agent) attach(sc *supClient) {
 		a.mu.Unlock()
 	}
 	a.forgetStrayExits(sc)
+	a.sendFence(sc) // fence.go
 	a.fullCheck.Store(true)
 	a.nudge()
 	a.log.Info("job supervisor attached", "pid", sc.pid)
