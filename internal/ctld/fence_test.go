@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
 )
 
 // TestFenceJobsOfDeadAgent is issue 17's finding 6: a node agent dies
@@ -40,7 +42,32 @@ func TestFenceJobsOfDeadAgent(t *testing.T) {
 		t.Fatalf("the job's processes died %v after the agent, not before SlurmdTimeout (2 s)", waited)
 	}
 	log, _ := os.ReadFile(filepath.Join(c.dir, "spool", "n1", "supervisor.log"))
-	if !strings.Contains(string(log), "fencing: no node agent") {
+	if !strings.Contains(string(log), "fencing: no word from a node agent") {
 		t.Fatalf("supervisor log: %q", log)
+	}
+}
+
+// TestAcceptFenceStoppedAgent: an agent stopped with SIGSTOP keeps its
+// connection to the supervisor but falls silent; the supervisor fences
+// its job after half of SlurmdTimeout (15 s here), before the controller
+// marks the node DOWN (30 s) and requeues the job.
+func TestAcceptFenceStoppedAgent(t *testing.T) {
+	bin := acceptSluice(t)
+	c := startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 2})
+	id := c.submit(c.gate("stopped"), "")
+	c.waitJobs(20*time.Second, "job running", func(m map[uint32]api.JobInfo) bool { return m[id].State == "RUNNING" })
+	agent := c.agents["a1"]
+	if err := agent.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	defer agent.cmd.Process.Signal(syscall.SIGCONT)
+	c.wait(40*time.Second, "the stopped agent's job fenced", func() bool { return c.exited("a1", id) })
+	if took := time.Since(stopped); took >= 30*time.Second {
+		t.Fatalf("fenced after %v, not before SlurmdTimeout (30 s)", took)
+	}
+	agent.cmd.Process.Signal(syscall.SIGCONT)
+	if n := c.ranCounts()[id]; n != 1 {
+		t.Fatalf("job %d ran %d times", id, n)
 	}
 }

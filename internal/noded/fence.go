@@ -30,25 +30,67 @@ func (a *Agent) setFence(sec int) {
 	}
 }
 
-// sendFence tells a newly attached supervisor the fencing delay.
+// sendFence tells a newly attached supervisor the fencing delay and
+// keeps telling it the agent is alive, four times per delay, until the
+// connection ends: a stopped agent (SIGSTOP) falls silent and is fenced
+// like a dead one.
 func (a *Agent) sendFence(sc *supClient) {
 	if sec := a.fenceSec.Load(); sec > 0 {
 		_ = sc.notify(supMsg{Op: "fence", Tick: uint64(sec)})
 	}
+	go func() {
+		for {
+			every := time.Second
+			if sec := a.fenceSec.Load(); sec > 0 {
+				every = min(every, time.Duration(sec)*time.Second/4)
+			}
+			select {
+			case <-sc.dead:
+				return
+			case <-time.After(every):
+			}
+			if sc.notify(supMsg{Op: "alive"}) != nil {
+				return
+			}
+		}
+	}()
+}
+
+// silentFloor is the shortest silence of a connected agent that is
+// fenced: an agent that stops talking (SIGSTOP, a hang) but keeps its
+// connection; shorter fencing delays count disconnection only, so that
+// a loaded machine's scheduling hiccup never kills jobs.
+const silentFloor = 10 * time.Second
+
+// heardAgent records that a connected agent said something.
+func (s *supervisor) heardAgent() {
+	s.mu.Lock()
+	s.agentSeen = time.Now()
+	s.mu.Unlock()
 }
 
 // fenceIfAlone kills every job's process group when no agent has been
-// connected for longer than the fencing delay (called from the
-// supervisor's one-second loop).
+// connected for the fencing delay, or the connected one has said
+// nothing ("alive" included) for the delay and at least silentFloor.
+// Called from the supervisor's one-second loop.
 func (s *supervisor) fenceIfAlone(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.fenceAfter <= 0 || len(s.conns) > 0 || len(s.jobs) == 0 || now.Sub(s.agentGone) < s.fenceAfter {
+	if s.fenceAfter <= 0 || len(s.jobs) == 0 {
+		return
+	}
+	var quiet time.Duration
+	switch {
+	case len(s.conns) == 0 && now.Sub(s.agentGone) >= s.fenceAfter:
+		quiet = now.Sub(s.agentGone)
+	case len(s.conns) > 0 && now.Sub(s.agentSeen) >= max(s.fenceAfter, silentFloor):
+		quiet = now.Sub(s.agentSeen)
+	default:
 		return
 	}
 	for pid, run := range s.jobs {
-		fmt.Fprintf(os.Stderr, "%s fencing: no node agent for %v; killing job %d (pid %d) before the controller requeues it\n",
-			now.Format(time.RFC3339), now.Sub(s.agentGone).Round(time.Second), run.job, pid)
+		fmt.Fprintf(os.Stderr, "%s fencing: no word from a node agent for %v; killing job %d (pid %d) before the controller requeues it\n",
+			now.Format(time.RFC3339), quiet.Round(time.Second), run.job, pid)
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	s.fenceAfter = 0 // once: the reaping records the exits

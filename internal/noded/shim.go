@@ -80,9 +80,11 @@ type supervisor struct {
 	exits *exitLog
 
 	// fenceAfter is how long the supervisor keeps jobs with no agent
-	// (0: forever), agentGone since when no agent is connected (fence.go).
+	// (0: forever); agentGone is since when no agent is connected,
+	// agentSeen when a connected one last said anything (fence.go).
 	fenceAfter time.Duration
 	agentGone  time.Time
+	agentSeen  time.Time
 
 	mu    sync.Mutex
 	jobs  map[int]*supRun // by leader pid
@@ -130,7 +132,7 @@ func superviseMain(spool string) int {
 	// containers, never do).
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 	self, _ := readProcStat(os.Getpid())
-	s := &supervisor{spool: spool, pid: os.Getpid(), tick: self.StartTick, agentGone: time.Now(),
+	s := &supervisor{spool: spool, pid: os.Getpid(), tick: self.StartTick, agentGone: time.Now(), agentSeen: time.Now(),
 		jobs: map[int]*supRun{}, conns: map[*supConn]bool{}, idle: make(chan struct{}, 1)}
 	s.umask = syscall.Umask(0o022)
 	syscall.Umask(s.umask)
@@ -246,6 +248,7 @@ func (s *supervisor) serve(sc *supConn) {
 		if json.Unmarshal(line, &m) != nil {
 			return
 		}
+		s.heardAgent() // fence.go
 		switch m.Op {
 		case "start":
 			s.start(sc, &m)
@@ -266,6 +269,7 @@ func (s *supervisor) serve(sc *supConn) {
 				s.exits.forget(j.Job, j.Restart)
 			}
 		}
+		s.heardAgent() // a long start counts as hearing from the agent
 	}
 }
 
