@@ -50,6 +50,9 @@ type supMsg struct {
 	Spec    *execSpec `json:"spec,omitempty"`
 	PID     int       `json:"pid,omitempty"`
 	Tick    uint64    `json:"tick,omitempty"`
+	// Fence is the fencing delay in seconds, carried by "start" so that
+	// a supervisor never runs a job without it (fence.go).
+	Fence uint64 `json:"fence,omitempty"`
 	// WaitStatus is the raw wait(2) status (-1: the job never started).
 	WaitStatus int       `json:"ws,omitempty"`
 	Time       time.Time `json:"time,omitzero"`
@@ -251,6 +254,11 @@ func (s *supervisor) serve(sc *supConn) {
 		s.heardAgent() // fence.go
 		switch m.Op {
 		case "start":
+			if m.Fence > 0 {
+				s.mu.Lock()
+				s.fenceAfter = time.Duration(m.Fence) * time.Second
+				s.mu.Unlock()
+			}
 			s.start(sc, &m)
 		case "list":
 			s.mu.Lock()
