@@ -3,7 +3,7 @@ GO ?= go
 BIN ?= bin/sluice
 PREFIX ?= /usr/local
 
-.PHONY: build test install links clean bench oracle-record oracle-diff oracle-check
+.PHONY: build test install links clean bench chaos oracle-record oracle-diff oracle-check
 build:
 	$(GO) build -o $(BIN) ./cmd/sluice
 
@@ -19,6 +19,13 @@ bench:
 
 clean:
 	rm -rf bin
+
+# The chaos test (internal/ctld TestChaos): SIGKILLs of the controller and
+# the agents under load for DURATION, invariants checked after each round.
+# make test runs it for 40 s.
+DURATION ?= 5m
+chaos:
+	SLUICE_CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -run '^TestChaos$$' -timeout 0 -v ./internal/ctld
 
 # The differential suite (test/oracle): ONLY=a,b limits it to some scenarios.
 # oracle-record plays the scenarios on real Slurm (../shared/oracle) and

@@ -95,14 +95,17 @@ type SdiagResponse struct {
 	StartTime     time.Time `json:"start_time"`
 	ResetTime     time.Time `json:"reset_time"`
 	ServerThreads int       `json:"server_threads"`
-	AgentQueue    int       `json:"agent_queue"`
-	JobsSubmitted int       `json:"jobs_submitted"`
-	JobsStarted   int       `json:"jobs_started"`
-	JobsCompleted int       `json:"jobs_completed"`
-	JobsCanceled  int       `json:"jobs_canceled"`
-	JobsFailed    int       `json:"jobs_failed"`
-	JobsPending   int       `json:"jobs_pending"`
-	JobsRunning   int       `json:"jobs_running"`
+	// StateSave says why state save is failing ("" while it works): a
+	// Sluice addition, printed only when set.
+	StateSave     string `json:"state_save,omitempty"`
+	AgentQueue    int    `json:"agent_queue"`
+	JobsSubmitted int    `json:"jobs_submitted"`
+	JobsStarted   int    `json:"jobs_started"`
+	JobsCompleted int    `json:"jobs_completed"`
+	JobsCanceled  int    `json:"jobs_canceled"`
+	JobsFailed    int    `json:"jobs_failed"`
+	JobsPending   int    `json:"jobs_pending"`
+	JobsRunning   int    `json:"jobs_running"`
 
 	// Main scheduler (durations in microseconds).
 	Cycles       int   `json:"cycles"`

@@ -23,6 +23,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -163,6 +164,11 @@ type RegisterResponse struct {
 	HeartbeatIntervalSec int `json:"heartbeat_interval_s,omitempty"`
 	// BootID identifies the controller process the node registered with.
 	BootID string `json:"boot_id,omitempty"`
+	// FenceAfterSec is how long the node's job supervisor keeps running
+	// jobs once no agent is connected (0: forever); shorter than
+	// SlurmdTimeout, so the jobs are dead before the controller could
+	// requeue them elsewhere.
+	FenceAfterSec int `json:"fence_after_s,omitempty"`
 }
 
 // WatchResponse is the first (and only) line of a PathAgentWatch answer.
@@ -189,6 +195,9 @@ type Heartbeat struct {
 	Jobs []JobStatus `json:"jobs,omitempty"`
 	// Load is the host's load and free memory now (nil: unknown).
 	Load *HostLoad `json:"load,omitempty"`
+	// Drain, when set, is why the node cannot run jobs (its agent
+	// cannot reach its job supervisor): the controller drains it.
+	Drain string `json:"drain,omitempty"`
 }
 
 // HostLoad is what a node's OS reports, as slurmd does for sinfo's
@@ -476,31 +485,45 @@ func EnsureClusterKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-func signature(key []byte, method, uri, node string, ts int64, body []byte) string {
+// signature is the HMAC of a request: method, URI, sender, time, nonce
+// and body.
+func signature(key []byte, method, uri, node string, ts int64, nonce string, body []byte) string {
 	sum := sha256.Sum256(body)
 	m := hmac.New(sha256.New, key)
-	fmt.Fprintf(m, "v1\n%s\n%s\n%s\n%d\n%x", method, uri, node, ts, sum)
+	fmt.Fprintf(m, "v2\n%s\n%s\n%s\n%d\n%s\n%x", method, uri, node, ts, nonce, sum)
 	return hex.EncodeToString(m.Sum(nil))
 }
 
 // SignRequest adds the signature header to req for body (which must be the
 // request's exact body), identifying the sender as node ("ctld" for the
-// controller).
+// controller). A random nonce makes each signed request usable once
+// (RequireSignature refuses a nonce it has seen).
 func SignRequest(req *http.Request, key []byte, node string, body []byte, now time.Time) {
 	ts := now.Unix()
-	sig := signature(key, req.Method, req.URL.RequestURI(), node, ts, body)
-	req.Header.Set(SignatureHeader, fmt.Sprintf("v1 node=%s,ts=%d,sig=%s", node, ts, sig))
+	nb := make([]byte, 12)
+	_, _ = rand.Read(nb)
+	nonce := hex.EncodeToString(nb)
+	sig := signature(key, req.Method, req.URL.RequestURI(), node, ts, nonce, body)
+	req.Header.Set(SignatureHeader, fmt.Sprintf("v2 node=%s,ts=%d,nonce=%s,sig=%s", node, ts, nonce, sig))
 }
 
 // VerifyRequest checks the signature header of r against body and returns
-// the sender's node name.
+// the sender's node name. It does not look for replays (RequireSignature
+// does).
 func VerifyRequest(r *http.Request, key []byte, body []byte, now time.Time) (string, error) {
+	node, _, _, err := verifySigned(r, key, body, now)
+	return node, err
+}
+
+// verifySigned checks r's signature and returns its sender, nonce and time.
+func verifySigned(r *http.Request, key []byte, body []byte, now time.Time) (node, nonce string, at time.Time, err error) {
 	h := r.Header.Get(SignatureHeader)
-	rest, ok := strings.CutPrefix(h, "v1 ")
+	rest, ok := strings.CutPrefix(h, "v2 ")
 	if !ok {
-		return "", fmt.Errorf("%w: missing or unknown %s header", ErrBadSignature, SignatureHeader)
+		return "", "", at, fmt.Errorf("%w: missing or unknown %s header (a v1 signature has no nonce: upgrade the sender)",
+			ErrBadSignature, SignatureHeader)
 	}
-	var node, sig string
+	var sig string
 	var ts int64
 	for _, kv := range strings.Split(rest, ",") {
 		k, v, _ := strings.Cut(kv, "=")
@@ -509,21 +532,56 @@ func VerifyRequest(r *http.Request, key []byte, body []byte, now time.Time) (str
 			node = v
 		case "ts":
 			ts, _ = strconv.ParseInt(v, 10, 64)
+		case "nonce":
+			nonce = v
 		case "sig":
 			sig = v
 		}
 	}
-	if node == "" || ts == 0 || sig == "" {
-		return "", fmt.Errorf("%w: malformed header", ErrBadSignature)
+	if node == "" || ts == 0 || sig == "" || len(nonce) < 16 {
+		return "", "", at, fmt.Errorf("%w: malformed header", ErrBadSignature)
 	}
-	if d := now.Sub(time.Unix(ts, 0)); d > MaxClockSkew || d < -MaxClockSkew {
-		return "", fmt.Errorf("%w: timestamp off by %v (check clocks)", ErrBadSignature, d.Round(time.Second))
+	at = time.Unix(ts, 0)
+	if d := now.Sub(at); d > MaxClockSkew || d < -MaxClockSkew {
+		return "", "", at, fmt.Errorf("%w: timestamp off by %v (check clocks)", ErrBadSignature, d.Round(time.Second))
 	}
-	want := signature(key, r.Method, r.URL.RequestURI(), node, ts, body)
+	want := signature(key, r.Method, r.URL.RequestURI(), node, ts, nonce, body)
 	if !hmac.Equal([]byte(want), []byte(sig)) {
-		return "", fmt.Errorf("%w: signature mismatch", ErrBadSignature)
+		return "", "", at, fmt.Errorf("%w: signature mismatch", ErrBadSignature)
 	}
-	return node, nil
+	return node, nonce, at, nil
+}
+
+// nonceCache remembers the nonces of the signed requests accepted within
+// the clock skew window: a request sent again (captured and replayed on
+// the network) is refused. Older ones are refused by their time anyway.
+type nonceCache struct {
+	mu     sync.Mutex
+	seen   map[string]time.Time
+	pruned time.Time
+}
+
+// first reports whether node's nonce is new, and records it.
+func (c *nonceCache) first(node, nonce string, at, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]time.Time{}
+	}
+	if now.Sub(c.pruned) > time.Minute {
+		for k, t := range c.seen {
+			if now.Sub(t) > MaxClockSkew+time.Minute {
+				delete(c.seen, k)
+			}
+		}
+		c.pruned = now
+	}
+	key := node + "/" + nonce
+	if _, dup := c.seen[key]; dup {
+		return false
+	}
+	c.seen[key] = at
+	return true
 }
 
 type agentNodeKey struct{}
@@ -545,13 +603,18 @@ func RequireSignature(key []byte, now func() time.Time, next http.Handler) http.
 	if now == nil {
 		now = time.Now
 	}
+	seen := &nonceCache{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAgentBody))
 		if err != nil {
 			WriteAgentError(w, http.StatusRequestEntityTooLarge, "read request: "+err.Error())
 			return
 		}
-		node, err := VerifyRequest(r, key, body, now())
+		t := now()
+		node, nonce, at, err := verifySigned(r, key, body, t)
+		if err == nil && !seen.first(node, nonce, at, t) {
+			err = fmt.Errorf("%w: request replayed (nonce already used)", ErrBadSignature)
+		}
 		if err != nil {
 			WriteAgentError(w, http.StatusUnauthorized, err.Error())
 			return

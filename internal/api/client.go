@@ -10,8 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,7 +74,7 @@ func (s unixOneShot) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := http.ReadResponse(bufio.NewReader(conn), req)
 	if err != nil {
 		conn.Close()
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", errWritten, err)
 	}
 	resp.Body = connBody{resp.Body, conn}
 	return resp, nil
@@ -105,9 +107,29 @@ func NewTCPClient(addr, token string) *Client {
 // controller.
 func (c *Client) Target() (base, token string) { return c.base, c.token }
 
-// ErrUnreachable wraps every failure to reach the controller, so that the
-// CLI prints Slurm's "Unable to contact slurm controller" message.
+// ErrUnreachable wraps a failure to reach the controller before the
+// request was sent whole, so that the CLI prints Slurm's "Unable to
+// contact slurm controller (connect failure)": nothing was done.
 var ErrUnreachable = errors.New("Unable to contact slurm controller (connect failure)")
+
+// ErrNoAnswer wraps a failure after the request was sent whole (the
+// connection dropped, the answer timed out): Slurm's "(receive
+// failure)". The request may have taken effect: a submission may be
+// stored (sbatch retries it with its SubmitKey, which cannot make a
+// second job).
+var ErrNoAnswer = errors.New("Unable to contact slurm controller (receive failure)")
+
+// errWritten marks a transport error after the request was written.
+var errWritten = errors.New("request sent")
+
+// transportErr classifies an error of Client.Do: wrote says the
+// request was written whole.
+func transportErr(err error, wrote bool) error {
+	if wrote || errors.Is(err, errWritten) {
+		return fmt.Errorf("%w: %v", ErrNoAnswer, err)
+	}
+	return fmt.Errorf("%w: %v", ErrUnreachable, err)
+}
 
 func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
 	data, _, err := c.roundTrip(ctx, method, path, "", in)
@@ -140,14 +162,17 @@ func (c *Client) roundTrip(ctx context.Context, method, path, accept string, in 
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
+	var wrote atomic.Bool
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		WroteRequest: func(i httptrace.WroteRequestInfo) { wrote.Store(i.Err == nil) }}))
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return nil, "", transportErr(err, wrote.Load())
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxClientBody))
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %v", ErrUnreachable, err)
+		return nil, "", transportErr(err, true)
 	}
 	if resp.StatusCode/100 != 2 {
 		e := &Error{Status: resp.StatusCode}
@@ -246,4 +271,9 @@ func (c *Client) Config(ctx context.Context) (ConfigResponse, error) {
 func (c *Client) Token(ctx context.Context, req TokenRequest) (TokenResponse, error) {
 	var r TokenResponse
 	return r, c.call(ctx, http.MethodPost, PathToken, req, &r)
+}
+
+// RotateTokenKey replaces the controller's token signing key.
+func (c *Client) RotateTokenKey(ctx context.Context) error {
+	return c.call(ctx, http.MethodPost, PathTokenRotate, struct{}{}, nil)
 }

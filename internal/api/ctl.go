@@ -41,6 +41,9 @@ const (
 	PathReconfigure = "/v1/reconfigure"
 	// PathToken takes a TokenRequest (scontrol token).
 	PathToken = "/v1/token"
+	// PathTokenRotate replaces the token signing key (root, SlurmUser):
+	// every earlier token is revoked.
+	PathTokenRotate = "/v1/token/rotate"
 )
 
 // ReconfigureResponse answers scontrol reconfigure: the new configuration
@@ -65,6 +68,8 @@ type Whoami struct {
 	Via string `json:"via"`
 	// Cluster is the controller's ClusterName.
 	Cluster string `json:"cluster,omitempty"`
+	// StateSave says why state save is failing ("" while it works).
+	StateSave string `json:"state_save,omitempty"`
 }
 
 // SubmitRequest is one sbatch submission.

@@ -120,6 +120,11 @@ type JobSpec struct {
 	// session id of the submitting process (scontrol's AllocNode:Sid).
 	AllocNode string `json:"alloc_node,omitempty"`
 	AllocSID  int    `json:"alloc_sid,omitempty"`
+	// SubmitKey is sbatch's idempotency key (random, one per command):
+	// a submission sent again with the key of a job the same user
+	// submitted within the last SubmitKeyWindow is answered with that
+	// job's id instead of making a second job. Stored with the job.
+	SubmitKey string `json:"submit_key,omitempty"`
 
 	// Output, Error and Input are --output/-o, --error/-e and --input/-i
 	// filename patterns (%j, %A, %a, %u, %x, %N ... are expanded at launch).

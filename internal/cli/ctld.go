@@ -35,7 +35,19 @@ on SlurmctldPort. Node agents: sluice noded --name NODE --controller URL.
 
   --conf FILE     slurm.conf (default $SLURM_CONF, then /etc/slurm/slurm.conf)
   --listen ADDR   TCP address (default :SlurmctldPort; "none" disables it)
+  -c              start with no jobs on purpose (as slurmctld -c): the
+                  SQLite database is moved aside, job ids continue
+  -R              start with what the database holds even when it is
+                  missing, empty or older than StateSaveLocation/ctld.record
+                  (job ids continue after the record's)
+  --fence-fraction F  a node's job supervisor with no agent for F x SlurmdTimeout
+                  kills its jobs, before the controller requeues them at
+                  SlurmdTimeout (default 0.5; 0 never)
   -v, --verbose   debug logging
+
+Without -c or -R the controller refuses to start when its database is
+missing, empty, another one or older than the record it keeps in
+StateSaveLocation/ctld.record, naming both.
 `
 
 // confPath returns the slurm.conf the commands use: $SLURM_CONF, else
@@ -53,6 +65,9 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 	path := fs.String("conf", "", "")
 	listen := fs.String("listen", "", "")
 	verbose := fs.BoolP("verbose", "v", false, "")
+	clear := fs.BoolP("clear", "c", false, "")
+	recover := fs.BoolP("recover", "R", false, "")
+	fence := fs.Float64("fence-fraction", ctld.DefaultFenceFraction, "")
 	help := fs.BoolP("help", "h", false, "")
 	if err := fs.Parse(args); err != nil {
 		return Errorf(env, "ctld", "%v", err)
@@ -72,7 +87,17 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "ctld: warning: %v\n", w)
 	}
 	log := newLogger(env, *verbose)
-	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true}, func(c *ctld.Controller, first bool) error {
+	mode := ctld.StartNormal
+	switch {
+	case *clear && *recover:
+		return Errorf(env, "ctld", "-c and -R exclude each other")
+	case *clear:
+		mode = ctld.StartClear
+	case *recover:
+		mode = ctld.StartRecover
+	}
+	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true, StartMode: mode,
+		FenceFraction: fenceOption(*fence)}, func(c *ctld.Controller, first bool) error {
 		if first {
 			fmt.Fprintf(env.Stderr, "sluice ctld: cluster %s, socket %s, agents and tokens on %s\n", cfg.ClusterName, c.Socket(), c.Addr())
 		}
@@ -105,6 +130,9 @@ func serveReconfigurable(ctx context.Context, cfg *conf.Config, opts ctld.Option
 		return err
 	}
 	defer func() { closeFn() }()
+	// -c and -R act on the first start only: a reconfigure reopens the
+	// store as it is.
+	opts.StartMode = ctld.StartNormal
 	if err := started(c, true); err != nil {
 		return err
 	}
@@ -234,6 +262,9 @@ func clientError(env *Env, cmd string, err error) int {
 	if errors.As(err, &ae) {
 		return Errorf(env, cmd, "%s", ae.Message)
 	}
+	if errors.Is(err, api.ErrNoAnswer) {
+		return Errorf(env, cmd, "%v: the request was sent but no answer came back; it may have taken effect", api.ErrNoAnswer)
+	}
 	if errors.Is(err, api.ErrUnreachable) {
 		return Errorf(env, cmd, "%v", errNoController)
 	}
@@ -242,3 +273,12 @@ func clientError(env *Env, cmd string, err error) int {
 
 // callTimeout bounds one command's talk with the controller.
 const callTimeout = 60 * time.Second
+
+// fenceOption turns --fence-fraction into Options.FenceFraction, where 0
+// is the default and a negative value disables fencing.
+func fenceOption(f float64) float64 {
+	if f <= 0 {
+		return -1
+	}
+	return min(f, 0.95)
+}

@@ -205,7 +205,7 @@ var sacctFields = []sacctField{
 	{"Group", 9, onJobLine(func(r *sacctRow) string { return groupName(r.GID) })},
 	{"JobID", -12, func(r *sacctRow) string { return r.jobID() }},
 	{"JobIDRaw", -12, func(r *sacctRow) string { return r.jobIDRaw() }},
-	{"JobName", 10, func(r *sacctRow) string { return r.Name }},
+	{"JobName", 10, func(r *sacctRow) string { return printable(r.Name) }},
 	{"Layout", 9, func(r *sacctRow) string { return r.layout() }},
 	{"Licenses", 10, blankField},
 	{"MaxDiskRead", 12, usageField("MaxDiskRead")},

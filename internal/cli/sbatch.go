@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -65,7 +67,7 @@ func runSbatch(ctx context.Context, env *Env, args []string) int {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
-	res, err := cl.Submit(ctx, api.SubmitRequest{Spec: req.Spec, TestOnly: req.TestOnly})
+	res, err := submitRetrying(ctx, env, cl, api.SubmitRequest{Spec: req.Spec, TestOnly: req.TestOnly})
 	var ae *api.Error
 	if err != nil && req.TestOnly && errors.As(err, &ae) && !ae.Plain {
 		fmt.Fprintf(env.Stderr, "allocation failure: %s\n", ae.Message) // sbatch --test-only's own wording
@@ -166,6 +168,9 @@ func submitFailed(env *Env, err error) int {
 			Errorf(env, "sbatch", "%s", ae.Reason)
 		}
 		return Errorf(env, "sbatch", "Batch job submission failed: %s", ae.Message)
+	}
+	if errors.Is(err, api.ErrNoAnswer) {
+		return Errorf(env, "sbatch", "Batch job submission failed: %v: %s", api.ErrNoAnswer, noAnswerHint)
 	}
 	if errors.Is(err, api.ErrUnreachable) || errors.Is(err, errNoController) {
 		return Errorf(env, "sbatch", "Batch job submission failed: %v", errNoController)
@@ -295,4 +300,48 @@ func slurmTime(t time.Time) string {
 		return "Unknown"
 	}
 	return t.Local().Format("2006-01-02T15:04:05")
+}
+
+// noAnswerHint follows "(receive failure)" when sbatch gives up: the
+// request reached the controller, whose answer was lost.
+const noAnswerHint = "the request was sent but no answer came back; the job may have been stored, check with squeue"
+
+// submitRetries are the pauses before sbatch sends a submission again
+// after a lost answer (a controller killed or restarting after the
+// request reached it).
+var submitRetries = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
+
+// submitRetrying submits req, sending it again after a lost answer
+// with the same SubmitKey: the controller answers a repeated
+// key with the job it already made, so a retry after a lost answer
+// never makes a second job. Answers of the controller (refusals) are
+// not retried.
+func submitRetrying(ctx context.Context, env *Env, cl *api.Client, req api.SubmitRequest) (api.SubmitResponse, error) {
+	if req.Spec.SubmitKey == "" && !req.TestOnly {
+		req.Spec.SubmitKey = newSubmitKey()
+	}
+	for i := 0; ; i++ {
+		res, err := cl.Submit(ctx, req)
+		if err == nil || i >= len(submitRetries) || req.TestOnly || !errors.Is(err, api.ErrNoAnswer) {
+			return res, err
+		}
+		fmt.Fprintf(env.Stderr, "sbatch: error: %v; retrying\n", firstLine(err))
+		select {
+		case <-ctx.Done():
+			return res, err
+		case <-time.After(submitRetries[i]):
+		}
+	}
+}
+
+func newSubmitKey() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// firstLine is the first line of err's text.
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
 }

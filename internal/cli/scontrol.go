@@ -119,6 +119,11 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 			return 1
 		}
 		fmt.Fprintf(env.Stdout, "Slurmctld(primary) at %s is UP\n", w.Cluster)
+		if w.StateSave != "" {
+			// Up but unable to store anything: said, and not exit 0.
+			fmt.Fprintf(env.Stdout, "Slurmctld(primary) at %s: %s\n", w.Cluster, w.StateSave)
+			return 1
+		}
 		return 0
 	}
 	if isAbbrev(cmd, "reconfigure", 3) {
@@ -533,6 +538,10 @@ func (s *scontrolRun) token(args []string) int {
 		}
 	}
 	res, err := s.cl.Token(s.ctx, req)
+	var ae *api.Error
+	if errors.As(err, &ae) { // scontrol 24.11's words for a refused token (oracle)
+		return Errorf(s.env, "scontrol", "slurm_fetch_token: error with request: %s", ae.Message)
+	}
 	if err != nil {
 		return clientError(s.env, "scontrol", err)
 	}
@@ -616,7 +625,7 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 		"WorkDir="+j.WorkDir,
 	)
 	if j.Comment != "" {
-		lines = append(lines, "Comment="+j.Comment+" ") // Slurm ends this line with a blank
+		lines = append(lines, "Comment="+printable(j.Comment)+" ") // Slurm ends this line with a blank
 	}
 	lines = append(lines, "StdErr="+j.StdErr, "StdIn="+j.StdIn, "StdOut="+j.StdOut)
 	lines = append(lines, jobTresPerLines(j)...)
@@ -640,7 +649,7 @@ func jobIDLine(j *api.JobInfo) string {
 			line += fmt.Sprintf(" ArrayTaskThrottle=%d", j.ArrayThrottle) // on every task, as Slurm
 		}
 	}
-	return line + " JobName=" + j.Name
+	return line + " JobName=" + printable(j.Name)
 }
 
 func jobReason(j *api.JobInfo) string {

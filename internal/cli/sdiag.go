@@ -126,6 +126,10 @@ func RenderSdiag(s *api.SdiagResponse, loc *time.Location, latencyUS int64) stri
 	fmt.Fprintf(&b, "sdiag output at %s\n", sdiagTime(s.Now, loc))
 	fmt.Fprintf(&b, "Data since      %s\n", sdiagTime(s.ResetTime, loc))
 	fmt.Fprintln(&b, stars)
+	if s.StateSave != "" {
+		// A Sluice addition, only while the store refuses writes.
+		fmt.Fprintf(&b, "State save:           FAILING, %s\n", s.StateSave)
+	}
 	fmt.Fprintf(&b, "Server thread count:  %d\n", s.ServerThreads)
 	fmt.Fprintf(&b, "RPC queue enabled:    %d\n", 0)
 	fmt.Fprintf(&b, "Agent queue size:     %d\n", s.AgentQueue)

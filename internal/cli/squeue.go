@@ -699,7 +699,7 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 	case 'P':
 		return j.Partition
 	case 'j':
-		return j.Name
+		return printable(j.Name)
 	case 'u':
 		return j.User
 	case 'U':
@@ -803,7 +803,7 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 	case 'b':
 		return orNA(j.TresPerNode)
 	case 'k':
-		return orNull(j.Comment)
+		return orNull(printable(j.Comment))
 	case 'h':
 		if j.Exclusive {
 			return "NO"

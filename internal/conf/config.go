@@ -158,6 +158,9 @@ type Config struct {
 	// is none): how the node agents confine jobs.
 	Cgroup *CgroupConf
 
+	// AuthAlt is AuthAltParameters (authalt.go).
+	AuthAlt AuthAltParameters
+
 	// Unused holds every Slurm key Sluice accepts but does not act on yet,
 	// by canonical key name, with the last value set.
 	Unused map[string]UnusedKey

@@ -197,6 +197,7 @@ func buildClusterKeys() map[string]clusterKey {
 	})
 	add("SchedulerTimeSlice", secKey(5, 65533, func(c *Config) *time.Duration { return &c.SchedulerTimeSlice }))
 	addAccountingKeys(add)
+	addAuthKeys(add) // authalt.go
 	add("KillWait", secKey(0, 65533, func(c *Config) *time.Duration { return &c.KillWait }))
 	add("JobAcctGatherType", strKey(func(c *Config) *string { return &c.JobAcctGatherType }))
 	add("JobAcctGatherFrequency", func(p *parser, pr pair) error {

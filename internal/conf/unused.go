@@ -6,7 +6,7 @@ package conf
 var knownUnusedKeys = []string{
 	"AccountingStorageExternalHost", "AccountingStorageParameters", "AcctGatherEnergyType",
 	"AcctGatherFilesystemType", "AcctGatherInfinibandType", "AcctGatherInterconnectType",
-	"AcctGatherNodeFreq", "AcctGatherProfileType", "AllowSpecResourcesUsage", "AuthAltParameters",
+	"AcctGatherNodeFreq", "AcctGatherProfileType", "AllowSpecResourcesUsage",
 	"AuthAltTypes", "AuthInfo", "AuthType", "BackupAddr", "BatchStartTimeout", "BcastExclude",
 	"BcastParameters", "BurstBufferType", "CacheGroups", "CertgenParameters", "CertgenType",
 	"CertmgrParameters", "CertmgrType", "CheckpointType", "ChosLoc", "CliFilterParameters", "CliFilterPlugins",

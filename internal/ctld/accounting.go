@@ -330,7 +330,7 @@ func (c *Controller) sdiag(ctx context.Context, w Who) (api.SdiagResponse, error
 		e := &ls.ext
 		e.resetAtMidnight(now)
 		out := api.SdiagResponse{Now: now, StartTime: e.started, ResetTime: e.reset,
-			ServerThreads: int(c.serving.Load()), AgentQueue: len(c.launchQ),
+			ServerThreads: int(c.serving.Load()), AgentQueue: len(c.launchQ), StateSave: c.StateSaveError(),
 			Cycles: e.cycles, LastCycleUS: e.lastCycle.Microseconds(), MaxCycleUS: e.maxCycle.Microseconds(),
 			TotalCycleUS: e.totalCycle.Microseconds(), TotalDepth: e.totalDepth, LastQueueLen: e.lastQueueLen,
 			BfTotalJobs: e.bfTotalJobs, BfJobsSinceReset: e.bfSinceReset, BfCycles: e.bfCycles,

@@ -64,7 +64,7 @@ func (c *Controller) agentMux() http.Handler {
 			return
 		}
 		api.WriteAgentJSON(w, http.StatusOK, api.RegisterResponse{HeartbeatIntervalSec: int(max(c.heartbeatInterval()/time.Second, 1)),
-			BootID: c.bootID()})
+			BootID: c.bootID(), FenceAfterSec: c.fenceAfterSec()})
 	}))
 	mux.HandleFunc("POST "+api.PathAgentWatch, c.watch)
 	mux.HandleFunc("POST "+api.PathAgentHeartbeat, func(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +74,11 @@ func (c *Controller) agentMux() http.Handler {
 			return
 		}
 		node := api.AgentNode(r.Context())
-		res, err := c.do(r.Context(), func(ls *loopState) (any, error) { return ls.heartbeat(node, hb.Load), nil })
+		res, err := c.do(r.Context(), func(ls *loopState) (any, error) {
+			res := ls.heartbeat(node, hb.Load)
+			ls.agentDrain(node, hb.Drain) // nodedrain.go
+			return res, nil
+		})
 		if err != nil {
 			api.WriteAgentError(w, http.StatusServiceUnavailable, err.Error())
 			return

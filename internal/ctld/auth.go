@@ -208,7 +208,7 @@ func (c *Controller) tokenAuth(next http.Handler) http.Handler {
 			writeErr(w, &apiErr{status: http.StatusUnauthorized, msg: "Authentication required: set SLURM_JWT (scontrol token) or use the local socket"})
 			return
 		}
-		name, err := verifyToken(c.jwtKey, tok, c.now())
+		name, err := verifyToken(c.tokenKey(), tok, c.now())
 		if err != nil {
 			writeErr(w, &apiErr{status: http.StatusUnauthorized, msg: err.Error()})
 			return

@@ -20,41 +20,41 @@ type pendingCommit struct {
 // next batch together (group commit: the number of fsyncs follows the
 // disk's speed, not the number of requests; a lone client waits for
 // exactly one commit and no hand-off). A batch's calls are answered, and
-// its agent calls started, only after its rows are stored. A failed
-// commit answers errors; its rows and agent calls are carried into the
-// next batch's commit, so the store catches up with the state once it is
-// writable again.
+// its agent calls started, only after its rows are stored.
+//
+// A failed commit means failed: the calls that changed something are
+// answered "Unable to save state", the batch's agent calls are dropped
+// and the loop's state is reloaded from the store (Controller.rollback),
+// so nothing answered as failed is kept in memory or stored later; calls
+// that only read are answered from memory as usual (savefail.go).
 //
 // (Committing on a goroutine of its own while the loop runs the next
 // batch was measured: on this 2-core machine under load it cost about 10%
 // more CPU per job, smaller batches and the hand-off, for no gain.)
 type committer struct {
 	c *Controller
-
-	carry       *Batch
-	carryOutbox []func()
 }
 
-// commit stores p (with what a failed commit left), then answers its
-// calls and starts its agent calls.
+// commit stores p, then answers its calls and starts its agent calls.
 func (cm *committer) commit(p pendingCommit) {
-	b := mergeBatch(cm.carry, p.b)
 	var err error
-	if b != nil && !b.Empty() {
+	if p.b != nil && !p.b.Empty() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		err = cm.c.store.Commit(ctx, b)
+		err = cm.c.store.Commit(ctx, p.b)
 		cancel()
 	}
-	outbox := append(cm.carryOutbox, p.outbox...)
 	if err != nil {
-		cm.c.log.Error("store commit failed; answering errors, retrying with the next batch", "err", err)
-		cm.carry, cm.carryOutbox = b, outbox
-		failCalls(p.calls, err)
+		cm.c.saveFailed(err)
+		failWrites(p.calls, err)
+		cm.c.rollback(cm.c.ls)
 	} else {
-		cm.carry, cm.carryOutbox = nil, nil
+		if p.b != nil && !p.b.Empty() {
+			cm.c.saveWorks()
+			cm.c.recordCommitted(p.b) // staterecord.go
+		}
 		// Agents hear only of what is stored (a launch is never sent
 		// for a start a restarted controller would not know).
-		for _, f := range outbox {
+		for _, f := range p.outbox {
 			go f()
 		}
 	}

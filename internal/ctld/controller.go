@@ -67,6 +67,18 @@ type Options struct {
 	// the controllers a reconfigure runs one after another; the first
 	// controller creates them there. Nil: the controller owns its own.
 	Listeners *Listeners
+	// RequestTimeout bounds reading one request, headers and body
+	// (default DefaultRequestTimeout); MaxUserRequests how many of one
+	// user's requests are served at once (default DefaultMaxUserRequests).
+	RequestTimeout  time.Duration
+	MaxUserRequests int
+	// FenceFraction is the share of SlurmdTimeout a node's job supervisor
+	// keeps jobs with no agent before killing them (fence.go; default
+	// DefaultFenceFraction, negative: never).
+	FenceFraction float64
+	// StartMode says what to do with a database that disagrees with the
+	// state record (staterecord.go): refuse (default), -c or -R.
+	StartMode StartMode
 }
 
 // Controller is a running controller.
@@ -109,6 +121,15 @@ type Controller struct {
 	agents   map[string]*api.AgentClient
 	launchQ  chan struct{} // bounds concurrent agent calls
 
+	// save is whether the store takes writes (savefail.go).
+	save saveHealth
+	// dbID is the database's identity and recordNext the next job id
+	// the state record holds (staterecord.go).
+	dbID       string
+	recordNext uint64
+	// load counts each user's requests in progress (httplimits.go).
+	load userLoad
+
 	rpc rpcStats // sdiag's RPC counters (rpcstats.go)
 	// serving counts the API requests being answered: sdiag's "Server
 	// thread count", which in slurmctld is the RPC threads at work (the
@@ -122,6 +143,9 @@ type call struct {
 	res   any
 	err   error
 	reply chan struct{}
+	// wrote is set when fn marked changes to store: a failed commit
+	// fails the calls that wrote, not those that only read.
+	wrote bool
 }
 
 // New opens the store, recovers the state and prepares the listeners; it
@@ -167,6 +191,9 @@ func New(ctx context.Context, opts Options) (*Controller, error) {
 		return nil, err
 	}
 	c.slurmUID = lookupUID(c.cfg.SlurmUser)
+	if err := c.clearStore(); err != nil { // -c (staterecord.go)
+		return nil, err
+	}
 	if err := c.openStore(ctx); err != nil {
 		unlockStateDir(c.opts.StateDir, lock)
 		return nil, err
@@ -364,7 +391,9 @@ func (c *Controller) loop() {
 			}
 		case <-schedTimer:
 			schedTimer = nil
-			ls.schedule(c.now())
+			if c.saving() { // while state save fails no start could be stored
+				ls.schedule(c.now())
+			}
 		case <-batchTimer:
 			batchTimer = nil
 			now := c.now()
@@ -372,12 +401,22 @@ func (c *Controller) loop() {
 				ls.lastBatch = now
 			}
 			ls.wantBatch, ls.wantTick = false, false
-			ls.schedule(now)
+			if c.saving() {
+				ls.schedule(now)
+			}
 		case <-tick.C:
-			ls.timers(c.now())
+			if !c.saving() {
+				c.probeSave() // savefail.go
+				ls = c.ls
+			}
+			if c.saving() {
+				ls.timers(c.now())
+			}
 		}
 		for _, cl := range batch {
+			mark := ls.wroteMark()
 			cl.res, cl.err = c.safeRun(ls, cl.fn)
+			cl.wrote = ls.wroteMark() != mark
 		}
 		b, err := ls.takeBatch()
 		if err != nil {
@@ -392,6 +431,7 @@ func (c *Controller) loop() {
 		}
 		// Answers and agent calls wait for the store.
 		cm.commit(pendingCommit{b: b, calls: batch, outbox: ls.takeOutbox()})
+		ls = c.ls // a failed commit reloads the state (savefail.go)
 	}
 }
 
@@ -401,6 +441,17 @@ func failCalls(calls []*call, err error) {
 	for _, cl := range calls {
 		if cl.err == nil {
 			cl.res, cl.err = nil, api.Errorf(http.StatusInternalServerError, "Unable to save state: %v", err)
+		}
+	}
+}
+
+// failWrites fails the calls that changed something (the failed
+// commit's changes are rolled back); reads keep their answers.
+func failWrites(calls []*call, err error) {
+	for _, cl := range calls {
+		if cl.wrote && cl.err == nil {
+			cl.res, cl.err = nil, api.Errorf(http.StatusInternalServerError,
+				"Unable to save state, nothing was changed: %v", err)
 		}
 	}
 }

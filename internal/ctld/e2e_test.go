@@ -426,13 +426,14 @@ func (f *failingStore) Commit(ctx context.Context, b *Batch) error {
 
 // TestStoreFailureAcknowledgesNothing: while the store fails, a submission
 // is answered with an error and nothing is launched; once it works again
-// the pending writes go through.
+// the refused submission stays refused (it is not stored late: issue 17,
+// finding 2).
 func TestStoreFailureAcknowledgesNothing(t *testing.T) {
 	fs := &failingStore{Store: openTestSQLite(t)}
 	c := newCluster(t, fs, clusterOpts{nodes: 1})
 	fs.broken.Store(true)
 	_, err := c.client.Submit(c.ctx(), api.SubmitRequest{Spec: c.wrap("echo ran > ran.txt")})
-	if err == nil || !strings.Contains(err.Error(), "Unable to save state: disk full") {
+	if err == nil || !strings.Contains(err.Error(), "Unable to save state, nothing was changed: disk full") {
 		t.Fatalf("submit with a failing store: %v", err)
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -440,10 +441,14 @@ func TestStoreFailureAcknowledgesNothing(t *testing.T) {
 		t.Fatalf("a job ran while nothing could be stored: %q", got)
 	}
 	fs.broken.Store(false)
-	c.eventually(10*time.Second, "stored writes flushed", func() bool {
-		rows, err := fs.Store.Load(context.Background(), time.Time{})
-		return err == nil && len(rows.Jobs) == 1
+	c.eventually(10*time.Second, "state save resumed", func() bool {
+		w, err := c.client.Ping(c.ctx())
+		return err == nil && w.StateSave == ""
 	})
+	rows, err := fs.Store.Load(context.Background(), time.Time{})
+	if err != nil || len(rows.Jobs) != 0 {
+		t.Fatalf("the refused submission was stored late: %d rows, %v", len(rows.Jobs), err)
+	}
 }
 
 // TestSignalRunningJob is scancel --full --signal=USR1: the job's

@@ -23,14 +23,14 @@ func (c *Controller) listen() error {
 		return err
 	}
 	c.unixLn = uln
-	usrv := &http.Server{Handler: c.clientMux(), ReadHeaderTimeout: 10 * time.Second,
-		ConnContext: func(ctx context.Context, conn net.Conn) context.Context {
-			w, err := peerCred(conn)
-			if err != nil {
-				return ctx
-			}
-			return WithWho(ctx, w)
-		}}
+	usrv := c.newServer(c.clientMux()) // httplimits.go
+	usrv.ConnContext = func(ctx context.Context, conn net.Conn) context.Context {
+		w, err := peerCred(conn)
+		if err != nil {
+			return ctx
+		}
+		return WithWho(ctx, w)
+	}
 	c.serve(usrv, uln)
 	addr := c.opts.Listen
 	if addr == "" {
@@ -49,7 +49,7 @@ func (c *Controller) listen() error {
 	mux.Handle("/agent/", c.agentMux())
 	c.registerMetrics(mux) // without authentication, as slurmctld: metrics.go
 	mux.Handle("/", c.tokenAuth(c.clientMux()))
-	c.serve(&http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}, ln)
+	c.serve(c.newServer(mux), ln)
 	return nil
 }
 
@@ -77,10 +77,13 @@ func (c *Controller) clientMux() http.Handler {
 	mux.HandleFunc("GET "+api.PathPing, c.endpoint(func(ctx context.Context, w Who, _ *http.Request) (any, error) {
 		return c.do(ctx, func(ls *loopState) (any, error) {
 			return api.Whoami{User: w.User, UID: w.UID, GID: w.GID, Admin: ls.isAdmin(w), Via: w.Via,
-				Cluster: c.cfg.ClusterName}, nil
+				Cluster: c.cfg.ClusterName, StateSave: c.StateSaveError()}, nil
 		})
 	}))
 	mux.HandleFunc("POST "+api.PathSubmit, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		if err := c.refuseWhileFailing(); err != nil { // savefail.go
+			return nil, err
+		}
 		var req api.SubmitRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
@@ -101,6 +104,9 @@ func (c *Controller) clientMux() http.Handler {
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.listJobs(ids, detail, brief, f) })
 	}))
 	mux.HandleFunc("POST "+api.PathJobControl, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		if err := c.refuseWhileFailing(); err != nil { // savefail.go
+			return nil, err
+		}
 		var req api.JobControlRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
@@ -109,8 +115,14 @@ func (c *Controller) clientMux() http.Handler {
 		return c.do(ctx, func(ls *loopState) (any, error) { return ls.control(w, req) })
 	}))
 	mux.HandleFunc("POST "+api.PathJobUpdate, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		if err := c.refuseWhileFailing(); err != nil { // savefail.go
+			return nil, err
+		}
 		var req api.JobUpdateRequest
 		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		if err := checkUpdateLimits(req.Set); err != nil { // reqlimits.go
 			return nil, err
 		}
 		return c.do(ctx, func(ls *loopState) (any, error) { return struct{}{}, ls.updateJob(w, req) })
@@ -125,6 +137,9 @@ func (c *Controller) clientMux() http.Handler {
 		})
 	}))
 	mux.HandleFunc("POST "+api.PathNodeUpdate, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		if err := c.refuseWhileFailing(); err != nil { // savefail.go
+			return nil, err
+		}
 		var req api.NodeUpdateRequest
 		if err := decode(r, &req); err != nil {
 			return nil, err
@@ -158,6 +173,8 @@ func (c *Controller) clientMux() http.Handler {
 	}))
 	c.registerAccounting(mux) // sacct, sreport, sdiag, sprio, sshare, sacctmgr, steps: routes.go
 	c.registerResv(mux)       // scontrol reservations and licenses, sinfo -T, sreport reservation: resv.go
+	// The token key rotation: tokens.go.
+	c.registerTokenRoutes(mux)
 	return mux
 }
 
@@ -177,6 +194,11 @@ func (c *Controller) endpoint(h func(ctx context.Context, w Who, r *http.Request
 		c.serving.Add(1)
 		defer c.serving.Add(-1)
 		defer func() { c.rpc.record(t, rpcUser{who.User, who.UID}, time.Since(start)) }()
+		done, ok := c.limitRequest(rw, r, who) // httplimits.go
+		if !ok {
+			return
+		}
+		defer done()
 		res, err := h(ctx, who, r)
 		if err != nil {
 			writeErr(rw, err)
@@ -197,6 +219,9 @@ const maxRequest = 64 << 20
 func decode(r *http.Request, v any) error {
 	d := json.NewDecoder(io.LimitReader(r.Body, maxRequest))
 	if err := d.Decode(v); err != nil {
+		if e := bodyTooLarge(err); e != nil {
+			return e
+		}
 		return &apiErr{status: http.StatusBadRequest, msg: "decode request: " + err.Error()}
 	}
 	return nil
@@ -265,7 +290,10 @@ func (ls *loopState) token(w Who, req api.TokenRequest) (api.TokenResponse, erro
 	if req.LifespanSec > 0 {
 		life = time.Duration(req.LifespanSec) * time.Second
 	}
-	tok, exp, err := IssueToken(ls.c.jwtKey, name, ls.c.now(), life)
+	if err := ls.c.checkTokenRequest(w, life); err != nil { // tokens.go
+		return api.TokenResponse{}, err
+	}
+	tok, exp, err := IssueToken(ls.c.tokenKey(), name, ls.c.now(), life)
 	if err != nil {
 		return api.TokenResponse{}, err
 	}

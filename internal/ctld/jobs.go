@@ -56,6 +56,12 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 	if err := ls.checkScriptSize(&spec); err != nil {
 		return api.SubmitResponse{}, err
 	}
+	if err := checkSpecLimits(&spec); err != nil { // reqlimits.go
+		return api.SubmitResponse{}, err
+	}
+	if res, ok := ls.keyedJob(w, &spec); ok { // a retry after a lost answer (submitkey.go)
+		return res, nil
+	}
 	who := w
 	if spec.UID != nil && *spec.UID != w.UID || spec.User != "" && spec.User != w.User && spec.UID == nil {
 		if w.UID != 0 {
@@ -115,6 +121,7 @@ func (ls *loopState) submit(w Who, req api.SubmitRequest) (api.SubmitResponse, e
 	}
 	ls.st.SetSubmitReason(j, now)
 	ls.allocSubmitted(j, now)
+	ls.rememberKey(spec.SubmitKey, j.ID, now)
 	if req.Interactive {
 		ls.wantSched = true
 	} else {

@@ -47,6 +47,11 @@ type loopState struct {
 	nodeDirty map[int32]struct{}
 	metaDirty bool
 	outbox    []func()
+	// keys are the recent submissions' SubmitKeys (submitkey.go).
+	keys submitKeys
+	// marks counts touch calls: with the lengths above it tells a call
+	// that changed something from a read (wroteMark).
+	marks int
 
 	wantSched bool
 	// registered is when this cluster's state began (its first start),
@@ -159,6 +164,10 @@ func (ls *loopState) recover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ctld: recover: %w", err)
 	}
+	floor, err := ls.c.checkRecord(snap.Meta, len(snap.Jobs)) // staterecord.go
+	if err != nil {
+		return err
+	}
 	for _, n := range snap.Nodes {
 		ls.restoreNode(n)
 	}
@@ -181,6 +190,9 @@ func (ls *loopState) recover(ctx context.Context) error {
 	}
 	if v, err := strconv.ParseUint(snap.Meta["next_job_id"], 10, 32); err == nil && sched.JobID(v) > next {
 		next = sched.JobID(v)
+	}
+	if sched.JobID(floor) > next {
+		next, ls.metaDirty = sched.JobID(floor), true // -c / -R: no job id used twice
 	}
 	ls.st.NextJobID = next
 	ls.registered = ls.c.now().Truncate(time.Second)
@@ -245,6 +257,9 @@ func (ls *loopState) replay(rec *jobRecord) error {
 	if rec.Spec != nil {
 		ls.internSpec(rec.Spec)
 		ls.specs[j.ID] = rec.Spec
+		if ls.c.now().Sub(saved.SubmitTime) <= SubmitKeyWindow {
+			ls.rememberKey(rec.Spec.SubmitKey, j.ID, saved.SubmitTime) // submitkey.go
+		}
 	}
 	if rec.SiteFactor != 0 {
 		ls.site[j.ID] = rec.SiteFactor
@@ -270,6 +285,7 @@ func (ls *loopState) resubmit(req sched.Request, who sched.Submitter, saved *sch
 // the transition.
 func (ls *loopState) touch(j *sched.Job, event, detail string) {
 	ls.dirty[j.ID] = struct{}{}
+	ls.marks++
 	if !isActive(j) {
 		delete(ls.gpus, j.ID) // the devices are free again
 	}
@@ -322,7 +338,7 @@ func (ls *loopState) takeBatch() (*Batch, error) {
 	}
 	if len(b.Jobs) > 0 || ls.metaDirty {
 		b.Meta = map[string]string{"next_job_id": strconv.FormatUint(uint64(ls.st.NextJobID), 10),
-			registeredMetaKey: strconv.FormatInt(ls.registered.Unix(), 10)}
+			registeredMetaKey: strconv.FormatInt(ls.registered.Unix(), 10), dbIdentityKey: ls.c.dbID}
 	}
 	clear(ls.dirty)
 	clear(ls.nodeDirty)

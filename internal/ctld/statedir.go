@@ -21,7 +21,7 @@ const StateDirMode os.FileMode = 0o711
 
 // privateFiles are the state files only the controller may read.
 var privateFiles = []string{"ctld.db", "ctld.db-wal", "ctld.db-shm", "sluice.db", "sluice.db-wal",
-	"sluice.db-shm", api.ClusterKeyFile, JWTKeyFile}
+	"sluice.db-shm", api.ClusterKeyFile, JWTKeyFile, StateRecordFile}
 
 // PrepareStateDir creates the state directory with StateDirMode, or checks
 // an existing one: an empty directory (made by mkdir, systemd or an older

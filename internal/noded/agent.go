@@ -115,6 +115,12 @@ type Agent struct {
 	// forgotten are the runs whose exit the supervisor may drop.
 	forgotten []supJob
 
+	// supFailure is why the supervisor could not be reached last time
+	// (nil: it could): the heartbeat asks the controller to drain the
+	// node with it (supdrain.go).
+	supFailure atomic.Pointer[string]
+	// fenceSec is the controller's fencing delay for the supervisor.
+	fenceSec atomic.Int64
 	// supMu guards sup, the connection to the node's resident supervisor.
 	supMu sync.Mutex
 	sup   *supClient

@@ -306,7 +306,8 @@ func (a *Agent) start(j *job, spec execSpec) *exitRecord {
 	}
 	j.rec.ShimPID, j.rec.ShimTick, j.rec.Resident = sup.pid, sup.tick, true
 	a.save(j)
-	rep, err := sup.call(supMsg{Op: "start", Job: j.rec.Req.JobID, Restart: j.rec.Req.RestartCount, Spec: &spec}, shimHandshakeTimeout)
+	rep, err := sup.call(supMsg{Op: "start", Job: j.rec.Req.JobID, Restart: j.rec.Req.RestartCount, Spec: &spec,
+		Fence: uint64(a.fenceSec.Load())}, shimHandshakeTimeout)
 	switch {
 	case err != nil:
 		// The supervisor may or may not have started the job: the full

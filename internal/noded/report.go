@@ -27,6 +27,7 @@ func (a *Agent) controllerLoop(ctx context.Context) {
 				wait, retry = retry, min(retry*2, 10*time.Second)
 			} else {
 				a.bootID.Store(resp.BootID)
+				a.setFence(resp.FenceAfterSec) // fence.go
 				registered, retry = true, 500*time.Millisecond
 				if resp.HeartbeatIntervalSec > 0 {
 					interval = time.Duration(resp.HeartbeatIntervalSec) * time.Second
@@ -34,7 +35,8 @@ func (a *Agent) controllerLoop(ctx context.Context) {
 				}
 			}
 		} else {
-			resp, err := a.ctl.Heartbeat(ctx, api.Heartbeat{Node: a.cfg.Name, Time: time.Now(), Jobs: a.Jobs(), Load: hostLoad()})
+			resp, err := a.ctl.Heartbeat(ctx, api.Heartbeat{Node: a.cfg.Name, Time: time.Now(), Jobs: a.Jobs(), Load: hostLoad(),
+				Drain: a.drainReason()}) // supdrain.go
 			switch {
 			case err != nil:
 				a.log.Warn("heartbeat failed", "err", err)

@@ -2,7 +2,6 @@ package noded
 
 import (
 	"bufio"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -38,20 +37,6 @@ func ShimMain(args []string) int {
 	return 2
 }
 
-// supervisorAddr is the abstract Unix socket of the supervisor of spool:
-// no file to go stale when the supervisor dies, no path length limit, and
-// binding it is exclusive, so two supervisors never serve one spool. Both
-// ends check the other's uid (SO_PEERCRED), since any local user could
-// otherwise connect to (or squat) an abstract name.
-func supervisorAddr(spool string) string {
-	abs, err := filepath.Abs(spool)
-	if err != nil {
-		abs = spool
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return fmt.Sprintf("@sluice-noded-supervisor/%x", sum[:16])
-}
-
 // supMsg is one line of the agent <-> supervisor protocol (JSON lines over
 // the Unix socket). Ops: the supervisor greets with "hello" (its pid),
 // answers "start" and "list" with "reply" (same Seq), and pushes "exit"
@@ -65,6 +50,9 @@ type supMsg struct {
 	Spec    *execSpec `json:"spec,omitempty"`
 	PID     int       `json:"pid,omitempty"`
 	Tick    uint64    `json:"tick,omitempty"`
+	// Fence is the fencing delay in seconds, carried by "start" so that
+	// a supervisor never runs a job without it (fence.go).
+	Fence uint64 `json:"fence,omitempty"`
 	// WaitStatus is the raw wait(2) status (-1: the job never started).
 	WaitStatus int       `json:"ws,omitempty"`
 	Time       time.Time `json:"time,omitzero"`
@@ -95,6 +83,13 @@ type supervisor struct {
 
 	// exits is the journal of exit statuses (SPOOL/exits.log).
 	exits *exitLog
+
+	// fenceAfter is how long the supervisor keeps jobs with no agent
+	// (0: forever); agentGone is since when no agent is connected,
+	// agentSeen when a connected one last said anything (fence.go).
+	fenceAfter time.Duration
+	agentGone  time.Time
+	agentSeen  time.Time
 
 	mu    sync.Mutex
 	jobs  map[int]*supRun // by leader pid
@@ -142,11 +137,16 @@ func superviseMain(spool string) int {
 	// containers, never do).
 	syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
 	self, _ := readProcStat(os.Getpid())
-	s := &supervisor{spool: spool, pid: os.Getpid(), tick: self.StartTick,
+	s := &supervisor{spool: spool, pid: os.Getpid(), tick: self.StartTick, agentGone: time.Now(), agentSeen: time.Now(),
 		jobs: map[int]*supRun{}, conns: map[*supConn]bool{}, idle: make(chan struct{}, 1)}
 	s.umask = syscall.Umask(0o022)
 	syscall.Umask(s.umask)
-	ln, err := net.Listen("unix", supervisorAddr(spool))
+	addr, err := supervisorAddr(spool) // supsecret.go
+	if err != nil {
+		handshake(supMsg{Op: "hello", Error: err.Error()})
+		return 1
+	}
+	ln, err := net.Listen("unix", addr)
 	if err != nil {
 		// Another supervisor serves this spool: the agent connects to it.
 		handshake(supMsg{Op: "hello", Error: fmt.Sprintf("listen: %v", err)})
@@ -174,6 +174,7 @@ func superviseMain(spool string) int {
 			s.reap()
 		case <-s.idle:
 		}
+		s.fenceIfAlone(time.Now()) // fence.go
 		s.mu.Lock()
 		busy := len(s.jobs) > 0 || len(s.conns) > 0
 		s.mu.Unlock()
@@ -234,6 +235,9 @@ func (s *supervisor) serve(sc *supConn) {
 	defer func() {
 		s.mu.Lock()
 		delete(s.conns, sc)
+		if len(s.conns) == 0 {
+			s.agentGone = time.Now()
+		}
 		s.mu.Unlock()
 		sc.c.Close()
 		s.wakeIdle()
@@ -249,8 +253,14 @@ func (s *supervisor) serve(sc *supConn) {
 		if json.Unmarshal(line, &m) != nil {
 			return
 		}
+		s.heardAgent() // fence.go
 		switch m.Op {
 		case "start":
+			if m.Fence > 0 {
+				s.mu.Lock()
+				s.fenceAfter = time.Duration(m.Fence) * time.Second
+				s.mu.Unlock()
+			}
 			s.start(sc, &m)
 		case "list":
 			s.mu.Lock()
@@ -260,11 +270,16 @@ func (s *supervisor) serve(sc *supConn) {
 			}
 			sc.send(&rep)
 			s.mu.Unlock()
+		case "fence":
+			s.mu.Lock()
+			s.fenceAfter = time.Duration(m.Tick) * time.Second
+			s.mu.Unlock()
 		case "forget":
 			for _, j := range m.Jobs {
 				s.exits.forget(j.Job, j.Restart)
 			}
 		}
+		s.heardAgent() // a long start counts as hearing from the agent
 	}
 }
 

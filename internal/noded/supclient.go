@@ -56,8 +56,11 @@ func (a *Agent) supervisor() (*supClient, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("job supervisor: %w", err)
+		err = fmt.Errorf("job supervisor: %w", err)
+		a.supervisorFailed(err) // supdrain.go
+		return nil, err
 	}
+	a.supFailure.Store(nil)
 	a.attach(sc)
 	return sc, nil
 }
@@ -97,6 +100,7 @@ func (a *Agent) attach(sc *supClient) {
 		a.mu.Unlock()
 	}
 	a.forgetStrayExits(sc)
+	a.sendFence(sc) // fence.go
 	a.fullCheck.Store(true)
 	a.nudge()
 	a.log.Info("job supervisor attached", "pid", sc.pid)
@@ -124,7 +128,11 @@ func (a *Agent) forgetStrayExits(sc *supClient) {
 }
 
 func (a *Agent) dialSupervisor() (*supClient, error) {
-	c, err := net.DialTimeout("unix", supervisorAddr(a.cfg.Spool), 2*time.Second)
+	addr, err := supervisorAddr(a.cfg.Spool) // supsecret.go
+	if err != nil {
+		return nil, err
+	}
+	c, err := net.DialTimeout("unix", addr, 2*time.Second)
 	if err != nil {
 		return nil, err
 	}
