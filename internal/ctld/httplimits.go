@@ -93,6 +93,13 @@ func (c *Controller) limitRequest(rw http.ResponseWriter, r *http.Request, w Who
 		writeErr(rw, &apiErr{status: http.StatusTooManyRequests, msg: errRateLimited})
 		return nil, false
 	}
+	if limit := c.bodyLimit(); r.ContentLength > limit {
+		// Refused from its declared length, before any of it is read.
+		c.release(w)
+		writeErr(rw, &apiErr{status: http.StatusRequestEntityTooLarge,
+			msg: fmt.Sprintf("Request too large: the body exceeds %d bytes", limit)})
+		return nil, false
+	}
 	r.Body = http.MaxBytesReader(rw, r.Body, c.bodyLimit())
 	return func() { c.release(w) }, true
 }

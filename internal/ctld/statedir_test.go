@@ -70,13 +70,13 @@ func TestPrepareStateDir(t *testing.T) {
 // directory can be taken again.
 func TestSecondControllerRefused(t *testing.T) {
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
-	_, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.ctl.opts.StateDir, Listen: "none"})
+	_, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.ctl.opts.StateDir, Store: c.store, Listen: "none"})
 	want := fmt.Sprintf("another controller (pid %d) is using the state directory %s", os.Getpid(), c.ctl.opts.StateDir)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("second controller: %v, want %q", err, want)
 	}
 	c.ctl.Close()
-	again, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.ctl.opts.StateDir, Listen: "none"})
+	again, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.ctl.opts.StateDir, Store: c.store, Listen: "none"})
 	if err != nil {
 		t.Fatalf("after the first closed: %v", err)
 	}
