@@ -111,6 +111,12 @@ var optionParsers = map[string]func(args []string) (noEffect bool, err error){
 	"sshare":   func(a []string) (bool, error) { _, _, err := parseSshare(a); return false, err },
 	"sdiag":    func(a []string) (bool, error) { _, err := parseSdiag(a); return false, err },
 	"sstat":    func(a []string) (bool, error) { _, err := parseSstat(a); return false, err },
+	"sattach": func(a []string) (bool, error) {
+		_, err := parseSattach(append(slices.Clone(a), "1.0"))
+		// stdin is not forwarded, and there is no debug output.
+		ignored := len(a) > 0 && (strings.HasPrefix(a[0], "--input-filter") || a[0] == "-v" || a[0] == "--verbose")
+		return ignored, err
+	},
 }
 
 // withoutHelp drops -h/--help, which sacctmgr and sreport answer before
@@ -202,8 +208,8 @@ func init() {
 
 // compatNoteAll are notes for an option under every command.
 var compatNoteAll = map[string]string{
-	"--json":       "JSON output is issue 18 (machine interfaces)",
-	"--yaml":       "YAML output is issue 18 (machine interfaces)",
+	"--json":       "not for this command (squeue, sinfo, sacct, sdiag, sshare and scontrol show have it)",
+	"--yaml":       "not for this command (squeue, sinfo, sacct, sdiag, sshare and scontrol show have it)",
 	"--clusters":   "one cluster per controller: no federation or multi-cluster operation",
 	"--cluster":    "one cluster per controller: no federation or multi-cluster operation",
 	"--federation": "one cluster per controller: no federation or multi-cluster operation",

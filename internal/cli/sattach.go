@@ -67,9 +67,9 @@ func parseSattach(args []string) (*sattachOpts, error) {
 			o.quiet = true
 		case a == "-h" || a == "--help":
 			o.help = true
-		case a == "--usage":
+		case a == "-u" || a == "--usage":
 			o.usage = true
-		case a == "-u" || a == "--unbuffered" || a == "-v" || a == "--verbose":
+		case a == "-v" || a == "--verbose":
 		case name == "--output-filter" && hasVal:
 			err = filter(val, &o.outFilter)
 		case name == "--error-filter" && hasVal:
