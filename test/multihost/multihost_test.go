@@ -296,10 +296,12 @@ func TestMultiHostSrunPty(t *testing.T) {
 	b := NewBed(t, "")
 	r := b.Login(30*time.Second, "script -qec 'srun --pty -N2 hostname' /dev/null </dev/null")
 	t.Logf("srun --pty -N2 hostname on login: exit %d\n%s%s", r.Code, r.Out, r.Err)
-	lines := strings.Split(strings.ReplaceAll(strings.TrimSpace(r.Out), "\r", ""), "\n")
+	// The terminal's stream may end with a NUL byte (script(1)'s end of
+	// input): only lines with text count.
+	lines := strings.Split(strings.NewReplacer("\r", "", "\x00", "").Replace(strings.TrimSpace(r.Out)), "\n")
 	host := ""
 	for _, l := range lines {
-		if !strings.HasPrefix(l, "srun:") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "srun:") {
 			host = l
 		}
 	}
