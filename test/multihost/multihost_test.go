@@ -296,9 +296,9 @@ func TestMultiHostSrunPty(t *testing.T) {
 	b := NewBed(t, "")
 	r := b.Login(30*time.Second, "script -qec 'srun --pty -N2 hostname' /dev/null </dev/null")
 	t.Logf("srun --pty -N2 hostname on login: exit %d\n%s%s", r.Code, r.Out, r.Err)
-	// The terminal's stream may end with a NUL byte (script(1)'s end of
-	// input): only lines with text count.
-	lines := strings.Split(strings.NewReplacer("\r", "", "\x00", "").Replace(strings.TrimSpace(r.Out)), "\n")
+	// The terminal may echo a NUL (as "^@") that script(1) sends at the
+	// end of its input: only the lines' text counts.
+	lines := strings.Split(strings.NewReplacer("\r", "", "\x00", "", "^@", "").Replace(strings.TrimSpace(r.Out)), "\n")
 	host := ""
 	for _, l := range lines {
 		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "srun:") {
