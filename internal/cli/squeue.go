@@ -377,7 +377,7 @@ func namedTasks(j api.JobInfo, list string) []int32 {
 			continue
 		}
 		t, err := strconv.Atoi(task)
-		if err == nil && taskInSet(j.ArrayTasks, t) && !slices.Contains(tasks, int32(t)) {
+		if err == nil && api.TaskInSet(j.ArrayTasks, t) && !slices.Contains(tasks, int32(t)) {
 			tasks = append(tasks, int32(t))
 		}
 	}
@@ -415,28 +415,6 @@ func foldTasks(tasks []int32) string {
 		i = k + 1
 	}
 	return strings.Join(parts, ",")
-}
-
-// taskInSet reports whether t is in a printed task set "1-5,7%2".
-func taskInSet(set string, t int) bool {
-	set, _, _ = strings.Cut(set, "%")
-	for _, r := range strings.Split(set, ",") {
-		lo, hi, isRange := strings.Cut(r, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil {
-			continue
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil {
-				continue
-			}
-		}
-		if t >= a && t <= b {
-			return true
-		}
-	}
-	return false
 }
 
 // expandArrays is squeue -r: one line per pending array task.
