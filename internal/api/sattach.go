@@ -2,12 +2,8 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -58,33 +54,5 @@ func (c *Client) StepAttach(ctx context.Context, req StepAttachRequest) (StepAtt
 // DialStepAttach opens sattach's read-only stream to one node of a step
 // (as DialStepIO, on the attach path).
 func DialStepAttach(n StepNodeIO, job uint32, step int, timeout time.Duration) (io.ReadWriteCloser, error) {
-	url := strings.TrimRight(n.URL, "/") + StepPath(PathAgentStepAttach, job, step)
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set(SignatureHeader, n.Credential)
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", StepIOProtocol)
-	hc := &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true,
-		DialContext: (&net.Dialer{Timeout: timeout}).DialContext, ResponseHeaderTimeout: timeout}}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusSwitchingProtocols {
-		defer resp.Body.Close()
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		e := &AgentError{Status: resp.StatusCode}
-		if err := json.Unmarshal(data, e); err != nil || e.Message == "" {
-			e.Message = strings.TrimSpace(string(data))
-		}
-		return nil, e
-	}
-	rw, ok := resp.Body.(io.ReadWriteCloser)
-	if !ok {
-		resp.Body.Close()
-		return nil, fmt.Errorf("step attach: the agent's answer is not a stream")
-	}
-	return rw, nil
+	return dialStepStream(n, StepPath(PathAgentStepAttach, job, step), timeout, "step attach")
 }

@@ -383,7 +383,13 @@ func (a *AgentClient) SignalStep(ctx context.Context, job uint32, step int, req 
 // returned stream carries frames both ways. The stream outlives no context:
 // closing it is the caller's business.
 func DialStepIO(n StepNodeIO, job uint32, step int, timeout time.Duration) (io.ReadWriteCloser, error) {
-	url := strings.TrimRight(n.URL, "/") + StepPath(PathAgentStepIO, job, step)
+	return dialStepStream(n, StepPath(PathAgentStepIO, job, step), timeout, "step I/O")
+}
+
+// dialStepStream opens an upgraded stream to path on node n's agent with
+// n's credential (the step I/O and sattach connections).
+func dialStepStream(n StepNodeIO, path string, timeout time.Duration, what string) (io.ReadWriteCloser, error) {
+	url := strings.TrimRight(n.URL, "/") + path
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err
@@ -411,7 +417,7 @@ func DialStepIO(n StepNodeIO, job uint32, step int, timeout time.Duration) (io.R
 	rw, ok := resp.Body.(io.ReadWriteCloser)
 	if !ok {
 		resp.Body.Close()
-		return nil, fmt.Errorf("step I/O: the agent's answer is not a stream")
+		return nil, fmt.Errorf("%s: the agent's answer is not a stream", what)
 	}
 	return rw, nil
 }
