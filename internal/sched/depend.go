@@ -31,6 +31,7 @@ func ParseDependency(s string) ([]Dependency, bool, error) {
 	}
 	orList := strings.Contains(s, "?")
 	var out []Dependency
+	// Slurm refuses an empty item anywhere ("?after:1", "a,,b", "a?"): Job dependency problem.
 	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '?' }) {
 		deps, err := parseDepItem(item)
 		if err != nil {
@@ -42,10 +43,25 @@ func ParseDependency(s string) ([]Dependency, bool, error) {
 			}
 		}
 	}
-	if len(out) == 0 || strings.HasSuffix(s, ",") || strings.HasSuffix(s, "?") {
+	if len(out) == 0 || hasEmptyDepItem(s) {
 		return nil, false, fmt.Errorf("dependency %q: %w", s, ErrDependency)
 	}
-	return out, orList, nil
+	// One item left after Slurm drops repeats ("afterok:1?afterok:1") is no longer an OR list.
+	return out, orList && len(out) > 1, nil
+}
+
+// hasEmptyDepItem reports a leading, trailing or doubled ',' or '?' separator.
+func hasEmptyDepItem(s string) bool {
+	sep := func(b byte) bool { return b == ',' || b == '?' }
+	if sep(s[0]) || sep(s[len(s)-1]) {
+		return true
+	}
+	for i := 1; i < len(s); i++ {
+		if sep(s[i]) && sep(s[i-1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameAs reports whether o repeats d (Slurm keeps the first of them).
