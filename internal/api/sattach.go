@@ -48,7 +48,9 @@ type StepAttachResponse struct {
 // StepAttach asks the controller for the nodes of a step.
 func (c *Client) StepAttach(ctx context.Context, req StepAttachRequest) (StepAttachResponse, error) {
 	var r StepAttachResponse
-	return r, c.call(ctx, http.MethodPost, PathStepAttach, req, &r)
+	err := c.call(ctx, http.MethodPost, PathStepAttach, req, &r)
+	r.withCA()
+	return r, err
 }
 
 // DialStepAttach opens sattach's read-only stream to one node of a step

@@ -168,6 +168,18 @@ type StepLaunchResponse struct {
 	Nodes []StepNodeIO `json:"nodes"`
 	// Warnings are printed by srun ("can't run 1 processes on 2 nodes").
 	Warnings []string `json:"warnings,omitempty"`
+	// CA is the cluster CA's certificate (PEM): srun and sattach accept
+	// an agent's TLS certificate only when it chains to it and names the
+	// node they meant to reach. It comes over the channel that
+	// authenticated the user (the controller's socket or token).
+	CA []byte `json:"ca,omitempty"`
+}
+
+// withCA gives each node the response's CA (DialStepIO reads it there).
+func (r *StepLaunchResponse) withCA() {
+	for i := range r.Nodes {
+		r.Nodes[i].CA = r.CA
+	}
 }
 
 // StepNodeIO is one node of a step as srun sees it.
@@ -179,6 +191,9 @@ type StepNodeIO struct {
 	URL string `json:"url"`
 	// Credential is the signature header value for the I/O request.
 	Credential string `json:"credential"`
+	// CA is StepLaunchResponse.CA, copied here by the client (https
+	// URLs are refused without it).
+	CA []byte `json:"-"`
 }
 
 // AgentStepLaunch asks an agent to prepare its part of a step; the tasks
@@ -357,7 +372,9 @@ func ReadStepFrame(r io.Reader) (kind byte, task uint32, p []byte, err error) {
 // StepLaunch asks the controller for a step (srun inside an allocation).
 func (c *Client) StepLaunch(ctx context.Context, req StepLaunchRequest) (StepLaunchResponse, error) {
 	var r StepLaunchResponse
-	return r, c.call(ctx, http.MethodPost, PathStepLaunch, req, &r)
+	err := c.call(ctx, http.MethodPost, PathStepLaunch, req, &r)
+	r.withCA()
+	return r, err
 }
 
 // LaunchStep prepares a node's part of a step.
@@ -399,8 +416,18 @@ func dialStepStream(n StepNodeIO, path string, timeout time.Duration, what strin
 	req.Header.Set("Upgrade", StepIOProtocol)
 	// A transport of its own: an upgraded connection never returns to a
 	// pool, and no client timeout may cut a long step's stream.
-	hc := &http.Client{Transport: &http.Transport{Proxy: nil, DisableCompression: true,
-		DialContext: (&net.Dialer{Timeout: timeout}).DialContext, ResponseHeaderTimeout: timeout}}
+	tr := &http.Transport{Proxy: nil, DisableCompression: true,
+		DialContext: (&net.Dialer{Timeout: timeout}).DialContext, ResponseHeaderTimeout: timeout, TLSHandshakeTimeout: timeout}
+	if strings.HasPrefix(url, "https://") {
+		// srun has no certificate: the agent is checked, the step
+		// credential tells the agent who srun is.
+		pool, err := CAPool(n.CA)
+		if err != nil {
+			return nil, fmt.Errorf("%s to %s: %w", what, n.Node, err)
+		}
+		tr.TLSClientConfig = PeerTLSConfig(pool, n.Node)
+	}
+	hc := &http.Client{Transport: tr}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err

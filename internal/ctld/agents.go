@@ -31,7 +31,7 @@ func (c *Controller) agentClient(name, addr string) *api.AgentClient {
 	key := name + "@" + addr
 	a := c.agents[key]
 	if a == nil {
-		a = api.NewAgentClient(addr, c.clusterKey, nil)
+		a = api.NewAgentClient(agentURL(addr), c.clusterKey, c.agentHTTPClient(name)) // agenttls.go
 		c.agents[key] = a
 	}
 	return a
@@ -112,7 +112,8 @@ func (c *Controller) agentMux() http.Handler {
 		}
 		api.WriteAgentJSON(w, http.StatusOK, struct{}{})
 	}))
-	return api.RequireSignature(c.clusterKey, c.now, mux)
+	mux.HandleFunc("POST "+api.PathAgentEnroll, api.HandleEnroll(c.ca, c.clusterKey, func(node string) bool { return c.cfg.Node(node) != nil }))
+	return api.RequireSignature(c.clusterKey, c.now, api.RequireAgentPeer(isNodePeer, agentPeerPolicy, mux))
 }
 
 // bootIDs holds each controller's boot id (a Controller's own fields

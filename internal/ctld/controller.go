@@ -96,7 +96,11 @@ type Controller struct {
 
 	clusterKey []byte
 	jwtKey     []byte
-	slurmUID   int
+	// ca and tlsID are the cluster CA and the controller's certificate
+	// for agent traffic (agenttls.go).
+	ca       *api.ClusterCA
+	tlsID    *api.AgentTLS
+	slurmUID int
 
 	ln     net.Listener // TCP
 	unixLn net.Listener
@@ -217,6 +221,9 @@ func (c *Controller) loadKeys() error {
 		return fmt.Errorf("ctld: %w", err)
 	}
 	if c.jwtKey, err = ensureJWTKey(filepath.Join(c.opts.StateDir, JWTKeyFile)); err != nil {
+		return fmt.Errorf("ctld: %w", err)
+	}
+	if err := c.loadCA(); err != nil { // agenttls.go
 		return fmt.Errorf("ctld: %w", err)
 	}
 	return nil

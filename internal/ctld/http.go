@@ -49,7 +49,7 @@ func (c *Controller) listen() error {
 	mux.Handle("/agent/", c.agentMux())
 	c.registerMetrics(mux) // without authentication, as slurmctld: metrics.go
 	mux.Handle("/", c.tokenAuth(c.clientMux()))
-	c.serve(c.newServer(mux), ln)
+	c.serve(c.newServer(mux), newSniffListener(ln, c.tlsID.ServerConfig())) // agenttls.go
 	return nil
 }
 

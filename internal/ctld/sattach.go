@@ -61,7 +61,7 @@ func (c *Controller) attachStep(ctx context.Context, w Who, req api.StepAttachRe
 	}
 	out := api.StepAttachResponse{Running: rec.State == "RUNNING" && rec.End.IsZero(),
 		StepLaunchResponse: api.StepLaunchResponse{JobID: rec.JobID, StepID: rec.StepID, NodeList: rec.NodeList,
-			NTasks: rec.NTasks, Nodes: res.([]api.StepNodeIO)}}
+			NTasks: rec.NTasks, Nodes: res.([]api.StepNodeIO), CA: c.CACertPEM()}}
 	now := time.Now() // agents check credentials against their own clock
 	for i := range out.Nodes {
 		out.Nodes[i].Credential = api.SignStepAttach(c.clusterKey, rec.JobID, rec.StepID, now)

@@ -21,7 +21,8 @@ const StateDirMode os.FileMode = 0o711
 
 // privateFiles are the state files only the controller may read.
 var privateFiles = []string{"ctld.db", "ctld.db-wal", "ctld.db-shm", "sluice.db", "sluice.db-wal",
-	"sluice.db-shm", api.ClusterKeyFile, JWTKeyFile, StateRecordFile}
+	"sluice.db-shm", api.ClusterKeyFile, JWTKeyFile, StateRecordFile,
+	api.CACertFile, api.CAKeyFile, api.CtldCertFile, api.CtldKeyFile}
 
 // PrepareStateDir creates the state directory with StateDirMode, or checks
 // an existing one: an empty directory (made by mkdir, systemd or an older

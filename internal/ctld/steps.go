@@ -251,7 +251,7 @@ func (c *Controller) launchStep(ctx context.Context, w Who, req api.StepLaunchRe
 		return api.StepLaunchResponse{}, &apiErr{status: http.StatusBadGateway, msg: err.Error()}
 	}
 	out := api.StepLaunchResponse{JobID: plan.rec.JobID, StepID: plan.rec.StepID, NodeList: plan.rec.NodeList,
-		NTasks: plan.rec.NTasks, Warnings: plan.warnings}
+		NTasks: plan.rec.NTasks, Warnings: plan.warnings, CA: c.CACertPEM()}
 	// Agents check credentials against their own clock: sign with the
 	// real time even when the controller runs on a test clock.
 	now := time.Now()

@@ -3,6 +3,7 @@ package noded
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -79,6 +80,8 @@ type Config struct {
 
 	// euid overrides the agent's effective uid in tests (nil = real).
 	euid *int
+	// plainHTTP keeps the agent off TLS (tests with a fake controller).
+	plainHTTP bool
 }
 
 // Agent is a running node agent. Its job table is guarded by one mutex;
@@ -91,6 +94,9 @@ type Agent struct {
 	cg   *cgroupManager
 	info api.NodeInfo
 	ctl  *api.ControllerClient
+	// tls is the agent's certificate for agent traffic (nil: plain
+	// HTTP, agenttls.go).
+	tls  *api.AgentTLS
 	shim []string
 
 	mu        sync.Mutex
@@ -350,14 +356,24 @@ func (a *Agent) Info() api.NodeInfo {
 // the controller, until ctx ends or Close is called.
 func (a *Agent) Start(ctx context.Context) error {
 	ctx, a.cancel = context.WithCancel(ctx)
+	if err := a.setupTLS(ctx); err != nil { // agenttls.go
+		a.cancel()
+		return fmt.Errorf("noded: %w", err)
+	}
 	if a.cfg.Listen != "" {
 		ln, err := net.Listen("tcp", a.cfg.Listen)
 		if err != nil {
 			a.cancel()
 			return fmt.Errorf("noded: listen: %w", err)
 		}
-		a.srv = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		a.setAddr("http://" + ln.Addr().String())
+		scheme := "http://"
+		if a.tls != nil {
+			scheme = "https://"
+			ln = tls.NewListener(ln, a.tls.ServerConfig())
+		}
+		a.srv = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)} // refused TLS handshakes
+		a.setAddr(scheme + ln.Addr().String())
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
@@ -367,7 +383,11 @@ func (a *Agent) Start(ctx context.Context) error {
 		}()
 	}
 	if a.cfg.Advertise != "" {
-		a.setAddr(a.cfg.Advertise)
+		if a.tls != nil {
+			a.setAddr(httpsURL(a.cfg.Advertise))
+		} else {
+			a.setAddr(a.cfg.Advertise)
+		}
 	}
 	a.connectSupervisor()
 	a.fullCheck.Store(true)

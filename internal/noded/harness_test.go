@@ -64,7 +64,7 @@ func newAgent(t *testing.T, opts ...agentOpt) *Agent {
 	cfg := Config{
 		Name: "node01", Spool: t.TempDir(), Key: testClusterKey,
 		PollInterval: 20 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
-		CgroupBase: testCgroupBase(t), CPUs: 4, MemoryMB: 8192,
+		CgroupBase: testCgroupBase(t), CPUs: 4, MemoryMB: 8192, plainHTTP: true,
 		GPUs:   GPUDiscovery{LookPath: noNvidiaSMI, Root: t.TempDir()},
 		Logger: slog.New(slog.NewTextHandler(testLogOut(), &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}

@@ -86,7 +86,10 @@ func (a *Agent) Handler() http.Handler {
 		}
 		reply(w)(a.SetTimeLimit(id, req))
 	}))
-	return api.RequireSignature(a.cfg.Key, nil, mux)
+	if a.tls == nil { // agenttls.go
+		return api.RequireSignature(a.cfg.Key, nil, mux)
+	}
+	return api.RequireSignature(a.cfg.Key, nil, api.RequireAgentPeer(onlyController, agentPeerPolicy, mux))
 }
 
 func withID(h func(http.ResponseWriter, *http.Request, uint32)) http.HandlerFunc {
