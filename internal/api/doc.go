@@ -17,6 +17,8 @@
 //   - agent.go: the controller <-> node agent protocol (registration,
 //     heartbeats, job events; launch, signal, suspend, resume, terminate),
 //     every request signed with the cluster key (HMAC-SHA256).
+//   - agenttls.go and enroll.go: the cluster CA, the agents' joining with
+//     the cluster key, and the mutual TLS every agent connection uses.
 //
 // Errors travel as {"error": "<Slurm's message>", "reason": "<reason>"}
 // with a 4xx/5xx status; the commands print the message the way Slurm's

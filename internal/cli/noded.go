@@ -29,7 +29,8 @@ and reports how they end. Jobs keep running if the agent stops; a restarted
 agent on the same spool re-attaches to them.
 
   --name NODE          node name as in slurm.conf (default: short host name)
-  --controller URL     controller address for agents (http://host:port)
+  --controller URL     controller address for agents (http://host:port; the
+                       agent joins with the key and then speaks https to it)
   --spool DIR          state directory (default /var/spool/sluice/NODE as root,
                        ~/.sluice/spool/NODE otherwise)
   --key FILE           cluster key (default /var/lib/sluice/cluster.key as

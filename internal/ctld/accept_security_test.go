@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -439,15 +440,27 @@ func agentKeyRefusals(t *testing.T, c *acceptCluster, jobs rootJobs) {
 	}
 	post("heartbeat with a body other than the signed one", body, bytes.Replace(body, []byte("a1"), []byte("a2"), 1), time.Now())
 	post("heartbeat signed an hour ago (replay)", body, body, time.Now().Add(-time.Hour))
-	// The agent refuses a controller impostor the same way.
+	// The agent refuses a controller impostor the same way (over TLS
+	// without a certificate: the signature is checked first).
 	agentURL := c.node("a1").Addr
-	impostor := api.NewAgentClient(agentURL, otherKey, nil)
+	anyAgent := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	impostor := api.NewAgentClient(agentURL, otherKey, anyAgent)
 	_, err = impostor.Jobs(ctx)
 	unauthorized("list a1's jobs signed with another key", err)
 	_, err = impostor.Terminate(ctx, jobs.running, api.TerminateRequest{})
 	unauthorized("terminate root's job on a1 signed with another key", err)
-	// Control: with the cluster key the agent answers.
-	if js, err := api.NewAgentClient(agentURL, key, nil).Jobs(ctx); err != nil || len(js) == 0 {
+	// The cluster key without the controller's certificate is not enough.
+	var ae *api.AgentError
+	if _, err := api.NewAgentClient(agentURL, key, anyAgent).Jobs(ctx); !errors.As(err, &ae) || ae.Status != http.StatusForbidden {
+		t.Errorf("a1's jobs with the cluster key but no certificate: got %v, want HTTP 403", err)
+	}
+	// Control: with the cluster key and the controller's certificate the
+	// agent answers.
+	ctld, err := api.LoadIdentity(c.state, api.CtldCertFile, api.CtldKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js, err := api.NewAgentClient(agentURL, key, ctld.HTTPClient("a1", 10*time.Second)).Jobs(ctx); err != nil || len(js) == 0 {
 		t.Errorf("a1's jobs with the cluster key: %v %v", js, err)
 	}
 	if j := c.jobs()[jobs.running]; j.State != "RUNNING" {

@@ -136,6 +136,21 @@ func TestAgentTrafficMutualTLS(t *testing.T) {
 			}
 		})
 	}
+	// srun and sattach check the agent they reach: its certificate must
+	// chain to the CA the controller gave them and name the node.
+	for _, k := range []struct {
+		name string
+		n    api.StepNodeIO
+		msg  string
+	}{
+		{"n1 answers for n2", api.StepNodeIO{Node: "n2", URL: n1Addr, CA: c.ctl.CACertPEM()}, "expected n2, the certificate is n1's"},
+		{"another CA", api.StepNodeIO{Node: "n1", URL: n1Addr, CA: foreignIdentity(t, "x").CAPEM}, "certificate signed by unknown authority"},
+		{"no CA", api.StepNodeIO{Node: "n1", URL: n1Addr}, "invalid cluster CA certificate"},
+	} {
+		if _, err := api.DialStepIO(k.n, 1, 0, 5*time.Second); err == nil || !strings.Contains(err.Error(), k.msg) {
+			t.Errorf("step I/O, %s: %v, want %q", k.name, err, k.msg)
+		}
+	}
 	// The cluster still works over its TLS: a job runs on n2.
 	id := c.submit(c.wrap("echo hi", func(s *api.JobSpec) { s.NodeList = "n2" }))
 	c.waitState(id, "COMPLETED", 15*time.Second)

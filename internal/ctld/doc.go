@@ -39,7 +39,9 @@
 // (SO_PEERCRED). Remote commands use the TCP port with a JWT (HS256, the
 // key in StateSaveLocation/jwt_hs256.key; `scontrol token` hands them
 // out). Node agents sign every request with the cluster key
-// (StateSaveLocation/cluster.key). Users act on their own jobs; root, the
+// (StateSaveLocation/cluster.key) and send it over mutual TLS with a
+// certificate of the cluster CA (StateSaveLocation/ca.crt) naming their
+// node, issued when they join with the cluster key (agenttls.go). Users act on their own jobs; root, the
 // SlurmUser and accounting operators/administrators on every job.
 //
 // # Recovery

@@ -127,6 +127,7 @@ func attachAll(t *testing.T, res api.StepLaunchResponse) *srunIO {
 	out := &srunIO{exits: map[int]string{}}
 	var wg sync.WaitGroup
 	for _, n := range res.Nodes {
+		n.CA = res.CA // api.Client does it; tests calling the handler directly too
 		rw, err := api.DialStepIO(n, res.JobID, res.StepID, 5*time.Second)
 		if err != nil {
 			t.Fatalf("connect to %s: %v", n.Node, err)
