@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -87,7 +88,18 @@ PartitionName=long Nodes=c[1-2] MaxTime=INFINITE State=UP
 	// Register the nodes (agents that cannot be reached: jobs that start
 	// fail to launch, which these tests do not look at).
 	for _, n := range cfg.Nodes {
-		cc := api.NewControllerClient(c.URL(), c.ClusterKey(), n.Name, nil)
+		// Each joins the cluster's TLS with the cluster key, as agents do.
+		key, _ := api.NewAgentKey()
+		caPEM, certPEM, err := api.Enroll(ctx, c.URL(), c.ClusterKey(), n.Name, key, nil)
+		if err != nil {
+			t.Fatalf("enroll %s: %v", n.Name, err)
+		}
+		id, err := api.NewAgentTLS(caPEM, certPEM, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cc := api.NewControllerClient("https://"+strings.TrimPrefix(c.URL(), "http://"), c.ClusterKey(), n.Name,
+			id.HTTPClient(api.ControllerCertName, 10*time.Second))
 		if _, err := cc.Register(ctx, api.RegisterRequest{Node: api.NodeInfo{Name: n.Name, Addr: "http://127.0.0.1:1",
 			Resources: api.NodeResources{CPUs: n.CPUs, RealMemoryMB: n.RealMemory}}}); err != nil {
 			t.Fatalf("register %s: %v", n.Name, err)

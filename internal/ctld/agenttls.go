@@ -118,6 +118,11 @@ func (l *sniffListener) Close() error {
 
 func (l *sniffListener) loop() {
 	for {
+		select {
+		case <-l.done:
+			return
+		default:
+		}
 		conn, err := l.Listener.Accept()
 		if err != nil {
 			select {
@@ -145,13 +150,22 @@ func (l *sniffListener) classify(conn net.Conn) {
 		conn.Close()
 		return
 	}
-	var out net.Conn = &peekedConn{Conn: conn, r: br}
+	pc := &peekedConn{Conn: conn, r: br}
+	var out net.Conn = pc
 	if first[0] == 0x16 {
-		out = tls.Server(out, l.cfg)
+		out = tls.Server(pc, l.cfg)
 	}
 	select {
 	case l.conns <- out:
 	case <-l.done:
+		// A reconfigure's next controller serves it (reconfigure.go).
+		if hl, ok := l.Listener.(*handoffListener); ok {
+			select {
+			case hl.h.early <- pc:
+				return
+			default:
+			}
+		}
 		conn.Close()
 	}
 }

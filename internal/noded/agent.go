@@ -353,31 +353,72 @@ func (a *Agent) Info() api.NodeInfo {
 }
 
 // Start begins serving (when Listen is set), tracking jobs and talking to
-// the controller, until ctx ends or Close is called.
+// the controller, until ctx ends or Close is called. An agent that has
+// not joined the cluster's TLS yet and cannot reach the controller tracks
+// its jobs at once and serves and reports once it joined (agenttls.go),
+// as slurmd runs and retries its registration while slurmctld is down.
 func (a *Agent) Start(ctx context.Context) error {
 	ctx, a.cancel = context.WithCancel(ctx)
-	if err := a.setupTLS(ctx); err != nil { // agenttls.go
-		a.cancel()
-		return fmt.Errorf("noded: %w", err)
-	}
+	var ln net.Listener
 	if a.cfg.Listen != "" {
-		ln, err := net.Listen("tcp", a.cfg.Listen)
-		if err != nil {
+		var err error
+		if ln, err = net.Listen("tcp", a.cfg.Listen); err != nil {
 			a.cancel()
 			return fmt.Errorf("noded: listen: %w", err)
 		}
+	}
+	joined, err := a.setupTLS(ctx) // agenttls.go
+	if err != nil {
+		a.cancel()
+		if ln != nil {
+			ln.Close()
+		}
+		return fmt.Errorf("noded: %w", err)
+	}
+	a.connectSupervisor()
+	a.fullCheck.Store(true)
+	a.wg.Add(1)
+	go a.monitorLoop(ctx)
+	if joined {
+		a.serve(ctx, ln)
+		return nil
+	}
+	a.wg.Add(1)
+	go func() {
+		defer a.wg.Done()
+		if a.join(ctx) {
+			a.serve(ctx, ln)
+		} else if ln != nil {
+			ln.Close()
+		}
+	}()
+	return nil
+}
+
+// serve opens the agent's API on ln (nil: none) and starts talking to
+// the controller.
+func (a *Agent) serve(ctx context.Context, ln net.Listener) {
+	if ln != nil {
 		scheme := "http://"
 		if a.tls != nil {
 			scheme = "https://"
 			ln = tls.NewListener(ln, a.tls.ServerConfig())
 		}
-		a.srv = &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second,
 			ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelDebug)} // refused TLS handshakes
+		a.mu.Lock()
+		if a.closed.Load() { // Close ran while the agent was joining
+			a.mu.Unlock()
+			ln.Close()
+			return
+		}
+		a.srv = srv
+		a.mu.Unlock()
 		a.setAddr(scheme + ln.Addr().String())
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
-			if err := a.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				a.log.Error("agent API stopped", "err", err)
 			}
 		}()
@@ -389,16 +430,11 @@ func (a *Agent) Start(ctx context.Context) error {
 			a.setAddr(a.cfg.Advertise)
 		}
 	}
-	a.connectSupervisor()
-	a.fullCheck.Store(true)
-	a.wg.Add(1)
-	go a.monitorLoop(ctx)
 	if a.ctl != nil {
 		a.wg.Add(2)
 		go a.controllerLoop(ctx)
 		go a.watchController(ctx)
 	}
-	return nil
 }
 
 // Addr is the URL of the agent's API ("" before Start or without Listen).
@@ -417,9 +453,12 @@ func (a *Agent) Close() error {
 	if a.cancel != nil {
 		a.cancel()
 	}
-	if a.srv != nil {
+	a.mu.Lock()
+	srv := a.srv
+	a.mu.Unlock()
+	if srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		a.srv.Shutdown(ctx)
+		srv.Shutdown(ctx)
 		cancel()
 	}
 	a.wg.Wait()

@@ -23,18 +23,22 @@ import (
 )
 
 // enrollRetry is how long the agent waits between enrollment attempts
-// while the controller cannot be reached.
-const enrollRetry = 2 * time.Second
+// while the controller cannot be reached; enrollTimeout bounds one.
+const (
+	enrollRetry   = 2 * time.Second
+	enrollTimeout = 10 * time.Second
+)
 
 // setupTLS gives the agent its TLS identity and its client for the
-// controller. At each start the agent asks for a fresh certificate (which
-// also follows a controller whose CA changed); when the controller cannot
-// be reached it keeps the one in its spool, and without one it retries
-// until ctx ends. Agents without a controller (driven in-process) and the
-// package's tests with a fake controller (plainHTTP) stay on plain HTTP.
-func (a *Agent) setupTLS(ctx context.Context) error {
+// controller, and reports whether it has one. At each start the agent
+// asks for a fresh certificate (which also follows a controller whose CA
+// changed); when the controller cannot be reached it keeps the one in its
+// spool, and without one it is not joined yet (join retries). Agents
+// without a controller (driven in-process) and the package's tests with
+// a fake controller (plainHTTP) stay on plain HTTP.
+func (a *Agent) setupTLS(ctx context.Context) (bool, error) {
 	if a.cfg.ControllerURL == "" || a.cfg.plainHTTP {
-		return nil
+		return true, nil
 	}
 	old, err := api.LoadIdentity(a.cfg.Spool, api.AgentCertFile, api.AgentKeyFile)
 	if err == nil && (old.Name != a.cfg.Name || time.Now().After(old.NotAfter())) {
@@ -43,45 +47,62 @@ func (a *Agent) setupTLS(ctx context.Context) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		a.log.Warn("agent certificate unusable, joining again", "err", err)
 	}
-	id, err := a.enroll(ctx, old != nil)
-	if err != nil {
-		if old == nil {
-			return err
-		}
+	actx, cancel := context.WithTimeout(ctx, enrollTimeout)
+	id, err := a.enroll(actx)
+	cancel()
+	switch {
+	case err == nil:
+	case old != nil:
 		a.log.Warn("cannot renew the agent certificate, keeping the one in the spool", "err", err, "expires", old.NotAfter())
 		id = old
+	default:
+		a.log.Warn("cannot join the cluster yet, retrying", "err", err)
+		return false, nil
 	}
-	a.tls = id
-	a.ctl = api.NewControllerClient(httpsURL(a.cfg.ControllerURL), a.cfg.Key, a.cfg.Name, id.HTTPClient(api.ControllerCertName, 30*time.Second))
-	return nil
+	a.useIdentity(id)
+	return true, nil
 }
 
-// enroll asks the controller for a certificate, again every enrollRetry
-// while it fails (once only when the agent has a usable one: renewal).
-func (a *Agent) enroll(ctx context.Context, once bool) (*api.AgentTLS, error) {
+// join enrolls again every enrollRetry until it succeeds (true) or ctx
+// ends.
+func (a *Agent) join(ctx context.Context) bool {
 	for {
-		key, err := api.NewAgentKey()
-		if err != nil {
-			return nil, err
-		}
-		caPEM, certPEM, err := api.Enroll(ctx, a.cfg.ControllerURL, a.cfg.Key, a.cfg.Name, key, a.certHosts())
-		if err == nil {
-			if err := api.SaveIdentity(a.cfg.Spool, caPEM, certPEM, key); err != nil {
-				return nil, err
-			}
-			a.log.Info("joined the cluster's TLS: certificate stored in the spool")
-			return api.NewAgentTLS(caPEM, certPEM, key)
-		}
-		if once {
-			return nil, err
-		}
-		a.log.Warn("cannot join the cluster yet, retrying", "err", err)
 		select {
 		case <-ctx.Done():
-			return nil, err
+			return false
 		case <-time.After(enrollRetry):
 		}
+		actx, cancel := context.WithTimeout(ctx, enrollTimeout)
+		id, err := a.enroll(actx)
+		cancel()
+		if err == nil {
+			a.useIdentity(id)
+			return true
+		}
+		a.log.Debug("cannot join the cluster yet, retrying", "err", err)
 	}
+}
+
+func (a *Agent) useIdentity(id *api.AgentTLS) {
+	a.tls = id
+	a.ctl = api.NewControllerClient(httpsURL(a.cfg.ControllerURL), a.cfg.Key, a.cfg.Name, id.HTTPClient(api.ControllerCertName, 30*time.Second))
+}
+
+// enroll asks the controller for a certificate and stores it.
+func (a *Agent) enroll(ctx context.Context) (*api.AgentTLS, error) {
+	key, err := api.NewAgentKey()
+	if err != nil {
+		return nil, err
+	}
+	caPEM, certPEM, err := api.Enroll(ctx, a.cfg.ControllerURL, a.cfg.Key, a.cfg.Name, key, a.certHosts())
+	if err != nil {
+		return nil, err
+	}
+	if err := api.SaveIdentity(a.cfg.Spool, caPEM, certPEM, key); err != nil {
+		return nil, err
+	}
+	a.log.Info("joined the cluster's TLS: certificate stored in the spool")
+	return api.NewAgentTLS(caPEM, certPEM, key)
 }
 
 // certHosts are the names the agent asks its certificate to carry
