@@ -158,8 +158,8 @@ func TestAgentTrafficMutualTLS(t *testing.T) {
 
 // TestEnrollWithClusterKey: an agent without a certificate joins with the
 // cluster key and stores its key, its certificate (for its node) and the
-// CA in its spool, 0600; a wrong cluster key gets nothing, and an answer
-// not MACed with the key is not believed.
+// CA in its spool, 0600; a wrong cluster key gets nothing (an answer not
+// MACed with the key is not believed: api's TestEnrollAnswerAuthenticated).
 func TestEnrollWithClusterKey(t *testing.T) {
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	spool := filepath.Join(c.dir, "spool", "n1")
