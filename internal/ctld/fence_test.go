@@ -58,6 +58,11 @@ func TestAcceptFenceStoppedAgent(t *testing.T) {
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 2})
 	id := c.submit(c.gate("stopped"), "")
 	c.waitJobs(20*time.Second, "job running", func(m map[uint32]api.JobInfo) bool { return m[id].State == "RUNNING" })
+	// RUNNING is set when the controller sends the launch: wait for the
+	// script itself, or the agent could be stopped in the middle of the
+	// launch (the first one also starts the supervisor, and over TLS it
+	// takes a handshake more), leaving nothing to fence.
+	c.wait(20*time.Second, "the job's script started", func() bool { return c.ranCounts()[id] == 1 })
 	agent := c.agents["a1"]
 	if err := agent.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
