@@ -1,0 +1,4 @@
+package restd
+
+// slurmdbOps are the /slurmdb/VERSION operations (slurmdbd's).
+func slurmdbOps() []op { return nil }
