@@ -1,0 +1,278 @@
+package restd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRESTAuth: slurmrestd's authentication answers (oracle, 24.11): no
+// token is 401 "Authentication failure" in plain text on every path,
+// /openapi/v3 included; a token whose user is not X-SLURM-USER-NAME
+// still pings but every other call fails with error 1007 "Protocol
+// authentication error" (HTTP 511); a forged token is refused.
+func TestRESTAuth(t *testing.T) {
+	rc := newRestCluster(t)
+	alice := rc.as("alice")
+	forged := creds{"alice", alice.token[:len(alice.token)-4] + "AAAA"}
+	mismatch := creds{"bob", alice.token}
+	cases := []struct {
+		name       string
+		who        creds
+		path       string
+		wantCode   int
+		wantBody   string
+		wantErrNum float64
+	}{
+		{"no token", creds{}, "/slurm/v0.0.42/ping", 401, "Authentication failure", 0},
+		{"no token openapi", creds{}, "/openapi/v3", 401, "Authentication failure", 0},
+		{"user only", creds{name: "alice"}, "/slurm/v0.0.42/jobs", 401, "Authentication failure", 0},
+		{"forged token", forged, "/slurm/v0.0.42/jobs", 401, "Authentication failure", 0},
+		{"mismatch ping", mismatch, "/slurm/v0.0.42/ping", 200, "", 0},
+		{"mismatch jobs", mismatch, "/slurm/v0.0.42/jobs", 511, "", 1007},
+		{"good token", alice, "/slurm/v0.0.42/jobs", 200, "", 0},
+		{"good token openapi", alice, "/openapi/v3", 200, "", 0},
+	}
+	for _, tc := range cases {
+		code, m, raw := rc.do(tc.who, "GET", tc.path, nil)
+		if code != tc.wantCode {
+			t.Errorf("%s: HTTP %d, want %d (%s)", tc.name, code, tc.wantCode, raw)
+			continue
+		}
+		if tc.wantBody != "" && raw != tc.wantBody {
+			t.Errorf("%s: body %q, want %q", tc.name, raw, tc.wantBody)
+		}
+		if tc.wantErrNum != 0 {
+			if e := firstError(m); e == nil || e["error_number"] != tc.wantErrNum {
+				t.Errorf("%s: errors %v, want error_number %v", tc.name, m["errors"], tc.wantErrNum)
+			}
+		}
+	}
+}
+
+// TestRESTJobLifecycle: submit, list, show, update, hold and cancel a
+// job through REST, each answered as slurmrestd does, and refusals of
+// another user's job as the commands refuse them.
+func TestRESTJobLifecycle(t *testing.T) {
+	rc := newRestCluster(t)
+	alice, bob := rc.as("alice"), rc.as("bob")
+	id := rc.submit(alice, map[string]any{"name": "restjob", "time_limit": map[string]any{"set": true, "number": 30}})
+	job := fmt.Sprintf("/slurm/v0.0.42/job/%d", id)
+
+	jobField := func(who creds, path, field string) any {
+		t.Helper()
+		code, m, raw := rc.do(who, "GET", path, nil)
+		if code != 200 {
+			t.Fatalf("GET %s: %d %s", path, code, raw)
+		}
+		jobs := m["jobs"].([]any)
+		if len(jobs) != 1 {
+			t.Fatalf("GET %s: %d jobs, want 1", path, len(jobs))
+		}
+		return jobs[0].(map[string]any)[field]
+	}
+	if got := jobField(alice, "/slurm/v0.0.42/jobs", "name"); got != "restjob" {
+		t.Errorf("jobs: name %v, want restjob", got)
+	}
+	if got := jobField(alice, job, "user_name"); got != "alice" {
+		t.Errorf("job: user_name %v, want alice", got)
+	}
+
+	steps := []struct {
+		name     string
+		who      creds
+		method   string
+		path     string
+		body     any
+		wantCode int
+		wantErr  string // errors[0].error, or status[0].error.string for DELETE
+	}{
+		{"update time limit", alice, "POST", job, map[string]any{"time_limit": map[string]any{"set": true, "number": 20}}, 200, ""},
+		{"update bad partition", alice, "POST", job, map[string]any{"partition": "zz"}, 500, "Invalid partition name specified"},
+		{"update unknown job", alice, "POST", "/slurm/v0.0.42/job/999999", map[string]any{"name": "x"}, 404, "Invalid job id specified"},
+		{"hold", alice, "POST", job, map[string]any{"hold": true}, 200, ""},
+		{"get unknown job", alice, "GET", "/slurm/v0.0.42/job/999999", nil, 404, "Invalid job id specified"},
+		{"get bad job id", alice, "GET", "/slurm/v0.0.42/job/abc", nil, 422, "Query empty or not RFC7320 compliant"},
+		{"bob cancels alice's job", bob, "DELETE", job, nil, 200, "Access/permission denied"},
+		{"cancel unknown job", alice, "DELETE", "/slurm/v0.0.42/job/999999", nil, 200, "Invalid job id specified"},
+		{"cancel", alice, "DELETE", job, nil, 200, ""},
+	}
+	for _, st := range steps {
+		code, m, raw := rc.do(st.who, st.method, st.path, st.body)
+		if code != st.wantCode {
+			t.Errorf("%s: HTTP %d, want %d (%s)", st.name, code, st.wantCode, raw)
+			continue
+		}
+		got := ""
+		if e := firstError(m); e != nil {
+			got, _ = e["error"].(string)
+		}
+		if s, _ := m["status"].([]any); len(s) > 0 {
+			got, _ = s[0].(map[string]any)["error"].(map[string]any)["string"].(string)
+		}
+		if got != st.wantErr {
+			t.Errorf("%s: error %q, want %q (%s)", st.name, got, st.wantErr, raw)
+		}
+	}
+	if got := jobField(alice, job, "time_limit").(map[string]any)["number"]; got != float64(20) {
+		t.Errorf("time_limit after update: %v, want 20", got)
+	}
+	if got := jobField(alice, job, "job_state").([]any)[0]; got != "CANCELLED" {
+		t.Errorf("job_state after DELETE: %v, want CANCELLED", got)
+	}
+}
+
+// TestRESTSubmitErrors: slurmrestd's answers to bodies it refuses.
+func TestRESTSubmitErrors(t *testing.T) {
+	rc := newRestCluster(t)
+	alice := rc.as("alice")
+	cases := []struct {
+		name     string
+		body     any
+		wantCode int
+		wantErr  string
+		wantWarn string
+	}{
+		{"no script", map[string]any{"job": map[string]any{"name": "x"}}, 422, "Query empty or not RFC7320 compliant", ""},
+		{"bad partition", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"partition": "zz", "current_working_directory": "/tmp"}},
+			500, "Invalid partition name specified", ""},
+		{"unknown field", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"nosuchfield": 1, "current_working_directory": "/tmp"}},
+			200, "", `Ignoring unknown field "nosuchfield" of type 64 bit integer in DATA_PARSER_JOB_DESC_MSG`},
+	}
+	for _, tc := range cases {
+		code, m, raw := rc.do(alice, "POST", "/slurm/v0.0.42/job/submit", tc.body)
+		if code != tc.wantCode {
+			t.Errorf("%s: HTTP %d, want %d (%s)", tc.name, code, tc.wantCode, raw)
+			continue
+		}
+		got := ""
+		if e := firstError(m); e != nil {
+			got, _ = e["error"].(string)
+		}
+		if got != tc.wantErr {
+			t.Errorf("%s: error %q, want %q", tc.name, got, tc.wantErr)
+		}
+		if tc.wantWarn != "" && !strings.Contains(fmt.Sprint(m["warnings"]), tc.wantWarn) {
+			t.Errorf("%s: no warning %q in %s", tc.name, tc.wantWarn, raw)
+		}
+	}
+	// A body that is not JSON is slurmrestd's plain 400.
+	req, _ := http.NewRequest("POST", rc.http.URL+"/slurm/v0.0.42/job/submit", strings.NewReader(`{"script":`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-SLURM-USER-NAME", "alice")
+	req.Header.Set("X-SLURM-USER-TOKEN", alice.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "text/plain" {
+		t.Errorf("bad JSON: %d %s, want 400 text/plain", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+// TestRESTResources: the other slurmctld paths answer with their
+// data_parser members, under every version served, and unknown names as
+// slurmrestd answers them.
+func TestRESTResources(t *testing.T) {
+	rc := newRestCluster(t)
+	root := rc.as("root")
+	cases := []struct {
+		path     string
+		wantCode int
+		wantKey  string
+	}{
+		{"/slurm/v0.0.42/ping", 200, "pings"},
+		{"/slurm/v0.0.42/diag", 200, "statistics"},
+		{"/slurm/v0.0.42/nodes", 200, "nodes"},
+		{"/slurm/v0.0.42/node/n1", 200, "nodes"},
+		{"/slurm/v0.0.42/node/zz", 200, "errors"},
+		{"/slurm/v0.0.42/partitions", 200, "partitions"},
+		{"/slurm/v0.0.42/partition/debug", 200, "partitions"},
+		{"/slurm/v0.0.42/partition/zz", 422, "errors"},
+		{"/slurm/v0.0.42/reservations", 200, "reservations"},
+		{"/slurm/v0.0.42/licenses", 200, "licenses"},
+		{"/slurm/v0.0.42/shares", 200, "shares"},
+		{"/slurm/v0.0.41/jobs", 200, "jobs"},
+		{"/slurm/v0.0.40/nodes", 200, "nodes"},
+		{"/slurm/v0.0.42/nosuch", 404, ""},
+	}
+	for _, tc := range cases {
+		code, m, raw := rc.do(root, "GET", tc.path, nil)
+		if code != tc.wantCode {
+			t.Errorf("%s: HTTP %d, want %d (%s)", tc.path, code, tc.wantCode, raw)
+			continue
+		}
+		if tc.wantKey != "" {
+			if _, ok := m[tc.wantKey]; !ok {
+				t.Errorf("%s: no %q in %s", tc.path, tc.wantKey, raw)
+			}
+			if _, ok := m["meta"]; !ok {
+				t.Errorf("%s: no meta", tc.path)
+			}
+		}
+	}
+	// Node updates: root drains and resumes, alice is refused.
+	if code, _, raw := rc.do(root, "POST", "/slurm/v0.0.42/node/n1", map[string]any{"state": []string{"DRAIN"}, "reason": "rest"}); code != 200 {
+		t.Errorf("root drains n1: %d %s", code, raw)
+	}
+	if code, m, _ := rc.do(rc.as("alice"), "POST", "/slurm/v0.0.42/node/n1", map[string]any{"state": []string{"RESUME"}}); code != 500 ||
+		firstError(m)["error"] != "Invalid user id" {
+		t.Errorf("alice resumes n1: %d %v, want 500 Invalid user id", code, m["errors"])
+	}
+}
+
+// TestRESTOpenAPI: /openapi/v3 lists exactly the routes served.
+func TestRESTOpenAPI(t *testing.T) {
+	rc := newRestCluster(t)
+	code, m, _ := rc.do(rc.as("alice"), "GET", "/openapi/v3", nil)
+	if code != 200 {
+		t.Fatalf("openapi: %d", code)
+	}
+	paths := m["paths"].(map[string]any)
+	seen := 0
+	for _, rt := range rc.srv.routes {
+		ops, ok := paths[rt.path].(map[string]any)
+		if !ok || ops[strings.ToLower(rt.method)] == nil {
+			t.Errorf("openapi lacks %s %s", rt.method, rt.path)
+		}
+		seen++
+	}
+	n := 0
+	for _, ops := range paths {
+		n += len(ops.(map[string]any))
+	}
+	if n != seen {
+		t.Errorf("openapi lists %d operations, the server serves %d", n, seen)
+	}
+}
+
+// TestRESTUnixSocket: on a Unix socket the caller is the peer the kernel
+// names (SO_PEERCRED), without a token.
+func TestRESTUnixSocket(t *testing.T) {
+	rc := newRestCluster(t)
+	sock := filepath.Join(t.TempDir(), "rest.sock")
+	ln, err := Listen("unix:" + sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := rc.srv.NewHTTPServer()
+	go srv.Serve(ln)
+	defer srv.Close()
+	cl := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	resp, err := cl.Get("http://local/slurm/v0.0.42/jobs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("jobs over the Unix socket as uid %d: %d, want 200", os.Getuid(), resp.StatusCode)
+	}
+}
