@@ -104,7 +104,7 @@ func (s *Server) Handler() http.Handler {
 // (its refusal comes back with the first call); here only its user claim
 // is read, to compare it with X-SLURM-USER-NAME.
 func authenticate(r *http.Request) (Caller, bool) {
-	c := Caller{Source: "[" + r.RemoteAddr + "]"}
+	c := Caller{Source: source(r.RemoteAddr)}
 	if p, ok := r.Context().Value(peerKey{}).(peer); ok {
 		c.Local, c.UID, c.GID, c.User = true, p.uid, p.gid, userName(p.uid)
 		c.Source = "[local]"
@@ -133,6 +133,15 @@ func authenticate(r *http.Request) (Caller, bool) {
 		c.Mismatch = true
 	}
 	return c, true
+}
+
+// source is meta.client.source as slurmrestd writes it: "[host]:port".
+func source(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "[" + addr + "]"
+	}
+	return "[" + host + "]:" + port
 }
 
 // userName is uid's login name (its number without a passwd entry).
