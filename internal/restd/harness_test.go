@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sluice-hpc/sluice/internal/acct"
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/ctld"
@@ -47,7 +48,8 @@ PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=INFINITE State=UP
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ctld.New(context.Background(), ctld.Options{Conf: cfg, Listen: "none", Logger: quiet(), StartMode: ctld.StartClear})
+	c, err := ctld.New(context.Background(), ctld.Options{Conf: cfg, Listen: "none", Logger: quiet(), StartMode: ctld.StartClear,
+		Accounting: acct.NewMemStore()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluice-hpc/sluice/internal/api"
 )
 
 // TestRESTAuth: slurmrestd's authentication answers (oracle, 24.11): no
@@ -274,5 +276,45 @@ func TestRESTUnixSocket(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Errorf("jobs over the Unix socket as uid %d: %d, want 200", os.Getuid(), resp.StatusCode)
+	}
+}
+
+// TestRESTSlurmdb: the accounting paths answer with sacct's and
+// sacctmgr's data_parser records; an unknown name is a warning with
+// HTTP 200, as slurmdbd's.
+func TestRESTSlurmdb(t *testing.T) {
+	rc := newRestCluster(t)
+	alice := rc.as("alice")
+	id := rc.submit(alice, map[string]any{"name": "dbjob"})
+	for _, cmd := range []string{"add account research", "add user alice account=research"} {
+		args := append([]string{"-i"}, strings.Fields(cmd)...)
+		if _, err := rc.root.Sacctmgr(context.Background(), api.SacctmgrRequest{Args: args}); err != nil {
+			t.Fatalf("sacctmgr %s: %v", cmd, err)
+		}
+	}
+	cases := []struct {
+		path, key string
+		want      int // records
+		warn      bool
+	}{
+		{"/slurmdb/v0.0.42/jobs", "jobs", 1, false},
+		{fmt.Sprintf("/slurmdb/v0.0.42/job/%d", id), "jobs", 1, false},
+		{"/slurmdb/v0.0.42/job/999999", "jobs", 0, true},
+		{"/slurmdb/v0.0.42/accounts", "accounts", 2, false}, // root and research
+		{"/slurmdb/v0.0.42/account/research", "accounts", 1, false},
+		{"/slurmdb/v0.0.42/account/zz", "accounts", 0, true},
+		{"/slurmdb/v0.0.42/user/alice", "users", 1, false},
+	}
+	for _, tc := range cases {
+		code, m, raw := rc.do(alice, "GET", tc.path, nil)
+		if code != 200 {
+			t.Errorf("%s: HTTP %d (%s)", tc.path, code, raw)
+			continue
+		}
+		list, _ := m[tc.key].([]any)
+		warns, _ := m["warnings"].([]any)
+		if len(list) != tc.want || (len(warns) > 0) != tc.warn {
+			t.Errorf("%s: %d %s, warnings %v; want %d, warning %v", tc.path, len(list), tc.key, warns, tc.want, tc.warn)
+		}
 	}
 }
