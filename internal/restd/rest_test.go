@@ -17,7 +17,8 @@ import (
 // token is 401 "Authentication failure" in plain text on every path,
 // /openapi/v3 included; a token whose user is not X-SLURM-USER-NAME
 // still pings but every other call fails with error 1007 "Protocol
-// authentication error" (HTTP 511); a forged token is refused.
+// authentication error" (HTTP 511), and so does a forged token; the
+// user header may be left out.
 func TestRESTAuth(t *testing.T) {
 	rc := newRestCluster(t)
 	alice := rc.as("alice")
@@ -34,7 +35,10 @@ func TestRESTAuth(t *testing.T) {
 		{"no token", creds{}, "/slurm/v0.0.42/ping", 401, "Authentication failure", 0},
 		{"no token openapi", creds{}, "/openapi/v3", 401, "Authentication failure", 0},
 		{"user only", creds{name: "alice"}, "/slurm/v0.0.42/jobs", 401, "Authentication failure", 0},
-		{"forged token", forged, "/slurm/v0.0.42/jobs", 401, "Authentication failure", 0},
+		{"forged token", forged, "/slurm/v0.0.42/jobs", 511, "", 1007},
+		{"forged token ping", forged, "/slurm/v0.0.42/ping", 200, "", 0},
+		{"forged token nodes", forged, "/slurm/v0.0.42/nodes", 511, "", 1007},
+		{"token only", creds{token: alice.token}, "/slurm/v0.0.42/jobs", 200, "", 0},
 		{"mismatch ping", mismatch, "/slurm/v0.0.42/ping", 200, "", 0},
 		{"mismatch jobs", mismatch, "/slurm/v0.0.42/jobs", 511, "", 1007},
 		{"good token", alice, "/slurm/v0.0.42/jobs", 200, "", 0},

@@ -30,10 +30,7 @@ type route struct {
 	// body and resp name the request and response schemas as Slurm's
 	// OpenAPI components call them.
 	body, resp string
-	// empty is the data an answer carries when the call failed before
-	// reaching the controller (as slurmrestd prints it).
-	empty func() dataparser.Obj
-	h     handler
+	h          handler
 }
 
 // reply is what a handler answers: data, envelope errors and warnings,
@@ -55,7 +52,19 @@ type call struct {
 	cl     *api.Client
 	caller Caller
 	cfg    api.ConfigResponse
+	// refused marks a caller the controller does not accept (c.cl
+	// answers every call with "Protocol authentication error").
+	refused bool
 }
+
+// refusing is the client of a refused caller: each call fails as
+// slurmctld refuses a bad credential, so that every handler answers
+// with its own description, error 1007 and HTTP 511.
+var refusing = api.NewHandlerClient(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusNetworkAuthenticationRequired)
+	w.Write([]byte(`{"error":"` + errAuth + `"}`))
+}), "")
 
 type handler func(c *call) reply
 
@@ -64,7 +73,6 @@ type op struct {
 	method, path, summary string
 	params                []param
 	body, resp            string
-	empty                 func() dataparser.Obj
 	h                     handler
 }
 
@@ -74,7 +82,7 @@ func (s *Server) routeTable() []route {
 	for _, v := range Versions {
 		for _, o := range operations() {
 			out = append(out, route{method: o.method, path: strings.Replace(o.path, "VERSION", v, 1),
-				summary: o.summary, params: o.params, body: o.body, resp: o.resp, empty: o.empty, h: o.h})
+				summary: o.summary, params: o.params, body: o.body, resp: o.resp, h: o.h})
 		}
 	}
 	return out
@@ -88,7 +96,6 @@ func operations() []op {
 // wrap runs a route's handler: a controller client for the caller, the
 // configuration (meta's cluster), the data_parser envelope.
 func (s *Server) wrap(rt route) http.HandlerFunc {
-	ping := strings.HasSuffix(rt.path, "/ping")
 	return func(w http.ResponseWriter, r *http.Request) {
 		caller := callerFrom(r)
 		cl, err := s.backend.Client(caller)
@@ -99,20 +106,13 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 		}
 		c := &call{r: r, ctx: r.Context(), cl: cl, caller: caller}
 		c.cfg, err = cl.Config(c.ctx)
-		if isUnauthorized(err) {
-			plain(w, http.StatusUnauthorized, "Authentication failure")
-			return
+		if isUnauthorized(err) || caller.Mismatch {
+			// slurmrestd passes a forged token, or one of another user,
+			// on to slurmctld, which refuses every call but ping with
+			// "Protocol authentication error" (oracle).
+			c.cl, c.refused = refusing, true
 		}
-		var rep reply
-		if caller.Mismatch && !ping {
-			var data dataparser.Obj
-			if rt.empty != nil {
-				data = rt.empty()
-			}
-			rep = failed(data, dataparser.Error{Description: "Protocol authentication failure", Number: 1007, Error: errAuth, Source: rt.path})
-		} else {
-			rep = rt.h(c)
-		}
+		rep := rt.h(c)
 		s.write(w, c, rt, rep)
 	}
 }
