@@ -205,6 +205,7 @@ func TestRESTResources(t *testing.T) {
 		{"/slurm/v0.0.42/licenses", 200, "licenses"},
 		{"/slurm/v0.0.42/shares", 200, "shares"},
 		{"/slurm/v0.0.41/jobs", 200, "jobs"},
+		{"/slurm/v0.0.42/jobs/", 200, "jobs"},
 		{"/slurm/v0.0.40/nodes", 200, "nodes"},
 		{"/slurm/v0.0.42/nosuch", 404, ""},
 	}
@@ -319,6 +320,21 @@ func TestRESTSlurmdb(t *testing.T) {
 		warns, _ := m["warnings"].([]any)
 		if len(list) != tc.want || (len(warns) > 0) != tc.warn {
 			t.Errorf("%s: %d %s, warnings %v; want %d, warning %v", tc.path, len(list), tc.key, warns, tc.want, tc.warn)
+		}
+	}
+}
+
+// TestRESTRoutesAreSlurmrestds: every operation served under v0.0.42 is
+// one of slurmrestd 24.11's (no path of Sluice's own invention).
+func TestRESTRoutesAreSlurmrestds(t *testing.T) {
+	known := map[string]bool{}
+	for _, op := range slurmrestdOps {
+		known[op] = true
+	}
+	for _, o := range operations() {
+		op := o.method + " " + strings.Replace(o.path, "VERSION", "v0.0.42", 1)
+		if !known[op] {
+			t.Errorf("%s is not a slurmrestd v0.0.42 operation", op)
 		}
 	}
 }

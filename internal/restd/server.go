@@ -58,7 +58,15 @@ func New(b Backend, log *slog.Logger) *Server {
 	s := &Server{backend: b, log: log, mux: http.NewServeMux()}
 	s.routes = s.routeTable()
 	for _, rt := range s.routes {
-		s.mux.HandleFunc(rt.method+" "+rt.path, s.wrap(rt))
+		// Paths are served with and without their trailing slash, as
+		// slurmrestd does ("/jobs" and "/jobs/" alike).
+		h := s.wrap(rt)
+		if base, ok := strings.CutSuffix(rt.path, "/"); ok {
+			s.mux.HandleFunc(rt.method+" "+base, h)
+			s.mux.HandleFunc(rt.method+" "+rt.path+"{$}", h)
+		} else {
+			s.mux.HandleFunc(rt.method+" "+rt.path, h)
+		}
 	}
 	s.mux.HandleFunc("GET /openapi/v3", s.openAPI)
 	s.mux.HandleFunc("GET /openapi", s.openAPI)

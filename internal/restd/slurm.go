@@ -20,9 +20,9 @@ func slurmOps() []op {
 	resv := param{"reservation_name", "path", "reservation name"}
 	updateTime := param{"update_time", "query", "only answer if something changed since this UNIX time"}
 	return []op{
-		{method: "GET", path: "/slurm/VERSION/ping", summary: "ping the controller", resp: "v0.0.42_openapi_ping_array_resp", h: getPing},
-		{method: "GET", path: "/slurm/VERSION/diag", summary: "get the controller's statistics", resp: "v0.0.42_openapi_diag_resp", h: getDiag},
-		{method: "GET", path: "/slurm/VERSION/jobs", summary: "get all jobs", resp: "v0.0.42_openapi_job_info_resp",
+		{method: "GET", path: "/slurm/VERSION/ping/", summary: "ping the controller", resp: "v0.0.42_openapi_ping_array_resp", h: getPing},
+		{method: "GET", path: "/slurm/VERSION/diag/", summary: "get the controller's statistics", resp: "v0.0.42_openapi_diag_resp", h: getDiag},
+		{method: "GET", path: "/slurm/VERSION/jobs/", summary: "get all jobs", resp: "v0.0.42_openapi_job_info_resp",
 			params: []param{updateTime, {"flags", "query", "show flags (accepted, not used)"}}, h: getJobs},
 		{method: "GET", path: "/slurm/VERSION/job/{job_id}", summary: "get a job", resp: "v0.0.42_openapi_job_info_resp",
 			params: []param{jobID, updateTime, {"flags", "query", "show flags (accepted, not used)"}}, h: getJob},
@@ -33,7 +33,7 @@ func slurmOps() []op {
 			h:      deleteJob},
 		{method: "POST", path: "/slurm/VERSION/job/submit", summary: "submit a batch job", body: "v0.0.42_job_submit_req",
 			resp: "v0.0.42_openapi_job_submit_response", h: postSubmit},
-		{method: "GET", path: "/slurm/VERSION/nodes", summary: "get all nodes", resp: "v0.0.42_openapi_nodes_resp",
+		{method: "GET", path: "/slurm/VERSION/nodes/", summary: "get all nodes", resp: "v0.0.42_openapi_nodes_resp",
 			params: []param{updateTime, {"flags", "query", "show flags (accepted, not used)"}}, h: getNodes},
 		{method: "GET", path: "/slurm/VERSION/node/{node_name}", summary: "get a node", resp: "v0.0.42_openapi_nodes_resp",
 			params: []param{node, updateTime}, h: getNode},
@@ -41,18 +41,18 @@ func slurmOps() []op {
 			resp: "v0.0.42_openapi_resp", params: []param{node}, h: postNode},
 		{method: "DELETE", path: "/slurm/VERSION/node/{node_name}", summary: "delete a dynamic node (refused: Sluice has none)",
 			resp: "v0.0.42_openapi_resp", params: []param{node}, h: deleteNode},
-		{method: "GET", path: "/slurm/VERSION/partitions", summary: "get all partitions", resp: "v0.0.42_openapi_partition_resp",
+		{method: "GET", path: "/slurm/VERSION/partitions/", summary: "get all partitions", resp: "v0.0.42_openapi_partition_resp",
 			params: []param{updateTime}, h: getPartitions},
 		{method: "GET", path: "/slurm/VERSION/partition/{partition_name}", summary: "get a partition", resp: "v0.0.42_openapi_partition_resp",
 			params: []param{part, updateTime}, h: getPartition},
-		{method: "GET", path: "/slurm/VERSION/reservations", summary: "get all reservations", resp: "v0.0.42_openapi_reservation_resp",
+		{method: "GET", path: "/slurm/VERSION/reservations/", summary: "get all reservations", resp: "v0.0.42_openapi_reservation_resp",
 			params: []param{updateTime}, h: getReservations},
 		{method: "GET", path: "/slurm/VERSION/reservation/{reservation_name}", summary: "get a reservation",
 			resp: "v0.0.42_openapi_reservation_resp", params: []param{resv, updateTime}, h: getReservation},
-		{method: "GET", path: "/slurm/VERSION/licenses", summary: "get all licenses", resp: "v0.0.42_openapi_licenses_resp", h: getLicenses},
+		{method: "GET", path: "/slurm/VERSION/licenses/", summary: "get all licenses", resp: "v0.0.42_openapi_licenses_resp", h: getLicenses},
 		{method: "GET", path: "/slurm/VERSION/shares", summary: "get fair-share information", resp: "v0.0.42_openapi_shares_resp",
 			params: []param{{"accounts", "query", "comma-separated accounts"}, {"users", "query", "comma-separated users"}}, h: getShares},
-		{method: "GET", path: "/slurm/VERSION/reconfigure", summary: "reread slurm.conf", resp: "v0.0.42_openapi_resp", h: getReconfigure},
+		{method: "GET", path: "/slurm/VERSION/reconfigure/", summary: "reread slurm.conf", resp: "v0.0.42_openapi_resp", h: getReconfigure},
 	}
 }
 

@@ -15,14 +15,14 @@ import (
 // accounting records and the accounting policy, read-only.
 func slurmdbOps() []op {
 	return []op{
-		{method: "GET", path: "/slurmdb/VERSION/jobs", summary: "get job accounting records", resp: "v0.0.42_openapi_slurmdbd_jobs_resp",
+		{method: "GET", path: "/slurmdb/VERSION/jobs/", summary: "get job accounting records", resp: "v0.0.42_openapi_slurmdbd_jobs_resp",
 			params: []param{{"users", "query", "comma-separated users"}, {"account", "query", "comma-separated accounts"}}, h: getDBJobs},
 		{method: "GET", path: "/slurmdb/VERSION/job/{job_id}", summary: "get a job's accounting record", resp: "v0.0.42_openapi_slurmdbd_jobs_resp",
 			params: []param{{"job_id", "path", "job id"}}, h: getDBJob},
-		{method: "GET", path: "/slurmdb/VERSION/accounts", summary: "get accounts", resp: "v0.0.42_openapi_accounts_resp", h: getAccounts},
+		{method: "GET", path: "/slurmdb/VERSION/accounts/", summary: "get accounts", resp: "v0.0.42_openapi_accounts_resp", h: getAccounts},
 		{method: "GET", path: "/slurmdb/VERSION/account/{account_name}", summary: "get an account", resp: "v0.0.42_openapi_accounts_resp",
 			params: []param{{"account_name", "path", "account name"}}, h: getAccount},
-		{method: "GET", path: "/slurmdb/VERSION/users", summary: "get users", resp: "v0.0.42_openapi_users_resp", h: getUsers},
+		{method: "GET", path: "/slurmdb/VERSION/users/", summary: "get users", resp: "v0.0.42_openapi_users_resp", h: getUsers},
 		{method: "GET", path: "/slurmdb/VERSION/user/{name}", summary: "get a user", resp: "v0.0.42_openapi_users_resp",
 			params: []param{{"name", "path", "user name"}}, h: getUser},
 	}
