@@ -309,6 +309,8 @@ func TestRESTSlurmdb(t *testing.T) {
 		{"/slurmdb/v0.0.42/account/research", "accounts", 1, false},
 		{"/slurmdb/v0.0.42/account/zz", "accounts", 0, true},
 		{"/slurmdb/v0.0.42/user/alice", "users", 1, false},
+		{"/slurmdb/v0.0.42/ping", "pings", 1, false},
+		{"/slurmdb/v0.0.42/tres", "TRES", 8, false}, // cpu mem energy node billing fs/disk vmem pages
 	}
 	for _, tc := range cases {
 		code, m, raw := rc.do(alice, "GET", tc.path, nil)

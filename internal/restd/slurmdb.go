@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/dataparser"
@@ -25,6 +26,8 @@ func slurmdbOps() []op {
 		{method: "GET", path: "/slurmdb/VERSION/users/", summary: "get users", resp: "v0.0.42_openapi_users_resp", h: getUsers},
 		{method: "GET", path: "/slurmdb/VERSION/user/{name}", summary: "get a user", resp: "v0.0.42_openapi_users_resp",
 			params: []param{{"name", "path", "user name"}}, h: getUser},
+		{method: "GET", path: "/slurmdb/VERSION/ping/", summary: "ping the accounting (the controller)", resp: "v0.0.42_openapi_slurmdbd_ping_resp", h: getDBPing},
+		{method: "GET", path: "/slurmdb/VERSION/tres/", summary: "get the trackable resources", resp: "v0.0.42_openapi_tres_resp", h: getTRES},
 	}
 }
 
@@ -172,4 +175,30 @@ func users(c *call, name string) reply {
 		rep.warns = []dataparser.Warning{{Description: fmt.Sprintf("slurmdb_users_get() found nothing"), Source: "_dump_users"}}
 	}
 	return rep
+}
+
+// getDBPing is slurmdbd's ping: the accounting is the controller's, so
+// it answers whether the controller does.
+func getDBPing(c *call) reply {
+	start := time.Now()
+	_, err := c.cl.Ping(c.ctx)
+	lat := time.Since(start).Microseconds()
+	p := dataparser.Obj{{Key: "hostname", Val: c.cfg.Controller}, {Key: "responding", Val: err == nil || c.refused},
+		{Key: "latency", Val: lat}, {Key: "primary", Val: true}}
+	return reply{data: dataparser.Obj{{Key: "pings", Val: []any{p}}}}
+}
+
+// getTRES lists the trackable resources with their ids (sacctmgr show
+// tres); counts are 0, as slurmdbd's /tres prints them.
+func getTRES(c *call) reply {
+	rows, err := c.sacctmgrRows("tres", []string{"Type", "Name", "ID"})
+	if err != nil {
+		return failed(dataparser.Obj{{Key: "TRES", Val: []any{}}}, callError(err, "slurmdb_tres_get() failed", "_dump_tres"))
+	}
+	list := []any{}
+	for _, r := range rows {
+		id, _ := strconv.ParseInt(r[2], 10, 64)
+		list = append(list, dataparser.Obj{{Key: "type", Val: r[0]}, {Key: "name", Val: r[1]}, {Key: "id", Val: id}, {Key: "count", Val: int64(0)}})
+	}
+	return reply{data: dataparser.Obj{{Key: "TRES", Val: list}}}
 }
