@@ -187,7 +187,7 @@ func postSubmit(c *call) reply {
 			dataparser.Warning{Description: "Job submission resulted in non-zero return code: " + held, Source: "slurm_submit_batch_job()"},
 			dataparser.Warning{Description: held, Source: "slurm_submit_batch_job()"})
 	}
-	return reply{data: dataparser.Obj{{"job_id", int64(res.JobID)}, {"step_id", "batch"}, {"job_submit_user_msg", ""}}, warns: warns}
+	return reply{data: dataparser.Obj{{Key: "job_id", Val: int64(res.JobID)}, {Key: "step_id", Val: "batch"}, {Key: "job_submit_user_msg", Val: ""}}, warns: warns}
 }
 
 // updateKeys are the scontrol update keys of job_desc_msg members.
@@ -305,11 +305,11 @@ func deleteJob(c *call) reply {
 			jobID = dataparser.N(n)
 		}
 		status = append(status, dataparser.Obj{
-			{"error", dataparser.Obj{{"string", r.Error}, {"code", errnoOf(r.Error)}, {"message", r.Error}}},
-			{"step_id", r.Job}, {"job_id", jobID}, {"federation", dataparser.Obj{{"sibling", ""}}},
+			{Key: "error", Val: dataparser.Obj{{Key: "string", Val: r.Error}, {Key: "code", Val: errnoOf(r.Error)}, {Key: "message", Val: r.Error}}},
+			{Key: "step_id", Val: r.Job}, {Key: "job_id", Val: jobID}, {Key: "federation", Val: dataparser.Obj{{Key: "sibling", Val: ""}}},
 		})
 	}
-	return reply{data: dataparser.Obj{{"status", status}}}
+	return reply{data: dataparser.Obj{{Key: "status", Val: status}}}
 }
 
 // signalNumber reads a signal name (SIGUSR1, USR1) or number.

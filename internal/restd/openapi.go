@@ -36,15 +36,15 @@ func (s *Server) OpenAPI() dataparser.Obj {
 		out = append(out, dataparser.Field{Key: p, Val: ops})
 	}
 	return dataparser.Obj{
-		{"openapi", "3.0.3"},
-		{"info", dataparser.Obj{{"title", "Sluice REST API (slurmrestd " + api.SlurmRelease + " compatible)"},
-			{"version", api.SlurmRelease}}},
-		{"paths", out},
-		{"components", dataparser.Obj{{"securitySchemes", dataparser.Obj{
-			{"user", dataparser.Obj{{"type", "apiKey"}, {"in", "header"}, {"name", "X-SLURM-USER-NAME"}}},
-			{"token", dataparser.Obj{{"type", "apiKey"}, {"in", "header"}, {"name", "X-SLURM-USER-TOKEN"}}},
+		{Key: "openapi", Val: "3.0.3"},
+		{Key: "info", Val: dataparser.Obj{{Key: "title", Val: "Sluice REST API (slurmrestd " + api.SlurmRelease + " compatible)"},
+			{Key: "version", Val: api.SlurmRelease}}},
+		{Key: "paths", Val: out},
+		{Key: "components", Val: dataparser.Obj{{Key: "securitySchemes", Val: dataparser.Obj{
+			{Key: "user", Val: dataparser.Obj{{Key: "type", Val: "apiKey"}, {Key: "in", Val: "header"}, {Key: "name", Val: "X-SLURM-USER-NAME"}}},
+			{Key: "token", Val: dataparser.Obj{{Key: "type", Val: "apiKey"}, {Key: "in", Val: "header"}, {Key: "name", Val: "X-SLURM-USER-TOKEN"}}},
 		}}}},
-		{"security", []any{dataparser.Obj{{"user", []any{}}, {"token", []any{}}}}},
+		{Key: "security", Val: []any{dataparser.Obj{{Key: "user", Val: []any{}}, {Key: "token", Val: []any{}}}}},
 	}
 }
 
@@ -52,24 +52,24 @@ func (s *Server) OpenAPI() dataparser.Obj {
 func operation(rt route) dataparser.Obj {
 	params := []any{}
 	for _, pp := range rt.params {
-		o := dataparser.Obj{{"name", pp.name}, {"in", pp.in}, {"description", pp.desc},
-			{"required", pp.in == "path"}, {"schema", dataparser.Obj{{"type", "string"}}}}
+		o := dataparser.Obj{{Key: "name", Val: pp.name}, {Key: "in", Val: pp.in}, {Key: "description", Val: pp.desc},
+			{Key: "required", Val: pp.in == "path"}, {Key: "schema", Val: dataparser.Obj{{Key: "type", Val: "string"}}}}
 		params = append(params, o)
 	}
-	op := dataparser.Obj{{"summary", rt.summary}, {"operationId", operationID(rt)}, {"parameters", params}}
+	op := dataparser.Obj{{Key: "summary", Val: rt.summary}, {Key: "operationId", Val: operationID(rt)}, {Key: "parameters", Val: params}}
 	if rt.body != "" {
-		op = append(op, dataparser.Field{Key: "requestBody", Val: dataparser.Obj{{"required", true},
-			{"content", dataparser.Obj{{"application/json", dataparser.Obj{{"schema", ref(rt.body)}}}}}}})
+		op = append(op, dataparser.Field{Key: "requestBody", Val: dataparser.Obj{{Key: "required", Val: true},
+			{Key: "content", Val: dataparser.Obj{{Key: "application/json", Val: dataparser.Obj{{Key: "schema", Val: ref(rt.body)}}}}}}})
 	}
 	op = append(op, dataparser.Field{Key: "responses", Val: dataparser.Obj{
-		{"200", dataparser.Obj{{"description", "success"}, {"content", dataparser.Obj{{"application/json", dataparser.Obj{{"schema", ref(rt.resp)}}}}}}},
-		{"default", dataparser.Obj{{"description", "failure"}, {"content", dataparser.Obj{{"application/json", dataparser.Obj{{"schema", ref(rt.resp)}}}}}}},
+		{Key: "200", Val: dataparser.Obj{{Key: "description", Val: "success"}, {Key: "content", Val: dataparser.Obj{{Key: "application/json", Val: dataparser.Obj{{Key: "schema", Val: ref(rt.resp)}}}}}}},
+		{Key: "default", Val: dataparser.Obj{{Key: "description", Val: "failure"}, {Key: "content", Val: dataparser.Obj{{Key: "application/json", Val: dataparser.Obj{{Key: "schema", Val: ref(rt.resp)}}}}}}},
 	}})
 	return op
 }
 
 func ref(name string) dataparser.Obj {
-	return dataparser.Obj{{"$ref", "#/components/schemas/" + name}}
+	return dataparser.Obj{{Key: "$ref", Val: "#/components/schemas/" + name}}
 }
 
 // operationID names an operation from its method and path, as Slurm's

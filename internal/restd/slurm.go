@@ -57,12 +57,12 @@ func slurmOps() []op {
 }
 
 func emptyJobs() dataparser.Obj {
-	return dataparser.Obj{{"jobs", []any{}}, {"last_backfill", dataparser.N(0)}, {"last_update", dataparser.N(0)}}
+	return dataparser.Obj{{Key: "jobs", Val: []any{}}, {Key: "last_backfill", Val: dataparser.N(0)}, {Key: "last_update", Val: dataparser.N(0)}}
 }
 
-func emptyResults() dataparser.Obj { return dataparser.Obj{{"results", nil}} }
+func emptyResults() dataparser.Obj { return dataparser.Obj{{Key: "results", Val: nil}} }
 
-func emptyStatus() dataparser.Obj { return dataparser.Obj{{"status", []any{}}} }
+func emptyStatus() dataparser.Obj { return dataparser.Obj{{Key: "status", Val: []any{}}} }
 
 // getPing answers whether the controller responds, and how fast.
 func getPing(c *call) reply {
@@ -73,12 +73,12 @@ func getPing(c *call) reply {
 	}
 	lat := time.Since(start).Microseconds()
 	host := c.cfg.Controller
-	p := dataparser.Obj{{"hostname", host}, {"pinged", "UP"}, {"responding", err == nil}, {"latency", lat},
-		{"mode", "primary"}, {"primary", true}}
+	p := dataparser.Obj{{Key: "hostname", Val: host}, {Key: "pinged", Val: "UP"}, {Key: "responding", Val: err == nil}, {Key: "latency", Val: lat},
+		{Key: "mode", Val: "primary"}, {Key: "primary", Val: true}}
 	if err != nil {
 		p[1].Val = "DOWN"
 	}
-	return reply{data: dataparser.Obj{{"pings", []any{p}}}}
+	return reply{data: dataparser.Obj{{Key: "pings", Val: []any{p}}}}
 }
 
 // getDiag is sdiag --json.
