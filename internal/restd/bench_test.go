@@ -15,22 +15,7 @@ import (
 // the HTTP answer, as a slurmrestd client sees them.
 func BenchmarkRESTJobs10k(b *testing.B) {
 	rc := newRestCluster(b)
-	const n = 10000
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			spec := api.JobSpec{Name: "bench", Script: "#!/bin/sh\nsleep 300", WorkDir: "/tmp", Hold: true}
-			if _, err := rc.root.Submit(context.Background(), api.SubmitRequest{Spec: spec}); err != nil {
-				b.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
+	rc.fillPending(10000)
 	root := rc.as("root")
 	req, _ := http.NewRequest("GET", rc.http.URL+"/slurm/v0.0.42/jobs", nil)
 	req.Header.Set("X-SLURM-USER-NAME", root.name)
@@ -47,5 +32,44 @@ func BenchmarkRESTJobs10k(b *testing.B) {
 			b.Fatalf("HTTP %d", resp.StatusCode)
 		}
 		b.SetBytes(size)
+	}
+}
+
+// fillPending submits n held jobs as root, 8 at a time.
+func (rc *restCluster) fillPending(n int) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			spec := api.JobSpec{Name: "bench", Script: "#!/bin/sh\nsleep 300", WorkDir: "/tmp", Hold: true}
+			if _, err := rc.root.Submit(context.Background(), api.SubmitRequest{Spec: spec}); err != nil {
+				rc.t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestRESTJobsMany: the benchmark's listing, small: every pending job
+// submitted is listed once, in job id order.
+func TestRESTJobsMany(t *testing.T) {
+	rc := newRestCluster(t)
+	rc.fillPending(50)
+	code, m, raw := rc.do(rc.as("root"), "GET", "/slurm/v0.0.42/jobs", nil)
+	if code != 200 {
+		t.Fatalf("jobs: %d %s", code, raw)
+	}
+	jobs := m["jobs"].([]any)
+	if len(jobs) != 50 {
+		t.Fatalf("%d jobs, want 50", len(jobs))
+	}
+	for i, j := range jobs {
+		if id := j.(map[string]any)["job_id"].(float64); int(id) != i+1 {
+			t.Fatalf("jobs[%d] is job %v, want %d", i, id, i+1)
+		}
 	}
 }
