@@ -21,6 +21,10 @@ func sortByID(jobs []api.JobInfo) {
 	})
 }
 
+// errNoWorkDir is slurmctld's refusal of a job without a working
+// directory (oracle, 24.11: error 2063).
+const errNoWorkDir = "Job cannot be submitted without the current working directory specified."
+
 // badQuery is slurmrestd's answer to a body it cannot read.
 var badQuery = reply{status: http.StatusBadRequest, noEnvelope: true}
 
@@ -174,6 +178,15 @@ func postSubmit(c *call) reply {
 	}
 	if spec.Script == "" {
 		return parseFailure(nil, `Populated "script" field is required for job submission`, "_job_post")
+	}
+	if _, het := f["jobs"]; het {
+		return parseFailure(nil, "Sluice has no heterogeneous jobs: submit one \"job\"", "_job_post")
+	}
+	if spec.WorkDir == "" {
+		// slurmctld refuses a batch job without a working directory
+		// (ESLURM_MISSING_WORK_DIR); sbatch always sends its own.
+		return failed(nil, dataparser.Error{Description: "Batch job submission failed", Number: 2063,
+			Error: errNoWorkDir, Source: "slurm_submit_batch_job()"})
 	}
 	res, err := c.cl.Submit(c.ctx, api.SubmitRequest{Spec: spec})
 	if err != nil {

@@ -145,6 +145,8 @@ func TestRESTSubmitErrors(t *testing.T) {
 		wantWarn string
 	}{
 		{"no script", map[string]any{"job": map[string]any{"name": "x"}}, 422, "Query empty or not RFC7320 compliant", ""},
+		{"no working directory", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"name": "x"}},
+			500, "Job cannot be submitted without the current working directory specified.", ""},
 		{"bad partition", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"partition": "zz", "current_working_directory": "/tmp"}},
 			500, "Invalid partition name specified", ""},
 		{"unknown field", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"nosuchfield": 1, "current_working_directory": "/tmp"}},

@@ -70,6 +70,7 @@ func New(b Backend, log *slog.Logger) *Server {
 	}
 	s.mux.HandleFunc("GET /openapi/v3", s.openAPI)
 	s.mux.HandleFunc("GET /openapi", s.openAPI)
+	s.mux.HandleFunc("GET /openapi.json", s.openAPI)
 	s.mux.HandleFunc("/", notFound)
 	return s
 }
