@@ -28,6 +28,9 @@ type Meta struct {
 	// plugin that answered ("openapi/slurmctld") and the client's
 	// address; the commands leave them empty, as Slurm's do.
 	PluginType, PluginName, Source string
+	// DataParser is the data_parser version named in meta ("" for
+	// Version): slurmrestd names the version of the path asked.
+	DataParser string
 }
 
 // Error is one member of the envelope's "errors" array: slurmrestd's
@@ -54,8 +57,12 @@ func Envelope(data Obj, m Meta, warnings ...Warning) Obj {
 func EnvelopeErrors(data Obj, m Meta, errs []Error, warnings []Warning) Obj {
 	major, minor, micro := splitRelease(m.Release)
 	cmd := Strings(m.Command...)
+	parser := m.DataParser
+	if parser == "" {
+		parser = Version
+	}
 	meta := Obj{
-		{"plugin", Obj{{"type", m.PluginType}, {"name", m.PluginName}, {"data_parser", "data_parser/" + Version}, {"accounting_storage", m.AccountingStorage}}},
+		{"plugin", Obj{{"type", m.PluginType}, {"name", m.PluginName}, {"data_parser", "data_parser/" + parser}, {"accounting_storage", m.AccountingStorage}}},
 		{"client", Obj{{"source", m.Source}, {"user", m.User}, {"group", m.Group}}},
 		{"command", cmd},
 		{"slurm", Obj{

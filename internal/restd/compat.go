@@ -58,7 +58,7 @@ func CompatibilityMarkdown() string {
 REST API from the controller; `+"`sluice restd --listen ADDR`"+` serves it as a separate daemon.
 ADDR is host:port (X-SLURM-USER-NAME and X-SLURM-USER-TOKEN headers, tokens from `+"`scontrol token`"+`)
 or unix:/path (the local user, by SO_PEERCRED). Generated from internal/restd's route table.
-The same operations are served under v0.0.41 and v0.0.40, with v0.0.42's bodies.
+The same operations are served under v0.0.41 and v0.0.40 (v0.0.40's nodes without gpu_spec and res_cores_per_gpu).
 /openapi/v3 describes exactly these routes.
 
 Of slurmrestd's %d v0.0.42 operations: %d served, %d not served.

@@ -342,3 +342,25 @@ func TestRESTRoutesAreSlurmrestds(t *testing.T) {
 		}
 	}
 }
+
+// TestRESTVersions: each version's answer names its data_parser, and
+// v0.0.40's nodes lack gpu_spec and res_cores_per_gpu (oracle, 24.11).
+func TestRESTVersions(t *testing.T) {
+	rc := newRestCluster(t)
+	root := rc.as("root")
+	for _, v := range Versions {
+		_, m, raw := rc.do(root, "GET", "/slurm/"+v+"/nodes", nil)
+		meta, _ := m["meta"].(map[string]any)
+		if meta == nil {
+			t.Fatalf("%s: no meta in %s", v, raw)
+		}
+		if got := meta["plugin"].(map[string]any)["data_parser"]; got != "data_parser/"+v {
+			t.Errorf("%s: data_parser %v", v, got)
+		}
+		node := m["nodes"].([]any)[0].(map[string]any)
+		_, has := node["gpu_spec"]
+		if has != (v != "v0.0.40") {
+			t.Errorf("%s: gpu_spec present %v", v, has)
+		}
+	}
+}

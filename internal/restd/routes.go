@@ -22,7 +22,9 @@ type param struct {
 // route is one operation: its path under /slurm/VERSION or
 // /slurmdb/VERSION, what /openapi/v3 says of it, and its handler.
 type route struct {
-	method string
+	// version is the OpenAPI plugin version of the path ("v0.0.42").
+	version string
+	method  string
 	// path is a ServeMux pattern ("/slurm/v0.0.42/job/{job_id}").
 	path    string
 	summary string
@@ -52,6 +54,8 @@ type call struct {
 	cl     *api.Client
 	caller Caller
 	cfg    api.ConfigResponse
+	// version is the path's version (v0.0.40 nodes lack two fields).
+	version string
 	// refused marks a caller the controller does not accept (c.cl
 	// answers every call with "Protocol authentication error").
 	refused bool
@@ -81,7 +85,7 @@ func (s *Server) routeTable() []route {
 	var out []route
 	for _, v := range Versions {
 		for _, o := range operations() {
-			out = append(out, route{method: o.method, path: strings.Replace(o.path, "VERSION", v, 1),
+			out = append(out, route{version: v, method: o.method, path: strings.Replace(o.path, "VERSION", v, 1),
 				summary: o.summary, params: o.params, body: o.body, resp: o.resp, h: o.h})
 		}
 	}
@@ -104,7 +108,7 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			plain(w, http.StatusUnauthorized, "Authentication failure")
 			return
 		}
-		c := &call{r: r, ctx: r.Context(), cl: cl, caller: caller}
+		c := &call{r: r, ctx: r.Context(), cl: cl, caller: caller, version: rt.version}
 		c.cfg, err = cl.Config(c.ctx)
 		if isUnauthorized(err) || caller.Mismatch {
 			// slurmrestd passes a forged token, or one of another user,
@@ -137,7 +141,7 @@ func (s *Server) write(w http.ResponseWriter, c *call, rt route, rep reply) {
 // caller, the cluster and release.
 func (c *call) meta(rt route) dataparser.Meta {
 	m := dataparser.Meta{User: c.caller.User, Release: api.SlurmRelease, Source: c.caller.Source,
-		PluginType: "openapi/slurmctld", PluginName: "Slurm OpenAPI slurmctld"}
+		PluginType: "openapi/slurmctld", PluginName: "Slurm OpenAPI slurmctld", DataParser: rt.version}
 	if strings.HasPrefix(rt.path, "/slurmdb/") {
 		m.PluginType, m.PluginName = "openapi/slurmdbd", "Slurm OpenAPI slurmdbd"
 	}

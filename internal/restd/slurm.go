@@ -185,7 +185,7 @@ func getNodes(c *call) reply {
 	if err != nil {
 		return failed(nil, callError(err, "Failure to query nodes", "_dump_nodes"))
 	}
-	return reply{data: dataparser.Nodes(res.Nodes, res.Now)}
+	return reply{data: c.nodes(res.Nodes, res.Now)}
 }
 
 // getNode is one node; an unknown name is an error with status 200 and
@@ -198,7 +198,7 @@ func getNode(c *call) reply {
 	}
 	for _, n := range res.Nodes {
 		if n.Name == name {
-			return reply{data: dataparser.Nodes([]api.NodeRecord{n}, res.Now)}
+			return reply{data: c.nodes([]api.NodeRecord{n}, res.Now)}
 		}
 	}
 	return reply{errs: []dataparser.Error{{Description: "Failure to query node " + name, Error: "No error", Source: "_dump_nodes"}}}
@@ -327,3 +327,27 @@ func groupOf(c Caller) string {
 }
 
 var _ = http.StatusOK
+
+// nodes renders node records for the path's version: v0.0.40's lack
+// gpu_spec and res_cores_per_gpu (oracle, 24.11).
+func (c *call) nodes(nodes []api.NodeRecord, now time.Time) dataparser.Obj {
+	data := dataparser.Nodes(nodes, now)
+	if c.version != "v0.0.40" {
+		return data
+	}
+	list, _ := data.Get("nodes").([]any)
+	for i, n := range list {
+		o, ok := n.(dataparser.Obj)
+		if !ok {
+			continue
+		}
+		kept := o[:0:0]
+		for _, f := range o {
+			if f.Key != "gpu_spec" && f.Key != "res_cores_per_gpu" {
+				kept = append(kept, f)
+			}
+		}
+		list[i] = kept
+	}
+	return data
+}
