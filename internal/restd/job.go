@@ -25,6 +25,10 @@ func sortByID(jobs []api.JobInfo) {
 // directory (oracle, 24.11: error 2063).
 const errNoWorkDir = "Job cannot be submitted without the current working directory specified."
 
+// errNoEnvironment is slurmctld's refusal of a batch job without an
+// environment (oracle, 24.11: error 2019).
+const errNoEnvironment = "I/O error writing script/environment to file"
+
 // badQuery is slurmrestd's answer to a body it cannot read.
 var badQuery = reply{status: http.StatusBadRequest, noEnvelope: true}
 
@@ -187,6 +191,12 @@ func postSubmit(c *call) reply {
 		// (ESLURM_MISSING_WORK_DIR); sbatch always sends its own.
 		return failed(nil, dataparser.Error{Description: "Batch job submission failed", Number: 2063,
 			Error: errNoWorkDir, Source: "slurm_submit_batch_job()"})
+	}
+	if len(spec.Environment) == 0 {
+		// slurmctld cannot write a batch job without an environment
+		// (oracle: "batch job cannot run without an environment", 2019).
+		return failed(nil, dataparser.Error{Description: "Batch job submission failed", Number: 2019,
+			Error: errNoEnvironment, Source: "slurm_submit_batch_job()"})
 	}
 	res, err := c.cl.Submit(c.ctx, api.SubmitRequest{Spec: spec})
 	if err != nil {

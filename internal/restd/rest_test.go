@@ -137,6 +137,7 @@ func TestRESTJobLifecycle(t *testing.T) {
 func TestRESTSubmitErrors(t *testing.T) {
 	rc := newRestCluster(t)
 	alice := rc.as("alice")
+	env := []string{"PATH=/bin:/usr/bin"}
 	cases := []struct {
 		name     string
 		body     any
@@ -147,9 +148,11 @@ func TestRESTSubmitErrors(t *testing.T) {
 		{"no script", map[string]any{"job": map[string]any{"name": "x"}}, 422, "Query empty or not RFC7320 compliant", ""},
 		{"no working directory", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"name": "x"}},
 			500, "Job cannot be submitted without the current working directory specified.", ""},
-		{"bad partition", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"partition": "zz", "current_working_directory": "/tmp"}},
+		{"no environment", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"current_working_directory": "/tmp"}},
+			500, "I/O error writing script/environment to file", ""},
+		{"bad partition", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"partition": "zz", "current_working_directory": "/tmp", "environment": env}},
 			500, "Invalid partition name specified", ""},
-		{"unknown field", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"nosuchfield": 1, "current_working_directory": "/tmp"}},
+		{"unknown field", map[string]any{"script": "#!/bin/sh\ntrue", "job": map[string]any{"nosuchfield": 1, "current_working_directory": "/tmp", "environment": env}},
 			200, "", `Ignoring unknown field "nosuchfield" of type 64 bit integer in DATA_PARSER_JOB_DESC_MSG`},
 	}
 	for _, tc := range cases {

@@ -153,7 +153,11 @@ func getJobs(c *call) reply {
 			t, time.Unix(t, 0).Format("2006-01-02T15:04:05")), Source: "op_handler_jobs"}}}
 	}
 	sortByID(res.Jobs)
-	return reply{data: dataparser.Jobs(res.Jobs, res.Now, c.lastBackfill(), c.cluster())}
+	rep := reply{data: dataparser.Jobs(res.Jobs, res.Now, c.lastBackfill(), c.cluster())}
+	if len(res.Jobs) == 0 {
+		rep.warns = []dataparser.Warning{{Description: "Zero jobs to dump"}}
+	}
+	return rep
 }
 
 // validJobID accepts what slurmrestd parses as a job id: 12, 12_3, 12+1.
