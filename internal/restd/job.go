@@ -290,16 +290,27 @@ func deleteJob(c *call) reply {
 	}
 	q := c.r.URL.Query()
 	req := api.JobControlRequest{Op: api.OpCancel, Jobs: []string{id}}
-	var errs []dataparser.Error
 	if s := q.Get("signal"); s != "" {
 		n, ok := signalNumber(s)
 		if !ok {
-			errs = append(errs, dataparser.Error{Description: "Unknown signal " + s, Error: "No error", Source: "#/signal/"})
-		} else if n != 9 {
-			req.Op, req.Signal = api.OpSignal, n
+			return reply{data: emptyStatus(), errs: []dataparser.Error{{Description: "Unknown signal " + s, Error: "No error", Source: "#/signal/"}}}
 		}
+		setSignal(&req, n)
 	}
-	for _, fl := range strings.Split(q.Get("flags"), ",") {
+	setKillFlags(&req, strings.Split(q.Get("flags"), ","))
+	return c.kill(req, false)
+}
+
+// setSignal makes a cancel request send signal n (SIGKILL cancels).
+func setSignal(req *api.JobControlRequest, n int) {
+	if n != 9 {
+		req.Op, req.Signal = api.OpSignal, n
+	}
+}
+
+// setKillFlags reads slurmrestd's kill flags.
+func setKillFlags(req *api.JobControlRequest, flags []string) {
+	for _, fl := range flags {
 		switch fl {
 		case "BATCH_JOB", "KILL_JOB_BATCH":
 			req.BatchOnly = true
@@ -307,16 +318,23 @@ func deleteJob(c *call) reply {
 			req.Full = true
 		}
 	}
-	if len(errs) > 0 {
-		return reply{data: emptyStatus(), errs: errs}
-	}
+}
+
+// kill sends a control request and lists its per-job refusals in
+// "status". A refusal of the whole request is an error when whole is
+// set (the bulk DELETE /jobs), else the named job's status.
+func (c *call) kill(req api.JobControlRequest, whole bool) reply {
 	res, err := c.cl.Control(c.ctx, req)
+	if err != nil && whole {
+		return failed(emptyStatus(), callError(err, "Signal request failed", "slurm_kill_jobs()"))
+	}
 	if err != nil {
-		res = api.JobControlResponse{Results: []api.JobResult{{Job: id, Error: err.Error()}}}
 		var ae *api.Error
+		msg := err.Error()
 		if asAPIError(err, &ae) {
-			res.Results[0].Error = ae.Message
+			msg = ae.Message
 		}
+		res = api.JobControlResponse{Results: []api.JobResult{{Job: req.Jobs[0], Error: msg}}}
 	}
 	status := []any{}
 	for _, r := range res.Results {
@@ -333,6 +351,53 @@ func deleteJob(c *call) reply {
 		})
 	}
 	return reply{data: dataparser.Obj{{Key: "status", Val: status}}}
+}
+
+// deleteJobs is scancel of several jobs (kill_jobs_msg): the jobs named
+// and the filters given, with signal and flags.
+func deleteJobs(c *call) reply {
+	f, ok := readBody(c.r)
+	if !ok {
+		return badQuery
+	}
+	req := api.JobControlRequest{Op: api.OpCancel, Jobs: f.strs("jobs")}
+	req.Filter = api.JobFilter{User: f.str("user_name"), Partition: f.str("partition"), Name: f.str("job_name"),
+		Account: f.str("account"), QOS: f.str("qos"), NodeList: f.list("nodes"), States: f.strs("job_state")}
+	if len(req.Jobs) == 0 && req.Filter.User == "" && req.Filter.Partition == "" && req.Filter.Name == "" &&
+		req.Filter.Account == "" && req.Filter.QOS == "" && req.Filter.NodeList == "" && len(req.Filter.States) == 0 {
+		// slurmctld refuses a request that names nothing (oracle, 2173).
+		return failed(emptyStatus(), dataparser.Error{Description: "Signal request failed", Number: 2173,
+			Error: "Invalid signal jobs request, at least one job id or filter is required.", Source: "slurm_kill_jobs()"})
+	}
+	if s := f.str("signal"); s != "" {
+		n, ok := signalNumber(s)
+		if !ok {
+			return reply{data: emptyStatus(), errs: []dataparser.Error{{Description: "Unknown signal " + s, Error: "No error", Source: "#/signal/"}}}
+		}
+		setSignal(&req, n)
+	}
+	setKillFlags(&req, strings.Split(f.list("flags"), ","))
+	return c.kill(req, true)
+}
+
+// getJobsState is the jobs' states only (GET /jobs/state), of the
+// job_id query's jobs or every job.
+func getJobsState(c *call) reply {
+	q := api.JobQuery{}
+	if ids := c.r.URL.Query().Get("job_id"); ids != "" {
+		q.IDs = strings.Split(ids, ",")
+	}
+	res, err := c.cl.Jobs(c.ctx, q)
+	if err != nil {
+		return failed(dataparser.Obj{{Key: "jobs", Val: []any{}}}, callError(err, "Unable to query jobs", "slurm_load_jobs()"))
+	}
+	sortByID(res.Jobs)
+	list := []any{}
+	for i := range res.Jobs {
+		j := &res.Jobs[i]
+		list = append(list, dataparser.Obj{{Key: "job_id", Val: j.JobIDStr}, {Key: "state", Val: dataparser.JobState(j.State)}})
+	}
+	return reply{data: dataparser.Obj{{Key: "jobs", Val: list}}}
 }
 
 // signalNumber reads a signal name (SIGUSR1, USR1) or number.

@@ -367,3 +367,24 @@ func TestRESTVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestRESTBulkJobs: DELETE /jobs cancels the jobs named (an unknown one
+// in "status"), refuses a request naming nothing (2173, HTTP 500), and
+// /jobs/state lists the states.
+func TestRESTBulkJobs(t *testing.T) {
+	rc := newRestCluster(t)
+	alice := rc.as("alice")
+	a, b := rc.submit(alice, nil), rc.submit(alice, nil)
+	code, m, raw := rc.do(alice, "DELETE", "/slurm/v0.0.42/jobs", map[string]any{"jobs": []string{fmt.Sprint(a), fmt.Sprint(b), "999999"}})
+	if st, _ := m["status"].([]any); code != 200 || len(st) != 1 {
+		t.Fatalf("DELETE /jobs: %d %s, want 200 and one status (the unknown job)", code, raw)
+	}
+	if code, m, _ := rc.do(alice, "DELETE", "/slurm/v0.0.42/jobs", map[string]any{}); code != 500 || firstError(m)["error_number"] != float64(2173) {
+		t.Errorf("DELETE /jobs naming nothing: %d %v, want 500 and error 2173", code, m["errors"])
+	}
+	code, m, raw = rc.do(alice, "GET", fmt.Sprintf("/slurm/v0.0.42/jobs/state?job_id=%d", a), nil)
+	jobs, _ := m["jobs"].([]any)
+	if code != 200 || len(jobs) != 1 || fmt.Sprint(jobs[0].(map[string]any)["state"]) != "[CANCELLED]" {
+		t.Errorf("jobs/state: %d %s, want job %d CANCELLED", code, raw, a)
+	}
+}
