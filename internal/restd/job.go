@@ -422,11 +422,41 @@ func postNode(c *call) reply {
 	if !ok {
 		return badQuery
 	}
-	req := api.NodeUpdateRequest{Nodes: name, State: f.list("state"), Reason: f.str("reason")}
-	if err := c.cl.UpdateNode(c.ctx, req); err != nil {
-		return failed(nil, callError(err, "Failure to update node "+name, "_update_node"))
+	return c.updateNodes(name, f, "_update_node")
+}
+
+// postNodes is scontrol update of the nodes listed in "name".
+func postNodes(c *call) reply {
+	f, ok := readBody(c.r)
+	if !ok {
+		return badQuery
 	}
-	return reply{}
+	name := f.list("name")
+	if name == "" {
+		return failed(nil, dataparser.Error{Description: "Failure to update node (null)", Number: 2018,
+			Error: "Invalid node name specified", Source: "_update_nodes"})
+	}
+	return c.updateNodes(name, f, "_update_nodes")
+}
+
+// updateNodes applies state and reason to nodes (a hostlist); the other
+// members of update_node_msg are not Sluice's to change and come back as
+// warnings.
+func (c *call) updateNodes(nodes string, f fields, source string) reply {
+	var warns []dataparser.Warning
+	for k, raw := range f {
+		if k != "name" && k != "state" && k != "reason" {
+			warns = append(warns, dataparser.Warning{Description: unknownField("#/", k, raw, "DATA_PARSER_UPDATE_NODE_MSG"), Source: "#/" + k + "/"})
+		}
+	}
+	sort.Slice(warns, func(a, b int) bool { return warns[a].Source < warns[b].Source })
+	req := api.NodeUpdateRequest{Nodes: nodes, State: f.list("state"), Reason: f.str("reason")}
+	if err := c.cl.UpdateNode(c.ctx, req); err != nil {
+		rep := failed(nil, callError(err, "Failure to update node "+nodes, source))
+		rep.warns = warns
+		return rep
+	}
+	return reply{warns: warns}
 }
 
 // deleteNode refuses: Sluice has no dynamic nodes to delete (a

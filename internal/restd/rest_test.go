@@ -233,6 +233,13 @@ func TestRESTResources(t *testing.T) {
 	if code, _, raw := rc.do(root, "POST", "/slurm/v0.0.42/node/n1", map[string]any{"state": []string{"DRAIN"}, "reason": "rest"}); code != 200 {
 		t.Errorf("root drains n1: %d %s", code, raw)
 	}
+	if code, _, raw := rc.do(root, "POST", "/slurm/v0.0.42/nodes", map[string]any{"name": []string{"n1", "n2"}, "state": []string{"RESUME"}}); code != 200 {
+		t.Errorf("root resumes n1,n2: %d %s", code, raw)
+	}
+	if code, m, _ := rc.do(root, "POST", "/slurm/v0.0.42/nodes", map[string]any{"state": []string{"DRAIN"}, "reason": "x"}); code != 500 ||
+		firstError(m)["error_number"] != float64(2018) {
+		t.Errorf("POST /nodes without names: %d %v, want 500 and error 2018", code, m["errors"])
+	}
 	if code, m, _ := rc.do(rc.as("alice"), "POST", "/slurm/v0.0.42/node/n1", map[string]any{"state": []string{"RESUME"}}); code != 500 ||
 		firstError(m)["error"] != "Invalid user id" {
 		t.Errorf("alice resumes n1: %d %v, want 500 Invalid user id", code, m["errors"])

@@ -39,6 +39,8 @@ func slurmOps() []op {
 			resp: "v0.0.42_openapi_job_submit_response", h: postSubmit},
 		{method: "GET", path: "/slurm/VERSION/nodes/", summary: "get all nodes", resp: "v0.0.42_openapi_nodes_resp",
 			params: []param{updateTime, {"flags", "query", "show flags (accepted, not used)"}}, h: getNodes},
+		{method: "POST", path: "/slurm/VERSION/nodes/", summary: "update nodes (state, reason)", body: "v0.0.42_update_node_msg",
+			resp: "v0.0.42_openapi_resp", h: postNodes},
 		{method: "GET", path: "/slurm/VERSION/node/{node_name}", summary: "get a node", resp: "v0.0.42_openapi_nodes_resp",
 			params: []param{node, updateTime}, h: getNode},
 		{method: "POST", path: "/slurm/VERSION/node/{node_name}", summary: "update a node (state, reason)", body: "v0.0.42_update_node_msg",
