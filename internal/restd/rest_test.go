@@ -38,6 +38,8 @@ func TestRESTAuth(t *testing.T) {
 		{"forged token", forged, "/slurm/v0.0.42/jobs", 511, "", 1007},
 		{"forged token ping", forged, "/slurm/v0.0.42/ping", 200, "", 0},
 		{"forged token nodes", forged, "/slurm/v0.0.42/nodes", 511, "", 1007},
+		{"garbage token", creds{token: "garbage"}, "/slurm/v0.0.42/nodes", 511, "", 1007},
+		{"garbage token ping", creds{token: "garbage"}, "/slurm/v0.0.42/ping", 200, "", 0},
 		{"token only", creds{token: alice.token}, "/slurm/v0.0.42/jobs", 200, "", 0},
 		{"mismatch ping", mismatch, "/slurm/v0.0.42/ping", 200, "", 0},
 		{"mismatch jobs", mismatch, "/slurm/v0.0.42/jobs", 511, "", 1007},
