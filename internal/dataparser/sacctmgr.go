@@ -50,3 +50,136 @@ func Users(rows [][]string) Obj {
 	}
 	return Obj{{"users", list}}
 }
+
+// QOSFields are the sacctmgr show qos fields QOS reads, in this order.
+var QOSFields = []string{"Name", "Descr", "ID", "Priority", "GraceTime", "Preempt", "PreemptExemptTime", "PreemptMode",
+	"Flags", "UsageThres", "UsageFactor", "LimitFactor", "GrpTRES", "GrpTRESMins", "GrpTRESRunMins", "GrpJobs",
+	"GrpJobsAccrue", "GrpSubmit", "GrpWall", "MaxTRES", "MaxTRESPerNode", "MaxTRESMins", "MaxWall", "MaxTRESPU",
+	"MaxJobsPU", "MaxSubmitPU", "MaxTRESPA", "MaxJobsPA", "MaxSubmitPA", "MaxJobsAccruePU", "MaxJobsAccruePA",
+	"MaxTRESRunMinsPU", "MaxTRESRunMinsPA", "MinTRES", "MinPrioThres"}
+
+// qosFlags are data_parser's names of sacctmgr's QOS flags.
+var qosFlags = map[string]string{
+	"DenyOnLimit": "DENY_LIMIT", "EnforceUsageThreshold": "ENFORCE_USAGE_THRESHOLD", "NoDecay": "NO_DECAY",
+	"NoReserve": "NO_RESERVE", "OverPartQOS": "OVERRIDE_PARTITION_QOS", "PartitionMaxNodes": "PARTITION_MAXIMUM_NODE",
+	"PartitionMinNodes": "PARTITION_MINIMUM_NODE", "PartitionTimeLimit": "PARTITION_TIME_LIMIT",
+	"RequiresReservation": "REQUIRED_RESERVATION", "UsageFactorSafe": "USAGE_FACTOR_SAFE", "Relative": "RELATIVE",
+}
+
+// QOS is the data of /slurmdb/v0.0.42/qos (v0.0.42's QOS records) from
+// sacctmgr -P show qos rows of QOSFields: each limit where slurmdbd's
+// parser puts it (oracle, Slurm 24.11), an unset one as infinite.
+func QOS(rows [][]string) Obj {
+	list := []any{}
+	for _, r := range rows {
+		v := map[string]string{}
+		for i, f := range QOSFields {
+			v[f] = r[i]
+		}
+		list = append(list, qosRecord(v))
+	}
+	return Obj{{"qos", list}}
+}
+
+func qosRecord(v map[string]string) Obj {
+	flags := []any{}
+	for _, f := range splitNonEmpty(v["Flags"]) {
+		if n, ok := qosFlags[f]; ok {
+			flags = append(flags, n)
+		} else {
+			flags = append(flags, strings.ToUpper(f))
+		}
+	}
+	mode := []any{"DISABLED"}
+	if m := v["PreemptMode"]; m != "" && m != "cluster" && m != "off" {
+		mode = Strings(strings.Split(strings.ToUpper(m), ",")...)
+	}
+	return Obj{
+		{"description", v["Descr"]},
+		{"flags", flags},
+		{"id", atoi(v["ID"])},
+		{"limits", qosLimits(v)},
+		{"name", v["Name"]},
+		{"preempt", Obj{{"list", Strings(splitNonEmpty(v["Preempt"])...)}, {"mode", mode},
+			{"exempt_time", limitSeconds(v["PreemptExemptTime"])}}},
+		{"priority", N(atoi(v["Priority"]))},
+		{"usage_factor", limitFloat(v["UsageFactor"])},
+		{"usage_threshold", limitFloat(v["UsageThres"])},
+	}
+}
+
+func qosLimits(v map[string]string) Obj {
+	tres := func(k string) []any { return TRESList(v[k], false) }
+	count := func(k string) Num { return limitCount(v[k]) }
+	per := func(acct, user string) Obj { return Obj{{"account", count(acct)}, {"user", count(user)}} }
+	return Obj{
+		{"grace_time", int64(limitSeconds(v["GraceTime"]).N)},
+		{"max", Obj{
+			{"active_jobs", Obj{{"accruing", count("GrpJobsAccrue")}, {"count", count("GrpJobs")}}},
+			{"jobs", Obj{{"count", count("GrpSubmit")}, {"active_jobs", Obj{{"per", per("MaxJobsPA", "MaxJobsPU")}}},
+				{"per", per("MaxSubmitPA", "MaxSubmitPU")}}},
+			{"tres", Obj{
+				{"total", tres("GrpTRES")},
+				{"minutes", Obj{{"total", tres("GrpTRESMins")}, {"per", Obj{{"qos", tres("GrpTRESRunMins")},
+					{"job", tres("MaxTRESMins")}, {"account", tres("MaxTRESRunMinsPA")}, {"user", tres("MaxTRESRunMinsPU")}}}}},
+				{"per", Obj{{"account", tres("MaxTRESPA")}, {"job", tres("MaxTRES")}, {"node", tres("MaxTRESPerNode")},
+					{"user", tres("MaxTRESPU")}}},
+			}},
+			{"wall_clock", Obj{{"per", Obj{{"qos", wallMinutes(v["GrpWall"])}, {"job", wallMinutes(v["MaxWall"])}}}}},
+			{"accruing", Obj{{"per", per("MaxJobsAccruePA", "MaxJobsAccruePU")}}},
+		}},
+		{"factor", limitFloat(v["LimitFactor"])},
+		{"min", Obj{{"priority_threshold", count("MinPrioThres")}, {"tres", Obj{{"per", Obj{{"job", tres("MinTRES")}}}}}}},
+	}
+}
+
+// splitNonEmpty splits a comma list, none for "".
+func splitNonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
+
+// limitCount is a count limit: unset ("") is infinite, as slurmdbd
+// prints an unlimited QOS limit.
+func limitCount(s string) Num {
+	if s == "" {
+		return Infinite()
+	}
+	return N(atoi(s))
+}
+
+// limitFloat is a float limit ("" infinite).
+func limitFloat(s string) NumF {
+	if s == "" {
+		return NumF{Inf: true}
+	}
+	return floatNum(s)
+}
+
+// wallMinutes and limitSeconds read sacctmgr's [D-]HH:MM:SS.
+func wallMinutes(s string) Num {
+	n := limitSeconds(s)
+	if n.Set {
+		n.N /= 60
+	}
+	return n
+}
+
+func limitSeconds(s string) Num {
+	if s == "" {
+		return Infinite()
+	}
+	var days, h, m, sec int64
+	rest := s
+	if d, r, ok := strings.Cut(s, "-"); ok {
+		days, rest = atoi(d), r
+	}
+	p := strings.Split(rest, ":")
+	for len(p) < 3 {
+		p = append([]string{"0"}, p...)
+	}
+	h, m, sec = atoi(p[0]), atoi(p[1]), atoi(p[2])
+	return N(((days*24+h)*60+m)*60 + sec)
+}

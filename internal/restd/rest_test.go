@@ -397,3 +397,59 @@ func TestRESTBulkJobs(t *testing.T) {
 		t.Errorf("jobs/state: %d %s, want job %d CANCELLED", code, raw, a)
 	}
 }
+
+// TestRESTQOS: /slurmdb/.../qos puts each sacctmgr limit where slurmdbd
+// does (oracle, 24.11: sacctmgr add qos tq GrpJobs=1 MaxWall=14 ...);
+// unset limits are infinite.
+func TestRESTQOS(t *testing.T) {
+	rc := newRestCluster(t)
+	args := append([]string{"-i", "add", "qos", "tq"}, strings.Fields("GrpJobs=1 GrpSubmitJobs=2 MaxJobsPerUser=3 "+
+		"MaxSubmitJobsPerAccount=6 GrpTRES=cpu=7 MaxTRESPerNode=cpu=11 MaxWall=14 GrpWall=15 Priority=17 "+
+		"GraceTime=21 Flags=DenyOnLimit PreemptMode=requeue")...)
+	if _, err := rc.root.Sacctmgr(context.Background(), api.SacctmgrRequest{Args: args}); err != nil {
+		t.Fatal(err)
+	}
+	_, m, raw := rc.do(rc.as("alice"), "GET", "/slurmdb/v0.0.42/qos/tq", nil)
+	list, _ := m["qos"].([]any)
+	if len(list) != 1 {
+		t.Fatalf("qos/tq: %s", raw)
+	}
+	q := list[0].(map[string]any)
+	get := func(path string) any {
+		var v any = q
+		for _, k := range strings.Split(path, "/") {
+			v = v.(map[string]any)[k]
+		}
+		return v
+	}
+	num := func(path string) any {
+		n := get(path).(map[string]any)
+		if n["infinite"] == true {
+			return "inf"
+		}
+		return n["number"]
+	}
+	cases := []struct {
+		got, want any
+		what      string
+	}{
+		{num("limits/max/active_jobs/count"), float64(1), "GrpJobs"},
+		{num("limits/max/jobs/count"), float64(2), "GrpSubmitJobs"},
+		{num("limits/max/jobs/active_jobs/per/user"), float64(3), "MaxJobsPerUser"},
+		{num("limits/max/jobs/per/account"), float64(6), "MaxSubmitJobsPerAccount"},
+		{num("limits/max/jobs/per/user"), "inf", "MaxSubmitJobsPerUser unset"},
+		{fmt.Sprint(get("limits/max/tres/total")), "[map[count:7 id:1 name: type:cpu]]", "GrpTRES"},
+		{fmt.Sprint(get("limits/max/tres/per/node")), "[map[count:11 id:1 name: type:cpu]]", "MaxTRESPerNode"},
+		{num("limits/max/wall_clock/per/job"), float64(14), "MaxWall"},
+		{num("limits/max/wall_clock/per/qos"), float64(15), "GrpWall"},
+		{num("priority"), float64(17), "Priority"},
+		{get("limits/grace_time"), float64(21), "GraceTime"},
+		{fmt.Sprint(get("flags")), "[DENY_LIMIT]", "Flags"},
+		{fmt.Sprint(get("preempt/mode")), "[REQUEUE]", "PreemptMode"},
+	}
+	for _, tc := range cases {
+		if tc.got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.what, tc.got, tc.want)
+		}
+	}
+}

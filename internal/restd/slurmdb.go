@@ -26,6 +26,9 @@ func slurmdbOps() []op {
 		{method: "GET", path: "/slurmdb/VERSION/users/", summary: "get users", resp: "v0.0.42_openapi_users_resp", h: getUsers},
 		{method: "GET", path: "/slurmdb/VERSION/user/{name}", summary: "get a user", resp: "v0.0.42_openapi_users_resp",
 			params: []param{{"name", "path", "user name"}}, h: getUser},
+		{method: "GET", path: "/slurmdb/VERSION/qos/", summary: "get QOS", resp: "v0.0.42_openapi_slurmdbd_qos_resp", h: getQOSList},
+		{method: "GET", path: "/slurmdb/VERSION/qos/{qos}", summary: "get a QOS", resp: "v0.0.42_openapi_slurmdbd_qos_resp",
+			params: []param{{"qos", "path", "QOS name"}}, h: getQOS},
 		{method: "GET", path: "/slurmdb/VERSION/ping/", summary: "ping the accounting (the controller)", resp: "v0.0.42_openapi_slurmdbd_ping_resp", h: getDBPing},
 		{method: "GET", path: "/slurmdb/VERSION/tres/", summary: "get the trackable resources", resp: "v0.0.42_openapi_tres_resp", h: getTRES},
 	}
@@ -201,4 +204,26 @@ func getTRES(c *call) reply {
 		list = append(list, dataparser.Obj{{Key: "type", Val: r[0]}, {Key: "name", Val: r[1]}, {Key: "id", Val: id}, {Key: "count", Val: int64(0)}})
 	}
 	return reply{data: dataparser.Obj{{Key: "TRES", Val: list}}}
+}
+
+// getQOSList lists the QOS.
+func getQOSList(c *call) reply { return qosReply(c, "") }
+
+// getQOS is one QOS; an unknown one is a warning.
+func getQOS(c *call) reply { return qosReply(c, c.r.PathValue("qos")) }
+
+func qosReply(c *call, name string) reply {
+	var where []string
+	if name != "" {
+		where = []string{"where", "name=" + name}
+	}
+	rows, err := c.sacctmgrRows("qos", dataparser.QOSFields, where...)
+	if err != nil {
+		return failed(dataparser.Obj{{Key: "qos", Val: []any{}}}, callError(err, "slurmdb_qos_get() failed", "_dump_qos"))
+	}
+	rep := reply{data: dataparser.QOS(rows)}
+	if len(rows) == 0 {
+		rep.warns = []dataparser.Warning{{Description: "slurmdb_qos_get() found nothing", Source: "_dump_qos"}}
+	}
+	return rep
 }
