@@ -28,6 +28,7 @@ func Accounts(rows [][]string) Obj {
 // UserFields are the sacctmgr show user fields Users reads.
 var UserFields = []string{"User", "DefaultAccount", "AdminLevel"}
 
+
 // Users is the data of /slurmdb/v0.0.42/users (USER records) from
 // sacctmgr -P show user rows of UserFields.
 func Users(rows [][]string) Obj {
@@ -41,7 +42,10 @@ func Users(rows [][]string) Obj {
 			{"administrator_level", Strings(strings.Split(admin, ",")...)},
 			{"associations", []any{}},
 			{"coordinators", []any{}},
-			{"default", Obj{{"account", r[1]}, {"wckey", ""}}},
+			// slurmdbd fills the default account from the
+			// associations, which /users lists only with its
+			// with_assocs flag: "" otherwise (oracle, 24.11).
+			{"default", Obj{{"account", ""}, {"wckey", ""}}},
 			{"flags", Strings("NONE")},
 			{"name", r[0]},
 			{"old_name", ""},
