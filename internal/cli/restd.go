@@ -84,6 +84,7 @@ func serveREST(addr string, b restd.Backend, log *slog.Logger) (func(), error) {
 		return nil, fmt.Errorf("rest listen %s: %w", addr, err)
 	}
 	srv := restd.New(b, log).NewHTTPServer()
+	log.Info("REST API (slurmrestd) serving", "addr", addr)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("REST API stopped", "err", err)
