@@ -28,7 +28,6 @@ func Accounts(rows [][]string) Obj {
 // UserFields are the sacctmgr show user fields Users reads.
 var UserFields = []string{"User", "DefaultAccount", "AdminLevel"}
 
-
 // Users is the data of /slurmdb/v0.0.42/users (USER records) from
 // sacctmgr -P show user rows of UserFields.
 func Users(rows [][]string) Obj {
