@@ -1,6 +1,9 @@
 package dataparser
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // AccountFields are the sacctmgr show account fields Accounts reads, in
 // this order.
@@ -185,4 +188,97 @@ func limitSeconds(s string) Num {
 	}
 	h, m, sec = atoi(p[0]), atoi(p[1]), atoi(p[2])
 	return N(((days*24+h)*60+m)*60 + sec)
+}
+
+// AssocFields are the sacctmgr show assoc fields Associations reads.
+var AssocFields = []string{"Cluster", "Account", "User", "Partition", "ParentName", "Share", "Priority", "QOS", "DefaultQOS",
+	"GrpJobs", "GrpJobsAccrue", "GrpSubmit", "GrpWall", "GrpTRES", "GrpTRESMins", "GrpTRESRunMins", "MaxJobs",
+	"MaxJobsAccrue", "MaxSubmit", "MaxWall", "MaxTRES", "MaxTRESPerNode", "MaxTRESMins", "MinPrioThres"}
+
+// Associations is the data of /slurmdb/v0.0.42/associations (ASSOC
+// records) from sacctmgr -P show assoc rows of AssocFields, in lineage
+// order as slurmdbd lists them; defaults maps each user to its default
+// account. Each limit is where slurmdbd's parser puts it (oracle, 24.11).
+func Associations(rows [][]string, defaults map[string]string) Obj {
+	parent := map[string]string{}
+	for _, r := range rows {
+		if r[2] == "" {
+			parent[r[1]] = r[4]
+		}
+	}
+	type rec struct {
+		lineage string
+		o       Obj
+	}
+	var recs []rec
+	for _, r := range rows {
+		v := map[string]string{}
+		for i, f := range AssocFields {
+			v[f] = r[i]
+		}
+		lin := accountLineage(v["Account"], parent)
+		isDefault := v["ParentName"] != ""
+		parentAcct := v["ParentName"]
+		if v["User"] != "" {
+			lin += "0-" + v["User"] + "/"
+			isDefault, parentAcct = defaults[v["User"]] == v["Account"], ""
+		}
+		recs = append(recs, rec{lin, assocRecord(v, lin, parentAcct, isDefault)})
+	}
+	sort.SliceStable(recs, func(a, b int) bool { return recs[a].lineage < recs[b].lineage })
+	list := []any{}
+	for _, r := range recs {
+		list = append(list, r.o)
+	}
+	return Obj{{"associations", list}}
+}
+
+// accountLineage is "/a/b/" for account b under a under root ("/" for root).
+func accountLineage(acct string, parent map[string]string) string {
+	lin := "/"
+	for a, n := acct, 0; a != "" && a != "root" && n < 64; a, n = parent[a], n+1 {
+		lin = "/" + a + lin
+	}
+	return lin
+}
+
+func assocRecord(v map[string]string, lineage, parentAcct string, isDefault bool) Obj {
+	tres := func(k string) []any { return TRESList(v[k], false) }
+	count := func(k string) Num { return limitCount(v[k]) }
+	shares := atoi(v["Share"])
+	if v["Share"] == "parent" || v["Share"] == "" {
+		shares = 1
+	}
+	return Obj{
+		{"accounting", []any{}},
+		{"account", v["Account"]},
+		{"cluster", v["Cluster"]},
+		{"comment", ""},
+		{"default", Obj{{"qos", v["DefaultQOS"]}}},
+		{"flags", []any{}},
+		{"max", Obj{
+			{"jobs", Obj{
+				{"per", Obj{{"count", count("GrpJobs")}, {"accruing", count("GrpJobsAccrue")}, {"submitted", count("GrpSubmit")},
+					{"wall_clock", wallMinutes(v["MaxWall"])}}},
+				{"active", count("MaxJobs")}, {"accruing", count("MaxJobsAccrue")}, {"total", count("MaxSubmit")},
+			}},
+			{"tres", Obj{
+				{"total", tres("GrpTRES")},
+				{"group", Obj{{"minutes", tres("GrpTRESMins")}, {"active", tres("GrpTRESRunMins")}}},
+				{"minutes", Obj{{"total", []any{}}, {"per", Obj{{"job", tres("MaxTRESMins")}}}}},
+				{"per", Obj{{"job", tres("MaxTRES")}, {"node", tres("MaxTRESPerNode")}}},
+			}},
+			{"per", Obj{{"account", Obj{{"wall_clock", wallMinutes(v["GrpWall"])}}}}},
+		}},
+		{"id", 0},
+		{"is_default", isDefault},
+		{"lineage", lineage},
+		{"min", Obj{{"priority_threshold", count("MinPrioThres")}}},
+		{"parent_account", parentAcct},
+		{"partition", v["Partition"]},
+		{"priority", count("Priority")},
+		{"qos", Strings(splitNonEmpty(v["QOS"])...)},
+		{"shares_raw", shares},
+		{"user", v["User"]},
+	}
 }

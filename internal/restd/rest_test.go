@@ -324,6 +324,8 @@ func TestRESTSlurmdb(t *testing.T) {
 		{"/slurmdb/v0.0.42/account/zz", "accounts", 0, true},
 		{"/slurmdb/v0.0.42/user/alice", "users", 1, false},
 		{"/slurmdb/v0.0.42/ping", "pings", 1, false},
+		{"/slurmdb/v0.0.42/associations", "associations", 4, false}, // root, root/root, research, research/alice
+		{"/slurmdb/v0.0.42/associations?user=alice", "associations", 1, false},
 		{"/slurmdb/v0.0.42/tres", "TRES", 8, false}, // cpu mem energy node billing fs/disk vmem pages
 	}
 	for _, tc := range cases {

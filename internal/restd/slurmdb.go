@@ -29,6 +29,8 @@ func slurmdbOps() []op {
 		{method: "GET", path: "/slurmdb/VERSION/qos/", summary: "get QOS", resp: "v0.0.42_openapi_slurmdbd_qos_resp", h: getQOSList},
 		{method: "GET", path: "/slurmdb/VERSION/qos/{qos}", summary: "get a QOS", resp: "v0.0.42_openapi_slurmdbd_qos_resp",
 			params: []param{{"qos", "path", "QOS name"}}, h: getQOS},
+		{method: "GET", path: "/slurmdb/VERSION/associations/", summary: "get associations", resp: "v0.0.42_openapi_assocs_resp",
+			params: []param{{"account", "query", "account"}, {"user", "query", "user"}, {"partition", "query", "partition"}}, h: getAssocs},
 		{method: "GET", path: "/slurmdb/VERSION/ping/", summary: "ping the accounting (the controller)", resp: "v0.0.42_openapi_slurmdbd_ping_resp", h: getDBPing},
 		{method: "GET", path: "/slurmdb/VERSION/tres/", summary: "get the trackable resources", resp: "v0.0.42_openapi_tres_resp", h: getTRES},
 	}
@@ -224,6 +226,41 @@ func qosReply(c *call, name string) reply {
 	rep := reply{data: dataparser.QOS(rows)}
 	if len(rows) == 0 {
 		rep.warns = []dataparser.Warning{{Description: "slurmdb_qos_get() found nothing", Source: "_dump_qos"}}
+	}
+	return rep
+}
+
+// getAssocs lists the associations (sacctmgr show assoc), narrowed by
+// account, user and partition.
+func getAssocs(c *call) reply {
+	q := c.r.URL.Query()
+	var where []string
+	for _, k := range []string{"account", "user", "partition"} {
+		if v := q.Get(k); v != "" {
+			where = append(where, k+"="+v)
+		}
+	}
+	if len(where) > 0 {
+		where = append([]string{"where"}, where...)
+	}
+	fail := func(err error) reply {
+		return failed(dataparser.Obj{{Key: "associations", Val: []any{}}}, callError(err, "slurmdb_associations_get() failed", "_dump_assoc"))
+	}
+	rows, err := c.sacctmgrRows("assoc", dataparser.AssocFields, where...)
+	if err != nil {
+		return fail(err)
+	}
+	users, err := c.sacctmgrRows("user", []string{"User", "DefaultAccount"})
+	if err != nil {
+		return fail(err)
+	}
+	defaults := map[string]string{}
+	for _, u := range users {
+		defaults[u[0]] = u[1]
+	}
+	rep := reply{data: dataparser.Associations(rows, defaults)}
+	if len(rows) == 0 {
+		rep.warns = []dataparser.Warning{{Description: "slurmdb_associations_get() found nothing", Source: "_dump_assoc"}}
 	}
 	return rep
 }
