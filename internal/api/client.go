@@ -277,3 +277,51 @@ func (c *Client) Token(ctx context.Context, req TokenRequest) (TokenResponse, er
 func (c *Client) RotateTokenKey(ctx context.Context) error {
 	return c.call(ctx, http.MethodPost, PathTokenRotate, struct{}{}, nil)
 }
+
+// NewHandlerClient returns a client that calls h in process, without a
+// socket: the REST daemon served by the controller itself uses it, with
+// h the controller's own client API (which authenticates the request as
+// its listeners do), so that a REST call is authorized exactly as the
+// command it stands for. token, when set, is sent as over TCP.
+func NewHandlerClient(h http.Handler, token string) *Client {
+	return &Client{base: "http://sluice", token: token, http: &http.Client{Transport: handlerTransport{h}}}
+}
+
+// handlerTransport is NewHandlerClient's RoundTripper.
+type handlerTransport struct{ h http.Handler }
+
+// RoundTrip serves req with the handler and returns what it wrote.
+func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rec := &bufferedResponse{header: http.Header{}, status: http.StatusOK}
+	r := req.Clone(req.Context())
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	r.RequestURI = req.URL.RequestURI()
+	t.h.ServeHTTP(rec, r)
+	return &http.Response{
+		Status: http.StatusText(rec.status), StatusCode: rec.status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: rec.header, Body: io.NopCloser(&rec.body), ContentLength: int64(rec.body.Len()), Request: req,
+	}, nil
+}
+
+// bufferedResponse is an http.ResponseWriter that keeps the answer.
+type bufferedResponse struct {
+	header http.Header
+	status int
+	wrote  bool
+	body   bytes.Buffer
+}
+
+func (b *bufferedResponse) Header() http.Header { return b.header }
+
+func (b *bufferedResponse) WriteHeader(code int) {
+	if !b.wrote {
+		b.status, b.wrote = code, true
+	}
+}
+
+func (b *bufferedResponse) Write(p []byte) (int, error) {
+	b.wrote = true
+	return b.body.Write(p)
+}

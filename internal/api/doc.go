@@ -24,3 +24,7 @@
 // with a 4xx/5xx status; the commands print the message the way Slurm's
 // clients do.
 package api
+
+// SlurmRelease is the Slurm release whose behaviour Sluice reproduces
+// (the commands' -V, data_parser's meta.slurm.release).
+const SlurmRelease = "24.11.5"

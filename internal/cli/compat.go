@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/sluice-hpc/sluice/internal/restd"
+
 	"bufio"
 	"embed"
 	"fmt"
@@ -261,6 +263,7 @@ not implemented is refused with Slurm's getopt message and one line naming this 
 			len(opts), counts[true]-noEffect, noEffect, counts[false])
 		b.WriteString(strings.Join(rows, "\n") + "\n")
 	}
+	b.WriteString(restd.CompatibilityMarkdown())
 	return b.String()
 }
 

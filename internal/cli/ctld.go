@@ -35,6 +35,8 @@ on SlurmctldPort. Node agents: sluice noded --name NODE --controller URL.
 
   --conf FILE     slurm.conf (default $SLURM_CONF, then /etc/slurm/slurm.conf)
   --listen ADDR   TCP address (default :SlurmctldPort; "none" disables it)
+  --rest-listen ADDR  also serve slurmrestd's REST API on ADDR (host:port,
+                  or unix:/path for local users identified by SO_PEERCRED)
   -c              start with no jobs on purpose (as slurmctld -c): the
                   SQLite database is moved aside, job ids continue
   -R              start with what the database holds even when it is
@@ -64,6 +66,7 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 	fs.SetOutput(io.Discard)
 	path := fs.String("conf", "", "")
 	listen := fs.String("listen", "", "")
+	restListen := fs.String("rest-listen", "", "")
 	verbose := fs.BoolP("verbose", "v", false, "")
 	clear := fs.BoolP("clear", "c", false, "")
 	recover := fs.BoolP("recover", "R", false, "")
@@ -96,8 +99,14 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 	case *recover:
 		mode = ctld.StartRecover
 	}
+	restSet, restStop, err := restInProcess(*restListen, log)
+	if err != nil {
+		return Errorf(env, "ctld", "%v", err)
+	}
+	defer restStop()
 	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true, StartMode: mode,
 		FenceFraction: fenceOption(*fence)}, func(c *ctld.Controller, first bool) error {
+		restSet(c)
 		if first {
 			fmt.Fprintf(env.Stderr, "sluice ctld: cluster %s, socket %s, agents and tokens on %s\n", cfg.ClusterName, c.Socket(), c.Addr())
 		}

@@ -82,8 +82,9 @@ func upCluster(t *testing.T, nodes int, extra string) *extCluster {
 }
 
 // upClusterFiles is upCluster with more files (cgroup.conf, ...) written
-// into the state directory beside slurm.conf before the start.
-func upClusterFiles(t *testing.T, nodes int, extra string, files map[string]string) *extCluster {
+// into the state directory beside slurm.conf before the start, and more
+// arguments of sluice up.
+func upClusterFiles(t *testing.T, nodes int, extra string, files map[string]string, upArgs ...string) *extCluster {
 	t.Helper()
 	bin := sluiceBinary(t)
 	state := t.TempDir()
@@ -101,7 +102,7 @@ func upClusterFiles(t *testing.T, nodes int, extra string, files map[string]stri
 			}
 		}
 	}
-	c.cmd = exec.Command(bin, "up", "--state", state, "--nodes", strconv.Itoa(nodes))
+	c.cmd = exec.Command(bin, append([]string{"up", "--state", state, "--nodes", strconv.Itoa(nodes)}, upArgs...)...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
 	c.cmd.Env = append(os.Environ(), "HOME="+state)
 	if err := c.cmd.Start(); err != nil {

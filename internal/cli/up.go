@@ -39,12 +39,14 @@ every job.
   --nodes N      number of nodes of the generated configuration (default 4)
   --state DIR    state directory (default ~/.sluice, /var/lib/sluice for root)
   --conf FILE    use this slurm.conf (every node runs here)
+  --rest-listen ADDR  also serve slurmrestd's REST API on ADDR (host:port or unix:/path)
   -v, --verbose  debug logging
 `
 
 type upFlags struct {
 	nodes         int
 	state, conf   string
+	restListen    string
 	verbose, help bool
 }
 
@@ -76,9 +78,15 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 	log := newLogger(env, f.verbose)
 	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.SlurmctldPort))
 	var agents []*noded.Agent
+	restSet, restStop, err := restInProcess(f.restListen, log)
+	if err != nil {
+		return Errorf(env, "up", "%v", err)
+	}
+	defer restStop()
 	// The agents are started once: a reconfigure keeps the controller's
 	// address and cluster key, and they register again with the next one.
 	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: listen, Logger: log, BatchCadence: true}, func(c *ctld.Controller, first bool) error {
+		restSet(c)
 		if !first {
 			return nil
 		}
@@ -110,6 +118,7 @@ func parseUpFlags(env *Env, args []string) (*upFlags, error) {
 	fs.IntVar(&f.nodes, "nodes", 4, "")
 	fs.StringVar(&f.state, "state", "", "")
 	fs.StringVar(&f.conf, "conf", "", "")
+	fs.StringVar(&f.restListen, "rest-listen", "", "")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "")
 	fs.BoolVarP(&f.help, "help", "h", false, "")
 	if err := fs.Parse(args); err != nil {

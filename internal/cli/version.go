@@ -1,10 +1,14 @@
 package cli
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sluice-hpc/sluice/internal/api"
+)
 
 // SlurmVersion is the Slurm release whose behaviour Sluice reproduces;
 // -V/--version of every Slurm command prints it as Slurm does.
-const SlurmVersion = "24.11.5"
+const SlurmVersion = api.SlurmRelease
 
 // VersionLine is what `squeue -V` prints ("slurm 24.11.5"); Sluice's own
 // version is `sluice version`.

@@ -24,6 +24,22 @@ type Meta struct {
 	Cluster, Release string
 	// AccountingStorage is AccountingStorageType ("accounting_storage/slurmdbd").
 	AccountingStorage string
+	// PluginType, PluginName and Source are slurmrestd's: the openapi
+	// plugin that answered ("openapi/slurmctld") and the client's
+	// address; the commands leave them empty, as Slurm's do.
+	PluginType, PluginName, Source string
+	// DataParser is the data_parser version named in meta ("" for
+	// Version): slurmrestd names the version of the path asked.
+	DataParser string
+}
+
+// Error is one member of the envelope's "errors" array: slurmrestd's
+// description, Slurm's error number and its text, and where it arose.
+type Error struct {
+	Description string
+	Number      int
+	Error       string
+	Source      string
 }
 
 // Warning is one member of the envelope's "warnings" array.
@@ -34,11 +50,20 @@ type Warning struct {
 // Envelope appends meta, errors and warnings to a reply's data, in the
 // order Slurm prints them.
 func Envelope(data Obj, m Meta, warnings ...Warning) Obj {
+	return EnvelopeErrors(data, m, nil, warnings)
+}
+
+// EnvelopeErrors is Envelope with errors (slurmrestd's failed requests).
+func EnvelopeErrors(data Obj, m Meta, errs []Error, warnings []Warning) Obj {
 	major, minor, micro := splitRelease(m.Release)
 	cmd := Strings(m.Command...)
+	parser := m.DataParser
+	if parser == "" {
+		parser = Version
+	}
 	meta := Obj{
-		{"plugin", Obj{{"type", ""}, {"name", ""}, {"data_parser", "data_parser/" + Version}, {"accounting_storage", m.AccountingStorage}}},
-		{"client", Obj{{"source", ""}, {"user", m.User}, {"group", m.Group}}},
+		{"plugin", Obj{{"type", m.PluginType}, {"name", m.PluginName}, {"data_parser", "data_parser/" + parser}, {"accounting_storage", m.AccountingStorage}}},
+		{"client", Obj{{"source", m.Source}, {"user", m.User}, {"group", m.Group}}},
 		{"command", cmd},
 		{"slurm", Obj{
 			{"version", Obj{{"major", major}, {"micro", micro}, {"minor", minor}}},
@@ -50,8 +75,12 @@ func Envelope(data Obj, m Meta, warnings ...Warning) Obj {
 	for _, w := range warnings {
 		warn = append(warn, Obj{{"description", w.Description}, {"source", w.Source}})
 	}
+	errList := []any{}
+	for _, e := range errs {
+		errList = append(errList, Obj{{"description", e.Description}, {"error_number", e.Number}, {"error", e.Error}, {"source", e.Source}})
+	}
 	out := append(Obj{}, data...)
-	return append(out, Field{"meta", meta}, Field{"errors", []any{}}, Field{"warnings", warn})
+	return append(out, Field{"meta", meta}, Field{"errors", errList}, Field{"warnings", warn})
 }
 
 func splitRelease(r string) (major, minor, micro string) {
