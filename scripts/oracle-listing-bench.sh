@@ -11,6 +11,7 @@
 #   scripts/oracle-listing-bench.sh squeue
 #   scripts/oracle-listing-bench.sh fill 20000
 #   scripts/oracle-listing-bench.sh sbatch
+#   scripts/oracle-listing-bench.sh rest      # GET /slurm/v0.0.42/jobs via slurmrestd
 set -euo pipefail
 O=${ORACLE_SH:-../shared/oracle/oracle.sh}
 ST=${ORACLE_STATE:-/var/tmp/slurm-oracle}
@@ -60,5 +61,14 @@ sbatch)
 		touch /tmp/stop.listers; wait $pids; rm -f /tmp/stop.listers
 		echo "sbatch seconds under 4 listings: $(echo $ts | tr " " "\n" | sort -n | tr "\n" " ")"'
 	;;
-*) echo "usage: $0 rss|fill N|squeue|sbatch" >&2; exit 2 ;;
+rest)
+	# slurmrestd's side of BenchmarkRESTJobs10k (internal/restd): the
+	# same GET as root, 5 runs, curl's total time and the answer's size.
+	eval "$($O token root)"
+	for r in 1 2 3 4 5; do
+		curl -s -o /dev/null -w "rest jobs@$(count) run $r: seconds %{time_total} bytes %{size_download} http %{http_code}\n" \
+			-H "X-SLURM-USER-NAME: root" -H "X-SLURM-USER-TOKEN: $SLURM_JWT" "$SLURM_REST_URL/slurm/v0.0.42/jobs"
+	done
+	;;
+*) echo "usage: $0 rss|fill N|squeue|sbatch|rest" >&2; exit 2 ;;
 esac
