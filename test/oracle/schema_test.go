@@ -103,6 +103,56 @@ func TestDataParserSchemas(t *testing.T) {
 	}
 }
 
+// TestRESTSchemas plays the REST scenarios (scenarios/rest-*.scn) on Sluice
+// and validates every reply of its API against the schema slurmrestd
+// 24.11's description gives the path, method and status. A path Sluice
+// does not serve (404 without a JSON body) is named in the log.
+func TestRESTSchemas(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: it starts a Sluice cluster and runs commands as alice and bob")
+	}
+	if testing.Short() {
+		t.Skip("-short: plays a cluster")
+	}
+	doc := loadOpenAPI(t)
+	bin := buildSluice(t)
+	if out, _ := exec.Command(bin, "up", "--help").CombinedOutput(); !strings.Contains(string(out), "--rest-listen") {
+		t.Skip("sluice up has no --rest-listen: this Sluice serves no REST API")
+	}
+	suite, err := LoadSuite(".", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureUsers(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	for _, sc := range suite.Scenarios {
+		if !sc.REST() {
+			continue
+		}
+		rec, err := Play(ctx, &SluiceTarget{Binary: bin, BaseConf: suite.BaseConf}, sc, nil)
+		if err != nil {
+			t.Errorf("%s: %v", sc.Name, err)
+			continue
+		}
+		for _, r := range rec.Results {
+			method, path, ok := restOfStep(r.Step)
+			if !ok {
+				continue
+			}
+			if r.Exit == 404 && !json.Valid([]byte(r.Stdout)) {
+				t.Logf("%s: %s %s: not served", sc.Name, method, path)
+				continue
+			}
+			for _, e := range validateREST(doc, method, path, r.Exit, r.Stdout) {
+				t.Errorf("%s: %s (HTTP %d): %s", sc.Name, r.Step, r.Exit, e)
+			}
+		}
+	}
+}
+
 // validateJSON returns every violation of the named component schema by
 // text (at most 20).
 func validateJSON(doc *openapi3.T, schema, text string) []string {
@@ -110,11 +160,16 @@ func validateJSON(doc *openapi3.T, schema, text string) []string {
 	if ref == nil || ref.Value == nil {
 		return []string{"the description has no schema " + schema}
 	}
+	return validateValue(ref.Value, text)
+}
+
+// validateValue returns every violation of schema by text (at most 20).
+func validateValue(schema *openapi3.Schema, text string) []string {
 	var v any
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
 		return []string{"not JSON: " + err.Error()}
 	}
-	err := ref.Value.VisitJSON(dropNulls(v), openapi3.MultiErrors())
+	err := schema.VisitJSON(dropNulls(v), openapi3.MultiErrors())
 	if err == nil {
 		return nil
 	}
@@ -168,7 +223,7 @@ func dropNulls(v any) any {
 // TestDataParserSchemas asks of Sluice, real Slurm 24.11 does.
 func TestOracleRepliesMatchSchemas(t *testing.T) {
 	doc := loadOpenAPI(t)
-	files, err := filepath.Glob("golden/json-*.golden")
+	files, err := filepath.Glob("golden/[jr]*.golden")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,6 +234,13 @@ func TestOracleRepliesMatchSchemas(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range rec.Results {
+			if method, path, ok := restOfStep(r.Step); ok {
+				checked++
+				for _, e := range validateREST(doc, method, path, r.Exit, r.Stdout) {
+					t.Errorf("%s: %s: %s", filepath.Base(f), r.Step, e)
+				}
+				continue
+			}
 			schema := schemaOfStep(r.Step)
 			if schema == "" || r.Exit != 0 || !json.Valid([]byte(r.Stdout)) {
 				continue
@@ -199,6 +261,59 @@ func TestOracleRepliesMatchSchemas(t *testing.T) {
 		t.Errorf("a reply with two errors: %d violations found: %q", len(errs), errs)
 	}
 	t.Logf("%d replies of Slurm 24.11 checked", checked)
+}
+
+// restOfStep reads the method and path of a recorded rest step
+// ("[alice] rest GET /slurm/v0.0.42/jobs").
+func restOfStep(step string) (method, path string, ok bool) {
+	_, rest, _ := strings.Cut(step, "] ")
+	f := strings.Fields(rest)
+	if len(f) < 3 || f[0] != "rest" {
+		return "", "", false
+	}
+	return f[1], f[2], true
+}
+
+// validateREST checks a REST reply against the schema slurmrestd's
+// description gives the path's operation for the status (its "default"
+// reply for the others).
+func validateREST(doc *openapi3.T, method, path string, status int, body string) []string {
+	path, _, _ = strings.Cut(path, "?")
+	for tmpl, item := range doc.Paths.Map() {
+		if !pathMatches(tmpl, path) {
+			continue
+		}
+		op := item.GetOperation(method)
+		if op == nil {
+			return []string{fmt.Sprintf("%s has no %s operation", tmpl, method)}
+		}
+		resp := op.Responses.Status(status)
+		if resp == nil {
+			resp = op.Responses.Default()
+		}
+		if resp == nil || resp.Value == nil || resp.Value.Content.Get("application/json") == nil {
+			return []string{fmt.Sprintf("%s %s: no JSON reply described for status %d", method, tmpl, status)}
+		}
+		return validateValue(resp.Value.Content.Get("application/json").Schema.Value, body)
+	}
+	return []string{"no path of the description matches " + path}
+}
+
+// pathMatches matches a request path with a template of the description
+// ("/slurm/v0.0.42/job/{job_id}", "/slurm/v0.0.42/jobs/": the trailing
+// slash is optional).
+func pathMatches(tmpl, path string) bool {
+	t := strings.Split(strings.TrimSuffix(tmpl, "/"), "/")
+	p := strings.Split(strings.TrimSuffix(path, "/"), "/")
+	if len(t) != len(p) {
+		return false
+	}
+	for i := range t {
+		if t[i] != p[i] && !(strings.HasPrefix(t[i], "{") && strings.HasSuffix(t[i], "}")) {
+			return false
+		}
+	}
+	return true
 }
 
 // schemaOfStep names the schema of a recorded step's reply by the
