@@ -3,7 +3,7 @@ GO ?= go
 BIN ?= bin/sluice
 PREFIX ?= /usr/local
 
-.PHONY: build test install links clean bench chaos oracle-record oracle-diff oracle-check oracle-schema
+.PHONY: build test install links clean bench chaos oracle-record oracle-diff oracle-check oracle-schema oracle-exporter
 build:
 	$(GO) build -o $(BIN) ./cmd/sluice
 
@@ -58,3 +58,9 @@ oracle-check: build
 oracle-schema:
 	ORACLE_SH=$(ORACLE_SH) scripts/oracle-prepare.sh
 	ORACLE_SH=$(abspath $(ORACLE_SH)) $(GO) test -count=1 -run 'Schemas$$' -v ./test/oracle
+
+# rivosinc/prometheus-slurm-exporter (JSON mode) against the oracle and
+# Sluice: the same metric families. EXPORTER=PATH of its binary.
+oracle-exporter:
+	ORACLE_SH=$(ORACLE_SH) scripts/oracle-prepare.sh
+	SLUICE_EXPORTER=$(abspath $(EXPORTER)) ORACLE_SH=$(abspath $(ORACLE_SH)) $(GO) test -count=1 -run '^TestExporterFamilies$$' -v ./test/oracle
