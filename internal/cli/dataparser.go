@@ -157,8 +157,21 @@ func sinfoDataParser(ctx context.Context, env *Env, cl *api.Client, f dataparser
 		}
 		shown = append(shown, p)
 	}
-	dpWrite(env, f, dataparser.Sinfo(nodes.Nodes, shown, nodeStateValue), dpMeta(ctx, env, cl, clientCommand("sinfo", o.args)...))
+	dpWrite(env, f, dataparser.Sinfo(sinfoStateNodes(nodes.Nodes, o.states), shown, nodeStateValue), dpMeta(ctx, env, cl, clientCommand("sinfo", o.args)...))
 	return 0
+}
+
+// sinfoStateNodes keeps the nodes -t asks for: Slurm 24.11's sinfo --json
+// -t drain lists only the drained and draining nodes' groups (oracle,
+// json-nodes).
+func sinfoStateNodes(nodes []api.NodeRecord, states string) []api.NodeRecord {
+	out := nodes[:0:0]
+	for i := range nodes {
+		if stateWanted(&nodes[i], states) {
+			out = append(out, nodes[i])
+		}
+	}
+	return out
 }
 
 // scontrolShowDataParser prints scontrol show job|node|partition|

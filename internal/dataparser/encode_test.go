@@ -147,9 +147,13 @@ func TestJobRecordValues(t *testing.T) {
 	}
 }
 
-// TestExitCode checks exit records: 0:0 SUCCESS, 3:0 ERROR, 0:9 SIGNALED KILL.
+// TestExitCode checks exit records: 0:0 SUCCESS, 3:0 ERROR, 0:9 SIGNALED
+// KILL with an unset return code (oracle: json-sacct-states).
 func TestExitCode(t *testing.T) {
 	for in, want := range map[string]string{"0:0": "SUCCESS 0  ", "3:0": "ERROR 3  ", "0:9": "SIGNALED 0 9 KILL"} {
+		if rc := ExitCode(in).Get("return_code").(Num); rc.Set == (in == "0:9") {
+			t.Errorf("ExitCode(%s).return_code = %+v", in, rc)
+		}
 		e := ExitCode(in)
 		sig := e.Get("signal").(Obj)
 		id := ""

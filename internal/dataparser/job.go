@@ -294,15 +294,17 @@ func ExitCode(s string) Obj {
 		code, _ = strconv.Atoi(a)
 		sig, _ = strconv.Atoi(b)
 	}
-	status, signal := "SUCCESS", Obj{{"id", Unset()}, {"name", ""}}
+	status, rc, signal := "SUCCESS", N(code), Obj{{"id", Unset()}, {"name", ""}}
 	switch {
 	case sig != 0:
-		status = "SIGNALED"
+		// A signalled process has no return code: unset (oracle, sacct
+		// --json of a job killed by SIGKILL and of cancelled batch steps).
+		status, rc = "SIGNALED", Unset()
 		signal = Obj{{"id", N(sig)}, {"name", signalName(sig)}}
 	case code != 0:
 		status = "ERROR"
 	}
-	return Obj{{"status", Strings(status)}, {"return_code", N(code)}, {"signal", signal}}
+	return Obj{{"status", Strings(status)}, {"return_code", rc}, {"signal", signal}}
 }
 
 var signalNames = map[int]string{1: "HUP", 2: "INT", 3: "QUIT", 6: "ABRT", 9: "KILL", 10: "USR1", 12: "USR2", 15: "TERM", 18: "CONT", 19: "STOP"}
