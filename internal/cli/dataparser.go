@@ -298,7 +298,15 @@ func sshareDataParser(ctx context.Context, env *Env, cl *api.Client, f dataparse
 	if err != nil {
 		return clientError(env, "sshare", err)
 	}
-	dpWrite(env, f, dataparser.Shares(text), dpMeta(ctx, env, cl, clientCommand("sshare", args)...))
+	tree := ""
+	if len(req.Accounts) > 0 {
+		// The accounts' parents may be outside the rows asked for.
+		full := api.SshareRequest{All: true, Parsable2: true, NoHeader: true, Format: dataparser.ShareFields}
+		if tree, err = cl.Sshare(ctx, full); err != nil {
+			return clientError(env, "sshare", err)
+		}
+	}
+	dpWrite(env, f, dataparser.SharesIn(text, tree), dpMeta(ctx, env, cl, clientCommand("sshare", args)...))
 	return 0
 }
 

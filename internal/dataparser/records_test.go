@@ -125,3 +125,22 @@ func TestSinfoDrainingCPUs(t *testing.T) {
 		}
 	}
 }
+
+// TestSharesParentOutsideRows: sshare --json -A physics names the parent
+// of physics from the whole tree (oracle, json-sshare-tree: "science").
+func TestSharesParentOutsideRows(t *testing.T) {
+	row := func(id, acct, user string) string {
+		return id + "|oracle|" + acct + "|" + user + "||1|0.5|0|0|0|0|inf|cpu=0|cpu=0\n"
+	}
+	tree := row("1", "root", "") + row("2", " science", "") + row("3", "  physics", "") + row("4", "   physics", "alice")
+	for _, rows := range []string{row("3", "  physics", "") + row("4", "   physics", "alice"),
+		row("3", "physics", "") + row("4", " physics", "alice")} {
+		list := SharesIn(rows, tree).Get("shares").(Obj).Get("shares").([]any)
+		if p := list[0].(Obj).Get("parent"); p != "science" {
+			t.Errorf("rows %q: physics's parent %q, want science", rows, p)
+		}
+		if p := list[1].(Obj).Get("parent"); p != "physics" {
+			t.Errorf("alice's parent %q", p)
+		}
+	}
+}
