@@ -3,7 +3,7 @@ GO ?= go
 BIN ?= bin/sluice
 PREFIX ?= /usr/local
 
-.PHONY: build test install links clean bench chaos oracle-record oracle-diff oracle-check
+.PHONY: build test install links clean bench chaos oracle-record oracle-diff oracle-check oracle-schema oracle-exporter
 build:
 	$(GO) build -o $(BIN) ./cmd/sluice
 
@@ -51,3 +51,16 @@ oracle-diff: build
 oracle-check: build
 	$(GO) build -o bin/oracle-diff ./test/oracle/cmd/oracle-diff
 	bin/oracle-diff check $(ORACLE_ONLY)
+
+# The schema check (test/oracle schema_test.go): Sluice's --json replies
+# and the golden files' against slurmrestd 24.11's OpenAPI description,
+# generated inside the oracle at test time (never committed). Needs root.
+oracle-schema:
+	ORACLE_SH=$(ORACLE_SH) scripts/oracle-prepare.sh
+	ORACLE_SH=$(abspath $(ORACLE_SH)) $(GO) test -count=1 -run 'Schemas$$' -v ./test/oracle
+
+# rivosinc/prometheus-slurm-exporter (JSON mode) against the oracle and
+# Sluice: the same metric families. EXPORTER=PATH of its binary.
+oracle-exporter:
+	ORACLE_SH=$(ORACLE_SH) scripts/oracle-prepare.sh
+	SLUICE_EXPORTER=$(abspath $(EXPORTER)) ORACLE_SH=$(abspath $(ORACLE_SH)) $(GO) test -count=1 -run '^TestExporterFamilies$$' -v ./test/oracle

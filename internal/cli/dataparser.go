@@ -157,8 +157,21 @@ func sinfoDataParser(ctx context.Context, env *Env, cl *api.Client, f dataparser
 		}
 		shown = append(shown, p)
 	}
-	dpWrite(env, f, dataparser.Sinfo(nodes.Nodes, shown, nodeStateValue), dpMeta(ctx, env, cl, clientCommand("sinfo", o.args)...))
+	dpWrite(env, f, dataparser.Sinfo(sinfoStateNodes(nodes.Nodes, o.states), shown, nodeStateValue), dpMeta(ctx, env, cl, clientCommand("sinfo", o.args)...))
 	return 0
+}
+
+// sinfoStateNodes keeps the nodes -t asks for: Slurm 24.11's sinfo --json
+// -t drain lists only the drained and draining nodes' groups (oracle,
+// json-nodes).
+func sinfoStateNodes(nodes []api.NodeRecord, states string) []api.NodeRecord {
+	out := nodes[:0:0]
+	for i := range nodes {
+		if stateWanted(&nodes[i], states) {
+			out = append(out, nodes[i])
+		}
+	}
+	return out
 }
 
 // scontrolShowDataParser prints scontrol show job|node|partition|
@@ -285,7 +298,15 @@ func sshareDataParser(ctx context.Context, env *Env, cl *api.Client, f dataparse
 	if err != nil {
 		return clientError(env, "sshare", err)
 	}
-	dpWrite(env, f, dataparser.Shares(text), dpMeta(ctx, env, cl, clientCommand("sshare", args)...))
+	tree := ""
+	if len(req.Accounts) > 0 {
+		// The accounts' parents may be outside the rows asked for.
+		full := api.SshareRequest{All: true, Parsable2: true, NoHeader: true, Format: dataparser.ShareFields}
+		if tree, err = cl.Sshare(ctx, full); err != nil {
+			return clientError(env, "sshare", err)
+		}
+	}
+	dpWrite(env, f, dataparser.SharesIn(text, tree), dpMeta(ctx, env, cl, clientCommand("sshare", args)...))
 	return 0
 }
 

@@ -412,3 +412,21 @@ func TestSinfoDeadResponding(t *testing.T) {
 		}
 	}
 }
+
+// TestSinfoJSONStates: sinfo --json -t drain keeps the drained and
+// draining nodes only (oracle, json-nodes: n2 draining and n3 drained,
+// not n1 mixed nor n4 down).
+func TestSinfoJSONStates(t *testing.T) {
+	nodes := []api.NodeRecord{{Name: "n1", State: "MIXED"}, {Name: "n2", State: "ALLOCATED+DRAIN"},
+		{Name: "n3", State: "IDLE+DRAIN"}, {Name: "n4", State: "DOWN"}}
+	var got []string
+	for _, n := range sinfoStateNodes(nodes, "drain") {
+		got = append(got, n.Name)
+	}
+	if strings.Join(got, ",") != "n2,n3" {
+		t.Errorf("sinfo --json -t drain: nodes %v, want n2,n3", got)
+	}
+	if n := len(sinfoStateNodes(nodes, "")); n != 4 {
+		t.Errorf("without -t: %d nodes", n)
+	}
+}

@@ -330,6 +330,26 @@ func TestCancelOneArrayTask(t *testing.T) {
 	}
 }
 
+// TestArrayTaskByOwnID: a started task is found by its own job id alone,
+// as Slurm 24.11's scontrol show job 4 of task 3_0 (json-array scenario).
+func TestArrayTaskByOwnID(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Array = "0-3%1" }))
+	var task api.JobInfo
+	c.eventually(10*time.Second, "task 0 started", func() bool {
+		res, err := c.client.Jobs(c.ctx(), api.JobQuery{IDs: []string{idStr(id) + "_0"}})
+		if err != nil || len(res.Jobs) != 1 || res.Jobs[0].State != "RUNNING" {
+			return false
+		}
+		task = res.Jobs[0]
+		return true
+	})
+	res, err := c.client.Jobs(c.ctx(), api.JobQuery{IDs: []string{idStr(task.JobID)}})
+	if err != nil || len(res.Jobs) != 1 || res.Jobs[0].JobIDStr != idStr(id)+"_0" {
+		t.Fatalf("job %d (task %s_0): %+v %v", task.JobID, idStr(id), res.Jobs, err)
+	}
+}
+
 // TestGPUDevicesAreDistinct runs two one-GPU jobs on a two-GPU node: each
 // sees a different CUDA_VISIBLE_DEVICES.
 func TestGPUDevicesAreDistinct(t *testing.T) {

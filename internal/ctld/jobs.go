@@ -216,7 +216,9 @@ func (ls *loopState) jobsByID(spec string) ([]*sched.Job, []int32, error) {
 	}
 	var out []*sched.Job
 	if !hasTask {
-		if j := ls.st.Job(sched.JobID(id)); j != nil && j.Array == nil {
+		// A task's own job id names that task alone (oracle: scontrol show
+		// job 4 of 3_0 shows JobId=4 ArrayJobId=3 ArrayTaskId=0).
+		if j := ls.st.Job(sched.JobID(id)); j != nil && (j.Array == nil || j.Array.JobID != sched.JobID(id)) {
 			return []*sched.Job{j}, nil, nil
 		}
 		for _, j := range ls.st.Jobs() {

@@ -177,6 +177,15 @@ func acctRequired(r *api.AcctRecord) Obj {
 	return Obj{{"CPUs", cpus}, {"memory_per_cpu", perCPU}, {"memory_per_node", Unset()}}
 }
 
+// stepName is the step's name: srun's command ("true") or --job-name,
+// "batch" and "extern" for those steps (sacct's JobName column).
+func stepName(s *api.AcctRecord) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.Step
+}
+
 func acctStep(job, s *api.AcctRecord, now time.Time) Obj {
 	zero := Obj{{"seconds", 0}, {"microseconds", 0}}
 	energy := []any{tresEntry("energy", "", 0)}
@@ -193,7 +202,7 @@ func acctStep(job, s *api.AcctRecord, now time.Time) Obj {
 		{"kill_request_user", ""},
 		{"state", JobState(s.State)},
 		{"statistics", Obj{{"CPU", Obj{{"actual_frequency", 0}}}, {"energy", Obj{{"consumed", N(0)}}}}},
-		{"step", Obj{{"id", strconv.FormatUint(uint64(job.JobID), 10) + "." + s.Step}, {"name", s.Step}}},
+		{"step", Obj{{"id", strconv.FormatUint(uint64(job.JobID), 10) + "." + s.Step}, {"name", stepName(s)}}},
 		{"task", Obj{{"distribution", "Unknown"}}},
 		{"tres", Obj{{"requested", usage}, {"consumed", usage}, {"allocated", stepTRES(s.AllocTRES)}}},
 	}

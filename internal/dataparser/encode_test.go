@@ -1,6 +1,7 @@
 package dataparser
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -146,9 +147,13 @@ func TestJobRecordValues(t *testing.T) {
 	}
 }
 
-// TestExitCode checks exit records: 0:0 SUCCESS, 3:0 ERROR, 0:9 SIGNALED KILL.
+// TestExitCode checks exit records: 0:0 SUCCESS, 3:0 ERROR, 0:9 SIGNALED
+// KILL with an unset return code (oracle: json-sacct-states).
 func TestExitCode(t *testing.T) {
 	for in, want := range map[string]string{"0:0": "SUCCESS 0  ", "3:0": "ERROR 3  ", "0:9": "SIGNALED 0 9 KILL"} {
+		if rc := ExitCode(in).Get("return_code").(Num); rc.Set == (in == "0:9") {
+			t.Errorf("ExitCode(%s).return_code = %+v", in, rc)
+		}
 		e := ExitCode(in)
 		sig := e.Get("signal").(Obj)
 		id := ""
@@ -193,3 +198,43 @@ type bytesBuffer struct{ b []byte }
 
 func (b *bytesBuffer) Write(p []byte) (int, error) { b.b = append(b.b, p...); return len(p), nil }
 func (b *bytesBuffer) String() string              { return string(b.b) }
+
+// TestJobAllocation checks job_resources.nodes.allocation: one entry per
+// node with its CPUs and memory, as slurmctld listed a 4-CPU job on n1
+// (oracle: index 0, name n1, cpus {count 4, used 0}, memory {used 0,
+// allocated 4000}).
+func TestJobAllocation(t *testing.T) {
+	for _, c := range []struct {
+		j    api.JobInfo
+		want string
+	}{
+		{api.JobInfo{NodeList: "n1", NumNodes: 1, NumCPUs: 4, CPUsPerNode: "4", AllocTRES: "cpu=4,mem=4000M,node=1"}, "0 n1 4 4000;"},
+		{api.JobInfo{NodeList: "n[1-3]", NumNodes: 3, NumCPUs: 5, CPUsPerNode: "2(x2),1", MinMemoryMB: 500, MemPerCPU: true}, "0 n1 2 1000;1 n2 2 1000;2 n3 1 500;"},
+		{api.JobInfo{NodeList: "n[1-2]", NumNodes: 2, NumCPUs: 16, MinMemoryMB: 2000}, "0 n1 8 2000;1 n2 8 2000;"},
+	} {
+		got := ""
+		for _, e := range allocation(&c.j) {
+			o := e.(Obj)
+			got += fmt.Sprintf("%v %v %v %v;", o.Get("index"), o.Get("name"), o.Get("cpus").(Obj).Get("count"), o.Get("memory").(Obj).Get("allocated"))
+		}
+		if got != c.want {
+			t.Errorf("%+v: allocation = %q, want %q", c.j, got, c.want)
+		}
+	}
+}
+
+// TestAcctStepName checks that a step's step.name is its name (srun's
+// command, oracle: 1.0 of "srun true" is named "true"), batch for the
+// batch step.
+func TestAcctStepName(t *testing.T) {
+	job := &api.AcctRecord{JobID: 1}
+	for _, s := range []api.AcctRecord{{Step: "0", Name: "true"}, {Step: "batch", Name: "batch"}, {Step: "1"}} {
+		want := s.Name
+		if want == "" {
+			want = s.Step
+		}
+		if got := acctStep(job, &s, time.Now()).Get("step").(Obj).Get("name"); got != want {
+			t.Errorf("step %s: name %v, want %s", s.Step, got, want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
 )
 
 // Cluster is what the records need from the cluster's configuration.
@@ -293,15 +294,17 @@ func ExitCode(s string) Obj {
 		code, _ = strconv.Atoi(a)
 		sig, _ = strconv.Atoi(b)
 	}
-	status, signal := "SUCCESS", Obj{{"id", Unset()}, {"name", ""}}
+	status, rc, signal := "SUCCESS", N(code), Obj{{"id", Unset()}, {"name", ""}}
 	switch {
 	case sig != 0:
-		status = "SIGNALED"
+		// A signalled process has no return code: unset (oracle, sacct
+		// --json of a job killed by SIGKILL and of cancelled batch steps).
+		status, rc = "SIGNALED", Unset()
 		signal = Obj{{"id", N(sig)}, {"name", signalName(sig)}}
 	case code != 0:
 		status = "ERROR"
 	}
-	return Obj{{"status", Strings(status)}, {"return_code", N(code)}, {"signal", signal}}
+	return Obj{{"status", Strings(status)}, {"return_code", rc}, {"signal", signal}}
 }
 
 var signalNames = map[int]string{1: "HUP", 2: "INT", 3: "QUIT", 6: "ABRT", 9: "KILL", 10: "USR1", 12: "USR2", 15: "TERM", 18: "CONT", 19: "STOP"}
@@ -310,7 +313,7 @@ func signalName(n int) string { return signalNames[n] }
 
 // jobResources is job_resources: null before an allocation; Sluice does
 // not track which cores of a node a job holds, so each node's entry has
-// its CPU count and memory without the per-core map.
+// its CPU count and memory without the per-core map (sockets is empty).
 func jobResources(j *api.JobInfo) any {
 	if j.NodeList == "" || j.NumNodes == 0 {
 		return nil
@@ -322,9 +325,67 @@ func jobResources(j *api.JobInfo) any {
 			{"select_type", Strings("ONE_ROW")},
 			{"list", j.NodeList},
 			{"whole", j.Exclusive},
-			{"allocation", []any{}},
+			{"allocation", allocation(j)},
 		}},
 		{"cpus", j.NumCPUs},
 		{"threads_per_core", Unset()},
 	}
+}
+
+// allocation is job_resources.nodes.allocation: per node of the job, its
+// index, name, CPUs and memory as slurmctld lists them ("used" is 0 there
+// too).
+func allocation(j *api.JobInfo) []any {
+	names, err := hostlist.Expand(j.NodeList)
+	if err != nil || len(names) == 0 {
+		return []any{}
+	}
+	cpus := perNodeCPUs(j.CPUsPerNode, len(names), j.NumCPUs)
+	out := make([]any, 0, len(names))
+	for i, n := range names {
+		out = append(out, Obj{{"index", i}, {"name", n}, {"cpus", Obj{{"count", cpus[i]}, {"used", 0}}},
+			{"memory", Obj{{"used", 0}, {"allocated", nodeMemory(j, cpus[i], len(names))}}}, {"sockets", []any{}}})
+	}
+	return out
+}
+
+// perNodeCPUs expands SLURM_JOB_CPUS_PER_NODE's form ("2(x3),1") to n
+// counts; without it the CPUs are spread evenly.
+func perNodeCPUs(s string, n, total int) []int {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		c, rep, _ := strings.Cut(strings.TrimSuffix(part, ")"), "(x")
+		v, err := strconv.Atoi(c)
+		if err != nil {
+			break
+		}
+		r := 1
+		if rep != "" {
+			if r, err = strconv.Atoi(rep); err != nil {
+				break
+			}
+		}
+		for ; r > 0; r-- {
+			out = append(out, v)
+		}
+	}
+	if len(out) != n {
+		out = make([]int, n)
+		for i := range out {
+			out[i] = total / n
+		}
+	}
+	return out
+}
+
+// nodeMemory is the memory (MB) the job holds on a node of cpus CPUs:
+// --mem-per-cpu times the CPUs, --mem, else the allocation's share.
+func nodeMemory(j *api.JobInfo, cpus, nodes int) int64 {
+	switch {
+	case j.MinMemoryMB > 0 && j.MemPerCPU:
+		return j.MinMemoryMB * int64(cpus)
+	case j.MinMemoryMB > 0:
+		return j.MinMemoryMB
+	}
+	return tresCount(j.AllocTRES, "mem") / int64(nodes)
 }

@@ -1,6 +1,7 @@
 package dataparser
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func Partition(p *api.PartitionRecord) Obj {
 		{"select_type", []any{}},
 		{"cpus", Obj{{"task_binding", 0}, {"total", p.TotalCPUs}}},
 		{"defaults", Obj{
-			{"memory_per_cpu", p.DefMemPerCPU},
+			{"memory_per_cpu", memPerCPUField(p.DefMemPerCPU)},
 			{"partition_memory_per_cpu", setIf(p.DefMemPerCPU)},
 			{"partition_memory_per_node", nodeMem(p.DefMemPerCPU, p.DefMemPerNode)},
 			{"time", Minutes(p.DefaultTimeSec)},
@@ -40,7 +41,7 @@ func Partition(p *api.PartitionRecord) Obj {
 		{"maximums", Obj{
 			{"cpus_per_node", countLimit(p.MaxCPUsPerNode)},
 			{"cpus_per_socket", Infinite()},
-			{"memory_per_cpu", p.MaxMemPerCPU},
+			{"memory_per_cpu", memPerCPUField(p.MaxMemPerCPU)},
 			{"partition_memory_per_cpu", setIf(p.MaxMemPerCPU)},
 			{"partition_memory_per_node", nodeMem(p.MaxMemPerCPU, p.MaxMemPerNode)},
 			{"nodes", countLimit(p.MaxNodes)},
@@ -120,4 +121,15 @@ func oversubscribe(s string) Obj {
 		jobs = 1
 	}
 	return Obj{{"jobs", jobs}, {"flags", flags}}
+}
+
+// memPerCPUField is the raw memory_per_cpu of a partition record: slurmctld
+// keeps a per-CPU value with its MEM_PER_CPU flag (the top bit) set, and
+// data_parser prints that word as a signed integer (oracle: DefMemPerCPU=500
+// prints -9223372036854775308); 0 when unset.
+func memPerCPUField(mb int64) int64 {
+	if mb <= 0 {
+		return 0
+	}
+	return math.MinInt64 + mb
 }

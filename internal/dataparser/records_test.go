@@ -94,3 +94,53 @@ func TestSinfoGroups(t *testing.T) {
 }
 
 func itoa(v any) string { return strings.TrimSpace(string(JSON(v))) }
+
+// TestPartitionMemPerCPUWord checks the raw memory_per_cpu of a partition
+// with DefMemPerCPU=500: the value with slurmctld's MEM_PER_CPU flag, as
+// Slurm 24.11 printed it (json-partitions), and 0 without a value.
+func TestPartitionMemPerCPUWord(t *testing.T) {
+	out := string(JSON(Partitions([]api.PartitionRecord{{Name: "lim", DefMemPerCPU: 500}, {Name: "main"}}, time.Unix(0, 0))))
+	for _, want := range []string{`"memory_per_cpu": -9223372036854775308,`, `"memory_per_cpu": 0,`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s in\n%s", want, out)
+		}
+	}
+}
+
+// TestSinfoDrainingCPUs: a draining node keeps its allocated CPUs as
+// allocated, only the rest are other (oracle, json-nodes: n2 draining with
+// 8 of 8 CPUs allocated prints cpus allocated 8, other 0).
+func TestSinfoDrainingCPUs(t *testing.T) {
+	for _, c := range []struct {
+		n    api.NodeRecord
+		want string
+	}{
+		{api.NodeRecord{Name: "n2", State: "ALLOCATED+DRAIN", CPUs: 8, AllocCPUs: 8}, "8/0/0"},
+		{api.NodeRecord{Name: "n2", State: "MIXED+DRAIN", CPUs: 8, AllocCPUs: 2}, "2/0/6"},
+		{api.NodeRecord{Name: "n4", State: "DOWN", CPUs: 8}, "0/0/8"},
+	} {
+		cpus := sinfoRecord([]*api.NodeRecord{&c.n}, &api.PartitionRecord{Name: "main"}).Get("cpus").(Obj)
+		if got := itoa(cpus.Get("allocated")) + "/" + itoa(cpus.Get("idle")) + "/" + itoa(cpus.Get("other")); got != c.want {
+			t.Errorf("%s %s: cpus %s, want %s", c.n.Name, c.n.State, got, c.want)
+		}
+	}
+}
+
+// TestSharesParentOutsideRows: sshare --json -A physics names the parent
+// of physics from the whole tree (oracle, json-sshare-tree: "science").
+func TestSharesParentOutsideRows(t *testing.T) {
+	row := func(id, acct, user string) string {
+		return id + "|oracle|" + acct + "|" + user + "||1|0.5|0|0|0|0|inf|cpu=0|cpu=0\n"
+	}
+	tree := row("1", "root", "") + row("2", " science", "") + row("3", "  physics", "") + row("4", "   physics", "alice")
+	for _, rows := range []string{row("3", "  physics", "") + row("4", "   physics", "alice"),
+		row("3", "physics", "") + row("4", " physics", "alice")} {
+		list := SharesIn(rows, tree).Get("shares").(Obj).Get("shares").([]any)
+		if p := list[0].(Obj).Get("parent"); p != "science" {
+			t.Errorf("rows %q: physics's parent %q, want science", rows, p)
+		}
+		if p := list[1].(Obj).Get("parent"); p != "physics" {
+			t.Errorf("alice's parent %q", p)
+		}
+	}
+}

@@ -14,7 +14,13 @@ var ShareFields = []string{"ID", "Cluster", "Account", "User", "Partition", "Raw
 // controller's sshare rows in ShareFields order: one record per
 // association, a user's named by the user and typed USER, an account's
 // by the account and typed ASSOCIATION; parent is the enclosing account.
-func Shares(text string) Obj {
+func Shares(text string) Obj { return SharesIn(text, "") }
+
+// SharesIn is Shares for rows that may leave out an account's parent
+// (sshare -A physics): tree, the rows of the whole tree, names it (oracle:
+// sshare --json -A physics gives physics the parent science).
+func SharesIn(text, tree string) Obj {
+	above := accountParents(tree)
 	list := []any{}
 	var parents []string // accounts by depth
 	for _, line := range strings.Split(text, "\n") {
@@ -35,6 +41,9 @@ func Shares(text string) Obj {
 			parents = append(parents[:min(depth, len(parents))], acct)
 			if depth > 0 && depth-1 < len(parents) {
 				parent = parents[depth-1]
+			}
+			if p, ok := above[acct]; ok && (parent == "" || parent == acct) {
+				parent = p
 			}
 		}
 		list = append(list, Obj{
@@ -123,6 +132,26 @@ func tresFloats(s string) []any {
 	out := []any{}
 	for i, n := range names {
 		out = append(out, Obj{{"name", n}, {"value", Float(vals[i] * 60)}})
+	}
+	return out
+}
+
+// accountParents maps each account of sshare rows to its enclosing
+// account, by the indentation of the Account column.
+func accountParents(text string) map[string]string {
+	out := map[string]string{}
+	var parents []string
+	for _, line := range strings.Split(text, "\n") {
+		c := strings.Split(line, "|")
+		if len(c) < len(ShareFields) || c[3] != "" {
+			continue
+		}
+		acct := strings.TrimLeft(c[2], " ")
+		depth := len(c[2]) - len(acct)
+		parents = append(parents[:min(depth, len(parents))], acct)
+		if depth > 0 && depth-1 < len(parents) {
+			out[acct] = parents[depth-1]
+		}
 	}
 	return out
 }

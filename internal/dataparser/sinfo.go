@@ -62,8 +62,12 @@ func sinfoRecord(g []*api.NodeRecord, p *api.PartitionRecord) Obj {
 		memAlloc += n.AllocMem
 		switch st := NodeState(n.State); {
 		case nodeOther(st):
+			// A drained or down node's allocated CPUs stay allocated,
+			// the rest are other (oracle: n2 draining with 8 of 8 CPUs
+			// allocated prints cpus allocated 8, other 0).
 			other++
-			cOther += n.CPUs
+			cAlloc += n.AllocCPUs
+			cOther += n.CPUs - n.AllocCPUs
 		case n.AllocCPUs > 0:
 			alloc++
 			cAlloc += n.AllocCPUs

@@ -197,9 +197,13 @@ func checkCreate(r *Reservation, given Given) error {
 
 func (r *Reservation) setNodes(f Field) error {
 	if strings.EqualFold(strings.TrimSpace(f.Value), AllNodes) {
+		// slurmctld marks Nodes=ALL as named nodes, all of them (oracle:
+		// Flags=MAINT,SPEC_NODES,ALL_NODES, no partition).
 		r.Nodes = []string{AllNodes}
+		r.Flags |= FlagSpecNodes | FlagAllNodes
 		return nil
 	}
+	r.Flags &^= FlagAllNodes
 	names, err := hostlist.Expand(f.Value)
 	if err != nil {
 		return ErrInvalidNode
@@ -251,7 +255,7 @@ func (r *Reservation) setFlags(f Field, update bool) error {
 	case f.Op == '+' || !update:
 		r.Flags |= fl
 	default:
-		r.Flags = r.Flags&(FlagSpecNodes|FlagTimeFloat) | fl
+		r.Flags = r.Flags&(FlagSpecNodes|FlagAllNodes|FlagTimeFloat) | fl
 	}
 	return nil
 }

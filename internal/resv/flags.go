@@ -30,6 +30,7 @@ const (
 	FlagNoHoldJobs                    // NO_HOLD_JOBS_AFTER_END
 	FlagStaticAlloc                   // STATIC_ALLOC
 	FlagFirstCores                    // FIRST_CORES
+	FlagAllNodes                      // ALL_NODES: Nodes=ALL (output only)
 )
 
 // flagNames are the flag names in the order Slurm prints them; the first
@@ -48,6 +49,7 @@ var flagNames = []struct {
 	{FlagWeekend, []string{"WEEKEND"}},
 	{FlagWeekly, []string{"WEEKLY"}},
 	{FlagSpecNodes, []string{"SPEC_NODES"}},
+	{FlagAllNodes, []string{"ALL_NODES"}},
 	{FlagAnyNodes, []string{"ANY_NODES", "LICENSE_ONLY"}},
 	{FlagStaticAlloc, []string{"STATIC_ALLOC"}},
 	{FlagPartNodes, []string{"PART_NODES"}},

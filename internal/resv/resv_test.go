@@ -100,6 +100,10 @@ func TestBuildFields(t *testing.T) {
 	if r3.Duration != Infinite || !r3.End.Equal(now.Add(365*24*time.Hour)) || r3.Nodes[0] != AllNodes {
 		t.Fatalf("unlimited: %+v", r3)
 	}
+	// Nodes=ALL prints SPEC_NODES,ALL_NODES (oracle, json-reservations).
+	if got := r3.Flags.String(); got != "SPEC_NODES,ALL_NODES" {
+		t.Errorf("Nodes=ALL flags %q, want SPEC_NODES,ALL_NODES", got)
+	}
 }
 
 func TestUpdateOps(t *testing.T) {

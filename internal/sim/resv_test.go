@@ -93,9 +93,9 @@ func TestSimMaintenanceWindow(t *testing.T) {
 		t.Fatalf("report reservations: %+v", rr)
 	}
 	w := rr.Windows[0]
-	if w.Name != "maint" || w.Start != 7200 || w.End != 10800 || w.CPUs != 8 || w.Flags != "MAINT" ||
+	if w.Name != "maint" || w.Start != 7200 || w.End != 10800 || w.CPUs != 8 || w.Flags != "MAINT,SPEC_NODES,ALL_NODES" ||
 		w.Allocated != 0 || w.Idle != 8*3600 || rr.IdleShare != 1 {
-		t.Errorf("window %+v, idle share %.2f; want maint 7200..10800, 8 CPUs, MAINT, all idle", w, rr.IdleShare)
+		t.Errorf("window %+v, idle share %.2f; want maint 7200..10800, 8 CPUs, MAINT,SPEC_NODES,ALL_NODES (Nodes=ALL, as slurmctld prints it), all idle", w, rr.IdleShare)
 	}
 	summary := sim.ReservationSummary(run)
 	t.Logf("%s", summary)

@@ -69,7 +69,7 @@ func Compare(sc *Scenario, want *Recording, wn Normalizer, got *Recording, gn No
 			p    Point
 			a, b string
 		}{{Exit, strconv.Itoa(w.Exit), strconv.Itoa(g.Exit)}}
-		if st.Kind == Run {
+		if st.Printed() {
 			wo, gout := wn.Apply(st, w.Stdout), gn.Apply(st, g.Stdout)
 			if st.Sort {
 				wo, gout = sortLines(wo), sortLines(gout)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -33,21 +31,7 @@ func TestSluiceAgainstGolden(t *testing.T) {
 	if err := EnsureUsers(); err != nil {
 		t.Fatal(err)
 	}
-	// The binary must be reachable by the scenario users: t.TempDir's
-	// directories are closed to them.
-	binDir, err := os.MkdirTemp("", "sluice-diff-bin-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(binDir) })
-	if err := os.Chmod(binDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(binDir, "sluice")
-	build := exec.Command("go", "build", "-o", bin, "github.com/sluice-hpc/sluice/cmd/sluice")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildSluice(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	var log strings.Builder

@@ -39,6 +39,11 @@ func Play(ctx context.Context, t Target, sc *Scenario, progress func(string)) (*
 			res := waitState(ctx, t, st)
 			res.Step = st.String()
 			rec.Results = append(rec.Results, res)
+		case Rest:
+			body := strings.ReplaceAll(st.Body, "@STATE@", t.Normalizer().State)
+			res := t.REST(ctx, st.User, st.Method, st.Path, body)
+			res.Step = st.String()
+			rec.Results = append(rec.Results, res)
 		case Run:
 			res := t.Exec(ctx, st.User, st.Cmd)
 			res.Step = st.String()

@@ -41,23 +41,43 @@ const (
 	// cadence), so steps after a sync meet the same phase of that tick on
 	// both sides instead of whatever phase the previous steps left.
 	Sync
+	// Rest sends one request to the cluster's REST API (slurmrestd on the
+	// oracle, `sluice up --rest-listen` on Sluice) as a user, with the
+	// X-SLURM-USER-NAME and X-SLURM-USER-TOKEN headers of a token made for
+	// that user (oracle.sh token USER, scontrol token username=USER). The
+	// reply's body is the step's stdout, its HTTP status the exit point.
+	Rest
 )
 
 // Step is one line of a scenario.
 type Step struct {
-	Line  int // line number in the scenario file
-	Kind  StepKind
-	User  string        // Run: the user, root by default
-	Cmd   string        // Run: the command line, given to sh -c
-	Dur   time.Duration // Sleep: how long; Wait: the timeout
-	JobID string        // Wait: the job
-	State string        // Wait: the state to reach, or "gone"
-	Masks []string      // Run: extra normalisations for this step (see Normalize)
-	Sort  bool          // Run: compare stdout with its lines sorted
+	Line   int // line number in the scenario file
+	Kind   StepKind
+	User   string        // Run: the user, root by default
+	Cmd    string        // Run: the command line, given to sh -c
+	Dur    time.Duration // Sleep: how long; Wait: the timeout
+	JobID  string        // Wait: the job
+	State  string        // Wait: the state to reach, or "gone"
+	Method string        // Rest: GET, POST, DELETE ...
+	Path   string        // Rest: the request's path and query
+	Body   string        // Rest: the request's body (JSON), @STATE@ the side's state directory
+	Masks  []string      // Run: extra normalisations for this step (see Normalize)
+	Sort   bool          // Run: compare stdout with its lines sorted
 	// JSON is "@json [PATTERN...]": stdout is compared through its JSON
 	// view (jsonview.go); JSONPaths are the patterns.
 	JSON      bool
 	JSONPaths []string
+}
+
+// REST reports whether the scenario sends REST requests (its cluster
+// must serve the API).
+func (sc *Scenario) REST() bool {
+	for _, st := range sc.Steps {
+		if st.Kind == Rest {
+			return true
+		}
+	}
+	return false
 }
 
 // Sleeps is the time the scenario's sleep steps take.
@@ -73,7 +93,11 @@ func (sc *Scenario) Sleeps() time.Duration {
 
 // Compared reports whether the step records a result (a command or a
 // wait); sleep and sync steps only pass time.
-func (s Step) Compared() bool { return s.Kind == Run || s.Kind == Wait }
+func (s Step) Compared() bool { return s.Kind == Run || s.Kind == Wait || s.Kind == Rest }
+
+// Printed reports whether the step's stdout and stderr are compared (a
+// command or a request; a wait has only its exit).
+func (s Step) Printed() bool { return s.Kind == Run || s.Kind == Rest }
 
 // Title of a step as printed in the golden file and the diff.
 func (s Step) String() string {
@@ -84,6 +108,8 @@ func (s Step) String() string {
 		return fmt.Sprintf("wait %s %s", s.JobID, s.State)
 	case Sync:
 		return "sync"
+	case Rest:
+		return strings.TrimSpace(fmt.Sprintf("[%s] rest %s %s %s", s.User, s.Method, s.Path, s.Body))
 	}
 	return fmt.Sprintf("[%s] %s", s.User, s.Cmd)
 }
@@ -113,6 +139,8 @@ var knownMasks = map[string]bool{"durations": true, "numbers": true}
 //	@sort                             the next command's stdout is compared sorted
 //	@mask durations                   the next command's H:MM:SS values are masked
 //	@json jobs[].job_state            the next command's JSON stdout is compared through a view (jsonview.go)
+//	rest alice GET /slurm/v0.0.42/jobs       a REST request as alice (body after the path, @STATE@ in it
+//	                                  the side's state directory); @sort, @mask and @json apply to it
 //
 // Errors name the file and the line.
 func ParseScenario(name, text string) (*Scenario, error) {
@@ -162,6 +190,14 @@ func ParseScenario(name, text string) (*Scenario, error) {
 			sc.Steps = append(sc.Steps, Step{Line: n, Kind: Sleep, Dur: d})
 		case line == "sync":
 			sc.Steps = append(sc.Steps, Step{Line: n, Kind: Sync})
+		case strings.HasPrefix(line, "rest "):
+			st, err := parseRest(line[5:])
+			if err != nil {
+				return nil, errf("rest: %v", err)
+			}
+			st.Line, st.Masks, st.Sort, st.JSON, st.JSONPaths = n, pendingMasks, pendingSort, pendingJSON, pendingJSONPaths
+			pendingMasks, pendingSort, pendingJSON, pendingJSONPaths = nil, false, false, nil
+			sc.Steps = append(sc.Steps, st)
 		case strings.HasPrefix(line, "wait "):
 			st, err := parseWait(line[5:])
 			if err != nil {
@@ -172,7 +208,7 @@ func ParseScenario(name, text string) (*Scenario, error) {
 		default:
 			m := runLine.FindStringSubmatch(line)
 			if m == nil {
-				return nil, errf("not a step: %q (want USER$ COMMAND, $ COMMAND, sleep, sync, wait, conf, @sort, @mask, @json or #)", line)
+				return nil, errf("not a step: %q (want USER$ COMMAND, $ COMMAND, rest, sleep, sync, wait, conf, @sort, @mask, @json or #)", line)
 			}
 			user := m[1]
 			if user == "" {
@@ -201,6 +237,21 @@ func parseSeconds(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("want seconds between 0 and 600, got %q", s)
 	}
 	return time.Duration(f * float64(time.Second)), nil
+}
+
+var restMethod = regexp.MustCompile(`^(GET|POST|DELETE|PUT|PATCH)$`)
+
+// parseRest reads "USER METHOD PATH [BODY]".
+func parseRest(s string) (Step, error) {
+	f := strings.SplitN(strings.TrimSpace(s), " ", 4)
+	if len(f) < 3 || !userName.MatchString(f[0]) || !restMethod.MatchString(f[1]) || !strings.HasPrefix(f[2], "/") {
+		return Step{}, fmt.Errorf("want USER METHOD /PATH [BODY], got %q", s)
+	}
+	st := Step{Kind: Rest, User: f[0], Method: f[1], Path: f[2]}
+	if len(f) == 4 {
+		st.Body = strings.TrimSpace(f[3])
+	}
+	return st, nil
 }
 
 func parseWait(s string) (Step, error) {

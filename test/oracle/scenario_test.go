@@ -51,6 +51,34 @@ bob$ squeue | cat
 	}
 }
 
+// TestParseRestSteps checks the rest step: user, method, path and the
+// body after it, with the @json view of the line before.
+func TestParseRestSteps(t *testing.T) {
+	sc, err := ParseScenario("x", `# rest
+@json jobs[].job_id
+rest alice GET /slurm/v0.0.42/jobs
+rest bob POST /slurm/v0.0.42/job/submit {"script": "#!/bin/sh\ntrue", "job": {"current_working_directory": "@STATE@/jobs"}}
+$ squeue
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sc.REST() {
+		t.Error("REST() = false")
+	}
+	get, post := sc.Steps[0], sc.Steps[1]
+	if get.Kind != Rest || get.User != "alice" || get.Method != "GET" || get.Path != "/slurm/v0.0.42/jobs" || get.Body != "" ||
+		!get.JSON || strings.Join(get.JSONPaths, " ") != "jobs[].job_id" || !get.Printed() {
+		t.Errorf("GET step: %+v", get)
+	}
+	if post.Method != "POST" || post.Body != `{"script": "#!/bin/sh\ntrue", "job": {"current_working_directory": "@STATE@/jobs"}}` || post.JSON {
+		t.Errorf("POST step: %+v", post)
+	}
+	if got := get.String(); got != "[alice] rest GET /slurm/v0.0.42/jobs" {
+		t.Errorf("String() = %q", got)
+	}
+}
+
 func TestParseScenarioErrors(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"", "no steps"},
@@ -61,6 +89,8 @@ func TestParseScenarioErrors(t *testing.T) {
 		{"@mask colours\n$ true\n", `x.scn:1: unknown mask "colours"`},
 		{"$ true\n@sort\n", "applies to no command"},
 		{"squeue\n", "x.scn:1: not a step"},
+		{"rest alice FETCH /slurm/v0.0.42/ping\n", "x.scn:1: rest: want USER METHOD /PATH"},
+		{"rest alice GET slurm\n", "x.scn:1: rest: want USER METHOD /PATH"},
 	} {
 		_, err := ParseScenario("x", c.text)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -25,6 +25,8 @@ type Target interface {
 	Up(ctx context.Context, sc *Scenario) error
 	// Exec runs a command line through sh -c as a user.
 	Exec(ctx context.Context, user, cmd string) Result
+	// REST sends a request to the cluster's REST API as a user.
+	REST(ctx context.Context, user, method, path, body string) Result
 	// Normalizer rewrites this side's paths and names.
 	Normalizer() Normalizer
 	// Source names the software for golden files.
@@ -167,6 +169,7 @@ type OracleTarget struct {
 	Script string // path of oracle.sh (or a wrapper setting ORACLE_* variables)
 	State  string // its ORACLE_STATE (default /var/tmp/slurm-oracle)
 	tmp    string
+	rest   restClient
 }
 
 // Name implements Target.
@@ -188,6 +191,7 @@ func (o *OracleTarget) Up(ctx context.Context, sc *Scenario) error {
 		}
 		args = append(args, "--conf-extra", f)
 	}
+	o.rest = restClient{token: o.token}
 	r := runCmd(o.cmd(ctx, args...))
 	if r.Exit != 0 {
 		return fmt.Errorf("oracle.sh up: exit %d: %s", r.Exit, lastLines(r.Stderr+r.Stdout, 15))
@@ -209,6 +213,22 @@ func (o *OracleTarget) cmd(ctx context.Context, args ...string) *exec.Cmd {
 // Exec implements Target.
 func (o *OracleTarget) Exec(ctx context.Context, user, cmd string) Result {
 	return runCmd(o.cmd(ctx, "exec", "--user", user, "--", "sh", "-c", cmd))
+}
+
+// REST implements Target: slurmrestd of the oracle, with a token from
+// oracle.sh token USER.
+func (o *OracleTarget) REST(ctx context.Context, user, method, path, body string) Result {
+	return o.rest.do(ctx, user, method, path, body)
+}
+
+// token runs oracle.sh token USER: SLURM_JWT=..., SLURM_REST_URL=...
+func (o *OracleTarget) token(ctx context.Context, user string) (jwt, url string, err error) {
+	r := runCmd(o.cmd(ctx, "token", user))
+	if r.Exit != 0 {
+		return "", "", fmt.Errorf("oracle.sh token %s: exit %d: %s", user, r.Exit, r.Stderr)
+	}
+	vars := envLines(r.Stdout)
+	return vars["SLURM_JWT"], vars["SLURM_REST_URL"], nil
 }
 
 // Normalizer implements Target.
@@ -245,6 +265,7 @@ type SluiceTarget struct {
 	conf  string
 	up    *exec.Cmd
 	out   bytes.Buffer
+	rest  restClient
 }
 
 // Name implements Target.
@@ -291,7 +312,18 @@ func (s *SluiceTarget) Up(ctx context.Context, sc *Scenario) error {
 	if r := runCmd(exec.CommandContext(ctx, s.Binary, "install-links", filepath.Join(dir, "bin"))); r.Exit != 0 {
 		return fmt.Errorf("install-links: %s", r.Stderr)
 	}
-	s.up = exec.Command(s.Binary, "up", "--conf", s.conf, "--state", filepath.Join(dir, "spool", "ctld"))
+	args := []string{"up", "--conf", s.conf, "--state", filepath.Join(dir, "spool", "ctld")}
+	s.rest = restClient{token: s.token}
+	if sc.REST() {
+		// The REST API on a port of its own, as slurmrestd beside slurmctld.
+		rp, err := api.FreePort()
+		if err != nil {
+			return err
+		}
+		s.rest.url = "http://127.0.0.1:" + strconv.Itoa(rp)
+		args = append(args, "--rest-listen", "127.0.0.1:"+strconv.Itoa(rp))
+	}
+	s.up = exec.Command(s.Binary, args...)
 	s.up.Env = cleanEnv()
 	s.up.Stdout, s.up.Stderr = &s.out, &s.out
 	s.up.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -345,6 +377,21 @@ func (s *SluiceTarget) Exec(ctx context.Context, name, cmd string) Result {
 		c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
 	}
 	return runCmd(c)
+}
+
+// REST implements Target: the API `sluice up --rest-listen` serves, with a
+// token from Sluice's scontrol token.
+func (s *SluiceTarget) REST(ctx context.Context, user, method, path, body string) Result {
+	return s.rest.do(ctx, user, method, path, body)
+}
+
+// token runs scontrol token username=USER as root.
+func (s *SluiceTarget) token(ctx context.Context, user string) (jwt, url string, err error) {
+	r := s.Exec(ctx, "root", "scontrol token username="+user)
+	if r.Exit != 0 {
+		return "", "", fmt.Errorf("scontrol token username=%s: exit %d: %s", user, r.Exit, r.Stderr)
+	}
+	return envLines(r.Stdout)["SLURM_JWT"], s.rest.url, nil
 }
 
 // Normalizer implements Target.
