@@ -16,22 +16,23 @@ import (
 
 // accounting answers sacct/sreport: the records of the jobs the loop
 // still holds (their current form, pending ones included), the stored
-// records of purged jobs, and the job steps. A non-admin gets only
-// records of their own uid, as Slurm's sacct does for ordinary users.
+// records of purged jobs, and the job steps. With PrivateData=jobs a
+// non-admin gets only records of their own uid; without it, everyone's
+// (slurmdbd's rule: sacct -a as an ordinary user lists other users' jobs).
 func (c *Controller) accounting(ctx context.Context, w Who) (api.AcctResponse, error) {
 	var live, interactive map[uint32]bool
-	var admin bool
+	var seeAll bool
 	res, err := c.do(ctx, func(ls *loopState) (any, error) {
-		admin = ls.isAdmin(w)
+		out := api.AcctResponse{Now: c.now(), Cluster: c.cfg.ClusterName, Admin: ls.isAdmin(w), Registered: ls.registered}
+		seeAll = out.Admin || !c.privateJobs()
 		interactive = map[uint32]bool{}
-		out := api.AcctResponse{Now: c.now(), Cluster: c.cfg.ClusterName, Admin: admin, Registered: ls.registered}
 		live = make(map[uint32]bool, len(ls.st.Jobs()))
 		for i := range ls.st.Cluster.Nodes {
 			out.ClusterCPUs += int64(ls.st.Cluster.Nodes[i].CPUs)
 		}
 		for _, j := range ls.st.Jobs() {
 			live[uint32(j.ID)] = true
-			if !admin && j.UID != w.UID {
+			if !seeAll && j.UID != w.UID {
 				continue
 			}
 			if sp := ls.specs[j.ID]; sp != nil && isAllocationScript(sp.Script) {
@@ -55,7 +56,7 @@ func (c *Controller) accounting(ctx context.Context, w Who) (api.AcctResponse, e
 	}
 	purged := false
 	for _, r := range stored {
-		if live[r.JobID] || !admin && r.UID != w.UID {
+		if live[r.JobID] || !seeAll && r.UID != w.UID {
 			continue
 		}
 		out.Records = append(out.Records, acctRecord(r))
@@ -76,7 +77,7 @@ func (c *Controller) accounting(ctx context.Context, w Who) (api.AcctResponse, e
 		return api.AcctResponse{}, err
 	}
 	for _, s := range steps {
-		if admin || s.UID == w.UID {
+		if seeAll || s.UID == w.UID {
 			out.Records = append(out.Records, s.record())
 		}
 	}
@@ -663,4 +664,15 @@ func minTime(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// privateJobs reports PrivateData=jobs: users see only their own jobs'
+// accounting.
+func (c *Controller) privateJobs() bool {
+	for _, v := range c.cfg.PrivateData {
+		if strings.EqualFold(v, "jobs") {
+			return true
+		}
+	}
+	return false
 }

@@ -99,12 +99,18 @@ func (c *Controller) registerCluster(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("ctld: load accounting: %w", err)
 	}
-	if st.Clusters[name] != nil {
+	tracked := strings.Split(accountingTRES(strings.Join(c.cfg.Accounting.TRES, ",")), ",")
+	if st.Clusters[name] != nil && !missingTRES(st, tracked) {
 		return nil
 	}
 	err = c.opts.Accounting.Update(ctx, func(s *acct.State) error {
 		if s.Clusters[name] == nil {
 			s.AddCluster(name)
+		}
+		// slurmctld registers its AccountingStorageTRES with slurmdbd
+		// (sacctmgr show tres: gres/gpu 1001, gres/gpumem 1002, ...).
+		for _, t := range tracked {
+			s.EnsureTRES(t)
 		}
 		return nil
 	})
@@ -112,6 +118,16 @@ func (c *Controller) registerCluster(ctx context.Context) error {
 		return fmt.Errorf("ctld: register cluster %s in accounting: %w", name, err)
 	}
 	return nil
+}
+
+// missingTRES reports whether a tracked TRES is not in accounting yet.
+func missingTRES(st *acct.State, tracked []string) bool {
+	for _, t := range tracked {
+		if st.TRES[t] == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // reloadPolicy recompiles the accounting policy after a sacctmgr change

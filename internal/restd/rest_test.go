@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
 )
@@ -304,11 +305,20 @@ func TestRESTUnixSocket(t *testing.T) {
 func TestRESTSlurmdb(t *testing.T) {
 	rc := newRestCluster(t)
 	alice := rc.as("alice")
-	id := rc.submit(alice, map[string]any{"name": "dbjob"})
 	for _, cmd := range []string{"add account research", "add user alice account=research"} {
 		args := append([]string{"-i"}, strings.Fields(cmd)...)
 		if _, err := rc.root.Sacctmgr(context.Background(), api.SacctmgrRequest{Args: args}); err != nil {
 			t.Fatalf("sacctmgr %s: %v", cmd, err)
+		}
+	}
+	id := rc.submit(alice, map[string]any{"name": "dbjob"})
+	// A held job is never eligible: slurmdbd's /jobs leaves it out.
+	rc.submit(alice, map[string]any{"name": "held", "hold": true})
+	// The job is eligible once the controller's next pass saw it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, m, _ := rc.do(alice, "GET", "/slurmdb/v0.0.42/jobs", nil)
+		if l, _ := m["jobs"].([]any); len(l) > 0 || time.Now().After(deadline) {
+			break
 		}
 	}
 	cases := []struct {

@@ -140,12 +140,12 @@ func (s *Server) write(w http.ResponseWriter, c *call, rt route, rep reply) {
 // meta is the envelope's meta as slurmrestd writes it: its plugin, the
 // caller, the cluster and release.
 func (c *call) meta(rt route) dataparser.Meta {
-	m := dataparser.Meta{User: c.caller.User, Release: api.SlurmRelease, Source: c.caller.Source,
+	m := dataparser.Meta{Release: api.SlurmRelease, Source: c.caller.Source,
 		PluginType: "openapi/slurmctld", PluginName: "Slurm OpenAPI slurmctld", DataParser: rt.version}
 	if strings.HasPrefix(rt.path, "/slurmdb/") {
 		m.PluginType, m.PluginName = "openapi/slurmdbd", "Slurm OpenAPI slurmdbd"
 	}
-	m.Group = groupOf(c.caller)
+	m.User, m.Group = processIdentity()
 	for _, e := range c.cfg.Entries {
 		switch e.Key {
 		case "ClusterName":

@@ -3,9 +3,11 @@ package restd
 import (
 	"fmt"
 	"net/http"
+	"os"
 	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
@@ -262,18 +264,21 @@ func getReservations(c *call) reply {
 	return reply{data: dataparser.Reservations(recs, time.Now())}
 }
 
-// getReservation is one reservation; an unknown one is an error with
-// status 200 and no data (oracle).
+// getReservation is one reservation. An unknown name is slurmrestd's
+// 422 "Unable to find reservation NAME" while reservations exist, and an
+// error with status 200 and no data when there are none (oracle).
 func getReservation(c *call) reply {
 	name := c.r.PathValue("reservation_name")
-	recs, err := c.reservations(name)
-	if err == nil && len(recs) == 0 {
-		err = fmt.Errorf("No error")
-	}
-	if err != nil {
+	all, err := c.reservations("")
+	if err != nil || len(all) == 0 {
 		return reply{errs: []dataparser.Error{{Description: "Unable to query reservations", Error: "No error", Source: "slurm_load_reservations()"}}}
 	}
-	return reply{data: dataparser.Reservations(recs, time.Now())}
+	for _, r := range all {
+		if r["ReservationName"] == name {
+			return reply{data: dataparser.Reservations([]map[string]string{r}, time.Now())}
+		}
+	}
+	return parseFailure(nil, "Unable to find reservation "+name, "op_handler_reservation")
 }
 
 // getLicenses lists the licenses; none is a warning, as slurmrestd's.
@@ -317,24 +322,20 @@ func getReconfigure(c *call) reply {
 	return reply{}
 }
 
-// groupOf is the caller's primary group name (meta.client.group).
-func groupOf(c Caller) string {
-	if c.Local {
-		id := strconv.FormatUint(uint64(c.GID), 10)
-		if g, err := user.LookupGroupId(id); err == nil {
-			return g.Name
-		}
-		return id
+// processIdentity is the user and group the REST server runs as:
+// slurmrestd's meta.client names its own process identity, whoever
+// called (oracle: "root" in every reply of a root slurmrestd).
+var processIdentity = sync.OnceValues(func() (string, string) {
+	uid, gid := strconv.Itoa(os.Getuid()), strconv.Itoa(os.Getgid())
+	name, group := uid, gid
+	if u, err := user.LookupId(uid); err == nil {
+		name = u.Username
 	}
-	u, err := user.Lookup(c.User)
-	if err != nil {
-		return ""
+	if g, err := user.LookupGroupId(gid); err == nil {
+		group = g.Name
 	}
-	if g, err := user.LookupGroupId(u.Gid); err == nil {
-		return g.Name
-	}
-	return u.Gid
-}
+	return name, group
+})
 
 var _ = http.StatusOK
 

@@ -90,7 +90,12 @@ func getDBJobs(c *call) reply {
 	}
 	q := c.r.URL.Query()
 	users, accounts := q.Get("users"), q.Get("account")
-	jobs := acctJobs(res.Records, func(r *api.AcctRecord) bool { return inList(users, r.User) && inList(accounts, r.Account) })
+	// Like sacct without -j, a run never eligible (held, waiting on a
+	// dependency) is in no time window, so slurmdbd does not list it
+	// (oracle: bob's held job is missing from alice's /slurmdb/jobs).
+	jobs := acctJobs(res.Records, func(r *api.AcctRecord) bool {
+		return !r.Eligible.IsZero() && inList(users, r.User) && inList(accounts, r.Account)
+	})
 	return dbJobsReply(jobs, res)
 }
 
@@ -201,9 +206,18 @@ func getTRES(c *call) reply {
 		return failed(dataparser.Obj{{Key: "TRES", Val: []any{}}}, callError(err, "slurmdb_tres_get() failed", "_dump_tres"))
 	}
 	list := []any{}
+	tresObj := func(typ, name string, id int64) dataparser.Obj {
+		return dataparser.Obj{{Key: "type", Val: typ}, {Key: "name", Val: name}, {Key: "id", Val: id}, {Key: "count", Val: int64(0)}}
+	}
+	offset := false
 	for _, r := range rows {
 		id, _ := strconv.ParseInt(r[2], 10, 64)
-		list = append(list, dataparser.Obj{{Key: "type", Val: r[0]}, {Key: "name", Val: r[1]}, {Key: "id", Val: id}, {Key: "count", Val: int64(0)}})
+		if id > 1000 && !offset {
+			// slurmdbd's /tres shows the marker of its dynamic ids
+			// (id 1000), which sacctmgr show tres hides (oracle).
+			list, offset = append(list, tresObj("dynamic_offset", "", 1000)), true
+		}
+		list = append(list, tresObj(r[0], r[1], id))
 	}
 	return reply{data: dataparser.Obj{{Key: "TRES", Val: list}}}
 }
