@@ -78,8 +78,8 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 	}
 	spec.Allocation = true
 	// The marker line tells accounting this job has no batch step
-	// (ctld's allocationMarker).
-	spec.Script = "#!/bin/sh\n# " + me + " allocation: held until the command exits (" + me +
+	// (api.AllocationMarker).
+	spec.Script = "#!/bin/sh\n# " + me + " " + api.AllocationMarker + " (" + me +
 		" relinquishes it through the controller)\nwhile :; do sleep 3600; done\n"
 	spec.Output, spec.Error = "/dev/null", "/dev/null"
 	fillSubmitContext(env, &spec)
