@@ -112,6 +112,9 @@ type JobSpec struct {
 	WCKey string `json:"wckey,omitempty"`
 	// Comment is --comment.
 	Comment string `json:"comment,omitempty"`
+	// Extra is --extra: a string stored with the job and shown by
+	// scontrol show job (set, even empty, when given).
+	Extra *string `json:"extra,omitempty"`
 	// Allocation marks a job that holds an allocation for salloc or srun
 	// (its script only waits): it ends when its holder releases it
 	// (OpComplete) or stops sending OpKeepalive.

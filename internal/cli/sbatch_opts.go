@@ -372,6 +372,7 @@ func defineJobOptions(f sbatchFlags, s *api.JobSpec) {
 	f.opt("reservation", "", "", str(&s.Reservation))
 	f.opt("wckey", "", "", str(&s.WCKey))
 	f.opt("comment", "", "", str(&s.Comment))
+	f.opt("extra", "", "", func(v string) error { s.Extra = &v; return nil })
 	f.opt("mail-type", "", "", str(&s.MailType))
 	f.opt("mail-user", "", "", str(&s.MailUser))
 	f.opt("signal", "", "", func(v string) error { return setSignal(v, &s.Signal) })

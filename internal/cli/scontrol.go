@@ -629,6 +629,10 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 	if j.Comment != "" {
 		lines = append(lines, "Comment="+printable(j.Comment)+" ") // Slurm ends this line with a blank
 	}
+	if j.Extra != nil {
+		// --extra, even empty, after Comment= and with its trailing blank (oracle).
+		lines = append(lines, "Extra="+printable(*j.Extra)+" ")
+	}
 	lines = append(lines, "StdErr="+j.StdErr, "StdIn="+j.StdIn, "StdOut="+j.StdOut)
 	lines = append(lines, jobTresPerLines(j)...)
 	if j.KillOnInvalidDep != "" {
