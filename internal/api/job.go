@@ -119,6 +119,9 @@ type JobSpec struct {
 	// (its script only waits): it ends when its holder releases it
 	// (OpComplete) or stops sending OpKeepalive.
 	Allocation bool `json:"allocation,omitempty"`
+	// NoShell is salloc --no-shell: the allocation has no holder once
+	// granted and lasts until it is cancelled or reaches its time limit.
+	NoShell bool `json:"no_shell,omitempty"`
 	// AllocNode and AllocSID are the submitting host (short name) and the
 	// session id of the submitting process (scontrol's AllocNode:Sid).
 	AllocNode string `json:"alloc_node,omitempty"`

@@ -32,6 +32,9 @@ type SbatchRequest struct {
 	Help, Usage, Version bool
 	// Clusters is --clusters/-M as written.
 	Clusters string
+	// NoShell, Bell and NoBell are salloc's --no-shell, --bell and
+	// --no-bell (sallocOptions), which sbatch does not take.
+	NoShell, Bell, NoBell bool
 	// Ignored lists the accepted options that Sluice does not act on
 	// (e.g. --distribution), so the CLI can say so with -v.
 	Ignored []string
