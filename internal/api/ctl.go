@@ -251,6 +251,7 @@ type JobInfo struct {
 	StdErr        string    `json:"stderr,omitempty"`
 	StdIn         string    `json:"stdin,omitempty"`
 	Comment       string    `json:"comment,omitempty"`
+	Extra         *string   `json:"extra,omitempty"`
 
 	// PriorityTerms and PrioritySummary explain the priority (detail only).
 	PriorityTerms   []PriorityTerm `json:"priority_terms,omitempty"`

@@ -112,10 +112,16 @@ type JobSpec struct {
 	WCKey string `json:"wckey,omitempty"`
 	// Comment is --comment.
 	Comment string `json:"comment,omitempty"`
+	// Extra is --extra: a string stored with the job and shown by
+	// scontrol show job (set, even empty, when given).
+	Extra *string `json:"extra,omitempty"`
 	// Allocation marks a job that holds an allocation for salloc or srun
 	// (its script only waits): it ends when its holder releases it
 	// (OpComplete) or stops sending OpKeepalive.
 	Allocation bool `json:"allocation,omitempty"`
+	// NoShell is salloc --no-shell: the allocation has no holder once
+	// granted and lasts until it is cancelled or reaches its time limit.
+	NoShell bool `json:"no_shell,omitempty"`
 	// AllocNode and AllocSID are the submitting host (short name) and the
 	// session id of the submitting process (scontrol's AllocNode:Sid).
 	AllocNode string `json:"alloc_node,omitempty"`

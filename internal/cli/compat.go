@@ -93,7 +93,10 @@ func notImplementedLine(command, opt string) string {
 // working, and recorded only).
 var optionParsers = map[string]func(args []string) (noEffect bool, err error){
 	"sbatch": parseSbatchNoEffect,
-	"salloc": parseSbatchNoEffect,
+	"salloc": func(a []string) (bool, error) {
+		req, _, err := parseSalloc(a)
+		return err == nil && len(req.Ignored) > 0, err
+	},
 	"srun": func(a []string) (bool, error) {
 		o, err := parseSrun(a)
 		return err == nil && len(o.req.Ignored) > 0, err

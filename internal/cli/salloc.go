@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/spf13/pflag"
 )
 
 func init() {
@@ -26,8 +28,63 @@ allocation, and releases the allocation when COMMAND exits; the job ends
 with COMMAND's exit code.
 `
 
+// sallocOnly are salloc's options that sbatch does not have.
+var sallocOnly = map[string]func(*SbatchRequest){
+	"--no-shell": func(r *SbatchRequest) { r.NoShell = true },
+	"--bell":     func(r *SbatchRequest) { r.Bell, r.NoBell = true, false },
+	"--no-bell":  func(r *SbatchRequest) { r.NoBell, r.Bell = true, false },
+}
+
+// parseSalloc reads salloc's options: sbatch's, and salloc's own
+// (sallocOnly) up to the command.
+func parseSalloc(args []string) (*SbatchRequest, []string, error) {
+	var rest []string
+	var own []func(*SbatchRequest)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if set, ok := sallocOnly[a]; ok {
+			own = append(own, set)
+			continue
+		}
+		rest = append(rest, a)
+		if sbatchOptionTakesValue(a) && i+1 < len(args) {
+			rest = append(rest, args[i+1])
+			i++
+		}
+	}
+	req, command, err := ParseSbatchOptions(rest)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, set := range own {
+		set(req)
+	}
+	return req, command, nil
+}
+
+// sbatchOptionTakesValue says whether a is an sbatch option whose value,
+// required, is the next argument ("-J name", "--time 5").
+func sbatchOptionTakesValue(a string) bool {
+	if strings.Contains(a, "=") || len(a) < 2 {
+		return false
+	}
+	fs := newSbatchFlagSet(&SbatchRequest{})
+	var f *pflag.Flag
+	switch {
+	case strings.HasPrefix(a, "--"):
+		f = fs.Lookup(a[2:])
+	case len(a) == 2:
+		f = fs.ShorthandLookup(a[1:])
+	}
+	return f != nil && f.NoOptDefVal == ""
+}
+
 func runSalloc(ctx context.Context, env *Env, args []string) int {
-	req, command, err := ParseSbatchOptions(args)
+	req, command, err := parseSalloc(args)
 	if err != nil {
 		return Errorf(env, "salloc", "%v", err)
 	}
@@ -73,13 +130,17 @@ func sallocAllocate(ctx context.Context, env *Env, cl *api.Client, me string, re
 func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, req *SbatchRequest, verbose bool,
 	run func(j *api.JobInfo, cluster string) (int, bool)) int {
 	spec := req.Spec
-	if spec.Name == "" {
+	spec.NoShell = req.NoShell
+	switch {
+	case spec.Name == "" && req.NoShell:
+		spec.Name = "no-shell" // Slurm's name for it (oracle)
+	case spec.Name == "":
 		spec.Name = "interactive"
 	}
 	spec.Allocation = true
 	// The marker line tells accounting this job has no batch step
-	// (ctld's allocationMarker).
-	spec.Script = "#!/bin/sh\n# " + me + " allocation: held until the command exits (" + me +
+	// (api.AllocationMarker).
+	spec.Script = "#!/bin/sh\n# " + me + " " + api.AllocationMarker + " (" + me +
 		" relinquishes it through the controller)\nwhile :; do sleep 3600; done\n"
 	spec.Output, spec.Error = "/dev/null", "/dev/null"
 	fillSubmitContext(env, &spec)
@@ -92,13 +153,23 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 	// leaves no allocation behind either.
 	stopKeepalive := keepAllocation(cl, id)
 	defer stopKeepalive()
+	t0 := time.Now()
 	j, ok := sallocWaitRunning(ctx, env, cl, me, id, verbose)
 	if !ok {
 		return 1
 	}
+	if me == "salloc" && ringBell(req, time.Since(t0), writerIsTerminal(env.Stdout)) {
+		fmt.Fprint(env.Stdout, "\a")
+	}
 	if verbose {
 		fmt.Fprintf(env.Stderr, "%s: Granted job allocation %s\n", me, id)
 		fmt.Fprintf(env.Stderr, "%s: Nodes %s are ready for job\n", me, j.NodeList)
+	}
+	if req.NoShell {
+		// salloc --no-shell leaves at once; the allocation stays until it
+		// is cancelled or reaches its time limit (the controller does not
+		// wait for a holder: JobSpec.NoShell).
+		return 0
 	}
 	rc, cancel := run(&j, res.Cluster)
 	if cancel {
@@ -115,6 +186,30 @@ func allocateAndRun(ctx context.Context, env *Env, cl *api.Client, me string, re
 	}
 	sallocWaitEnded(cl, id, 5*time.Second)
 	return rc
+}
+
+// bellAfter is how long an allocation pends before salloc rings the
+// terminal bell when it is granted (Slurm's default, without --bell or
+// --no-bell).
+const bellAfter = 10 * time.Second
+
+// ringBell says whether salloc rings the bell on a grant that took
+// waited: only on a terminal, always with --bell, never with --no-bell,
+// else after bellAfter.
+func ringBell(req *SbatchRequest, waited time.Duration, tty bool) bool {
+	switch {
+	case !tty || req.NoBell:
+		return false
+	case req.Bell:
+		return true
+	}
+	return waited > bellAfter
+}
+
+// writerIsTerminal says whether w is a terminal.
+func writerIsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
 }
 
 // sallocSubmitError reports a refused allocation as salloc (or srun) does.

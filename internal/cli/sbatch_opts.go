@@ -32,6 +32,9 @@ type SbatchRequest struct {
 	Help, Usage, Version bool
 	// Clusters is --clusters/-M as written.
 	Clusters string
+	// NoShell, Bell and NoBell are salloc's --no-shell, --bell and
+	// --no-bell (sallocOptions), which sbatch does not take.
+	NoShell, Bell, NoBell bool
 	// Ignored lists the accepted options that Sluice does not act on
 	// (e.g. --distribution), so the CLI can say so with -v.
 	Ignored []string
@@ -372,6 +375,7 @@ func defineJobOptions(f sbatchFlags, s *api.JobSpec) {
 	f.opt("reservation", "", "", str(&s.Reservation))
 	f.opt("wckey", "", "", str(&s.WCKey))
 	f.opt("comment", "", "", str(&s.Comment))
+	f.opt("extra", "", "", func(v string) error { s.Extra = &v; return nil })
 	f.opt("mail-type", "", "", str(&s.MailType))
 	f.opt("mail-user", "", "", str(&s.MailUser))
 	f.opt("signal", "", "", func(v string) error { return setSignal(v, &s.Signal) })

@@ -59,6 +59,10 @@ func TestSbatchOptions(t *testing.T) {
 				"-o", "out-%j.txt", "-e", "err-%j.txt", "-D", "/scratch", "--export=NONE", "-L", "matlab:2", "--reservation=maint", "--time-min=10", "job.sh"},
 			api.JobSpec{Name: "job.sh", Constraint: "IB&V100", NodeList: "n[01-04]", Exclude: "n05", Dependency: "afterok:1:2", KillOnInvalidDep: "yes", Array: "0-15%4", Begin: "now+1hour",
 				Output: "out-%j.txt", Error: "err-%j.txt", WorkDir: "/scratch", Export: "NONE", Licenses: "matlab:2", Reservation: "maint", TimeMinSec: 600}},
+		{"--extra is stored, even empty",
+			[]string{"--extra=a=1 b", "job.sh"}, api.JobSpec{Name: "job.sh", Extra: ptr("a=1 b")}},
+		{"--extra given empty",
+			[]string{"--extra=", "job.sh"}, api.JobSpec{Name: "job.sh", Extra: ptr("")}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

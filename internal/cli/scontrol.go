@@ -30,6 +30,7 @@ const scontrolUsage = `Usage: scontrol COMMAND
   create partition PartitionName=P Nodes=... [K=V...] | update PartitionName=P K=V... | delete PartitionName=P
   create reservation K=V... | update ReservationName=R K=V... | delete ReservationName=R
   show reservation [NAME] | show licenses [NAME] | show hostnames|hostlist|hostlistsorted LIST
+  listpids [JOBID[.STEPID]] [NODENAME]
   reconfigure
   ping | version
 `
@@ -110,8 +111,6 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 		return s.control(cmd, args[1:])
 	case "token":
 		return s.token(args[1:])
-	case "listpids":
-		return Errorf(env, "scontrol", "listpids is not implemented: Sluice's node agents do not serve process lists (see docs/compatibility.md)")
 	case "ping":
 		w, err := cl.Ping(ctx)
 		if err != nil {
@@ -125,6 +124,9 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 			return 1
 		}
 		return 0
+	}
+	if isAbbrev(cmd, "listpids", 1) { // "l" is listpids too (oracle)
+		return s.listPids(args[1:]) // scontrol_listpids.go
 	}
 	if isAbbrev(cmd, "reconfigure", 3) {
 		return s.reconfigure()
@@ -626,6 +628,10 @@ func JobRecordLines(j *api.JobInfo, now time.Time) []string {
 	)
 	if j.Comment != "" {
 		lines = append(lines, "Comment="+printable(j.Comment)+" ") // Slurm ends this line with a blank
+	}
+	if j.Extra != nil {
+		// --extra, even empty, after Comment= and with its trailing blank (oracle).
+		lines = append(lines, "Extra="+printable(*j.Extra)+" ")
 	}
 	lines = append(lines, "StdErr="+j.StdErr, "StdIn="+j.StdIn, "StdOut="+j.StdOut)
 	lines = append(lines, jobTresPerLines(j)...)

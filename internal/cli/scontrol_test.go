@@ -298,7 +298,7 @@ func TestUpdateJobErrorLines(t *testing.T) {
 
 // TestScontrolShowJobOracleLayout: scontrol show job's lines as Slurm
 // 24.11 prints them (oracle): ReqTRES/AllocTRES, the Socks/Node line,
-// MinCPUsNode of --ntasks-per-node, Comment= with its trailing blank,
+// MinCPUsNode of --ntasks-per-node, Comment= and Extra= with their trailing blank,
 // TresPerJob/TresPerNode/TresPerTask after StdOut=, a pending job's node
 // range and AllocTRES=(null); each record ends with a line of three
 // blanks and a blank line (one-line form: a trailing blank). Sluice's
@@ -312,7 +312,7 @@ func TestScontrolShowJobOracleLayout(t *testing.T) {
 		NodeList: "n[1-2]", BatchHost: "n1", NumNodes: 2, MaxNodes: 2, NumCPUs: 4, NumTasks: 4, CPUsPerTask: 1,
 		NTasksPerNode: 2, MinCPUsNode: 2, MinMemoryMB: 700, MemPerCPU: true,
 		ReqTRES: "cpu=4,mem=2800M,node=2,billing=4,gres/gpu=2", AllocTRES: "cpu=4,mem=2800M,node=2,billing=4,gres/gpu=2",
-		Command: "(null)", WorkDir: "/var/tmp/jobs", Comment: "x", StdOut: "/dev/null", StdErr: "/dev/null", StdIn: "/dev/null",
+		Command: "(null)", WorkDir: "/var/tmp/jobs", Comment: "x", Extra: ptr("e=1 f"), StdOut: "/dev/null", StdErr: "/dev/null", StdIn: "/dev/null",
 		TresPerJob: "gres/gpu:2", TresPerNode: "gres/gpu:1", TresPerTask: "cpu=2"}
 	want := `JobId=4 JobName=wrap
    UserId=alice(1001) GroupId=alice(1001) MCS_label=N/A
@@ -339,6 +339,7 @@ func TestScontrolShowJobOracleLayout(t *testing.T) {
    Command=(null)
    WorkDir=/var/tmp/jobs
    Comment=x 
+   Extra=e=1 f 
    StdErr=/dev/null
    StdIn=/dev/null
    StdOut=/dev/null
@@ -440,3 +441,5 @@ func TestSecsPreSuspend(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -63,6 +63,10 @@ type srunOpts struct {
 	killBadExit  bool
 	killSet      bool // -K given (else slurm.conf's KillOnBadExit)
 	multiProg    bool
+	// disableStatus is -X/--disable-status: Ctrl-C only forwards SIGINT
+	// to the tasks; quitOnInterrupt is --quit-on-interrupt: Ctrl-C ends
+	// the step at once.
+	disableStatus, quitOnInterrupt bool
 	// notices are lines srun prints on stderr before it runs the step.
 	notices []string
 }
@@ -163,6 +167,10 @@ func parseSrun(args []string) (*srunOpts, error) {
 			o.label = true
 		case a == "-u" || a == "--unbuffered":
 			o.unbuffered = true
+		case a == "-X" || a == "--disable-status":
+			o.disableStatus = true
+		case a == "--quit-on-interrupt":
+			o.quitOnInterrupt = true
 		case (a == "-i" || a == "--input") && i+1 < len(args):
 			o.input = args[i+1]
 			i++
@@ -655,16 +663,24 @@ func (s *srunSession) run(ctx context.Context, in io.Reader) int {
 
 // interrupt is Ctrl-C: SIGINT goes to every task, then, if they have not
 // ended within a second, the step's kill sequence (SIGCONT, SIGTERM,
-// SIGKILL), as srun does for a Ctrl-C repeated within a second.
+// SIGKILL), as srun does for a Ctrl-C repeated within a second. With
+// --quit-on-interrupt the kill sequence starts at once; with -X the
+// tasks get SIGINT only and srun waits for them, as Slurm's srun does.
 func (s *srunSession) interrupt(done <-chan struct{}) {
-	fmt.Fprintf(s.env.Stderr, "srun: sending Ctrl-C to StepId=%d.%d\n", s.res.JobID, s.res.StepID)
-	for _, c := range s.conns {
-		c.send(api.StepFrameSignal, 0, []byte(strconv.Itoa(int(syscall.SIGINT))))
-	}
-	select {
-	case <-done:
-		return
-	case <-time.After(time.Second):
+	if !s.o.quitOnInterrupt {
+		fmt.Fprintf(s.env.Stderr, "srun: sending Ctrl-C to StepId=%d.%d\n", s.res.JobID, s.res.StepID)
+		for _, c := range s.conns {
+			c.send(api.StepFrameSignal, 0, []byte(strconv.Itoa(int(syscall.SIGINT))))
+		}
+		wait := time.After(time.Second)
+		if s.o.disableStatus {
+			wait = nil
+		}
+		select {
+		case <-done:
+			return
+		case <-wait:
+		}
 	}
 	fmt.Fprintf(s.env.Stderr, "srun: forcing job termination\n")
 	for _, c := range s.conns {

@@ -122,7 +122,7 @@ func acctRecord(r RunRow) api.AcctRecord {
 
 // allocationMarker is in the script salloc and srun submit for an
 // allocation (cli/salloc.go): such jobs have no batch step in Slurm.
-const allocationMarker = "allocation: held until the command exits"
+const allocationMarker = api.AllocationMarker
 
 // isAllocationScript reports whether a job script is salloc's or srun's
 // allocation holder rather than a batch script.

@@ -105,7 +105,8 @@ func (ls *loopState) checkAllocations(now time.Time) {
 	heard := ls.allocHeard()
 	limit := ls.orphanedAfter()
 	for _, j := range ls.st.Jobs() {
-		if j.State.Finished() || !ls.isAllocation(j) {
+		if j.State.Finished() || !ls.isAllocation(j) || isActive(j) && ls.specs[j.ID].NoShell {
+			// salloc --no-shell has left its granted allocation.
 			continue
 		}
 		last, ok := heard[j.ID]

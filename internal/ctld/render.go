@@ -208,7 +208,7 @@ func (ls *loopState) specInfo(j *sched.Job, info *api.JobInfo) {
 	if s == nil {
 		return
 	}
-	info.Command, info.WorkDir, info.Comment = s.ScriptName, s.WorkDir, s.Comment
+	info.Command, info.WorkDir, info.Comment, info.Extra = s.ScriptName, s.WorkDir, s.Comment, s.Extra
 	info.AllocNode, info.AllocSID = s.AllocNode, s.AllocSID
 	info.StdOut, info.StdErr, info.StdIn = stdPath(s.WorkDir, s.Output, j, "slurm-%j.out"), stdPath(s.WorkDir, s.Error, j, ""), s.Input
 	if info.StdErr == "" {

@@ -27,7 +27,11 @@ const (
 // characters in a name are accepted, as by Slurm; the commands print
 // them escaped (cli.printable).
 func checkSpecLimits(spec *api.JobSpec) error {
-	for _, v := range []string{spec.Name, spec.Comment, spec.WCKey, spec.MailUser} {
+	extra := ""
+	if spec.Extra != nil {
+		extra = *spec.Extra
+	}
+	for _, v := range []string{spec.Name, spec.Comment, spec.WCKey, spec.MailUser, extra} {
 		if len(v) > maxStringField {
 			return &apiErr{status: http.StatusBadRequest, msg: errScriptTooLong}
 		}

@@ -152,6 +152,13 @@ func (c *Controller) registerAccounting(mux *http.ServeMux) {
 		}
 		return c.sstat(ctx, w, req)
 	}))
+	mux.HandleFunc("POST "+api.PathListPids, c.endpoint(func(ctx context.Context, w Who, r *http.Request) (any, error) {
+		var req api.ListPidsRequest
+		if err := decode(r, &req); err != nil {
+			return nil, err
+		}
+		return c.listPids(ctx, req) // listpids.go
+	}))
 	c.registerStepRoutes(mux)     // steps on the allocated nodes: steps.go
 	c.registerPartitionAdmin(mux) // scontrol create/update/delete partition: partition.go
 }

@@ -21,6 +21,9 @@ func (a *Agent) Handler() http.Handler {
 	mux.HandleFunc("GET "+api.PathAgentJobs, func(w http.ResponseWriter, r *http.Request) {
 		api.WriteAgentJSON(w, http.StatusOK, a.Jobs())
 	})
+	mux.HandleFunc("GET "+api.PathAgentPids, func(w http.ResponseWriter, r *http.Request) {
+		api.WriteAgentJSON(w, http.StatusOK, a.Pids()) // scontrol listpids: pids.go
+	})
 	mux.HandleFunc("POST "+api.PathAgentJobs, func(w http.ResponseWriter, r *http.Request) {
 		var req api.LaunchRequest
 		if err := api.DecodeAgentRequest(r, &req); err != nil {

@@ -39,7 +39,7 @@ func gatherInterval(sec int) time.Duration {
 
 // procUsage is one process's usage read from /proc/PID/stat and io.
 type procUsage struct {
-	pid, ppid        int
+	pid, ppid, pgrp  int
 	rss, vsize       int64 // bytes
 	majflt           int64
 	userUS, systemUS int64 // the process and its waited-for children
@@ -59,7 +59,7 @@ func parseProcUsage(pid int, stat []byte) (procUsage, bool) {
 	}
 	f := bytes.Fields(stat[i+1:])
 	// f[0] is field 3 (state): ppid 4, majflt 12, utime 14, stime 15,
-	// cutime 16, cstime 17, vsize 23, rss 24 (pages).
+	// cutime 16, cstime 17, vsize 23, rss 24 (pages); pgrp is field 5.
 	if len(f) < 22 {
 		return procUsage{}, false
 	}
@@ -68,7 +68,7 @@ func parseProcUsage(pid int, stat []byte) (procUsage, bool) {
 		return v
 	}
 	tickUS := int64(1000000 / clockTick)
-	return procUsage{pid: pid, ppid: int(n(1)), majflt: n(9),
+	return procUsage{pid: pid, ppid: int(n(1)), pgrp: int(n(2)), majflt: n(9),
 		userUS: (n(11) + n(13)) * tickUS, systemUS: (n(12) + n(14)) * tickUS,
 		vsize: n(20), rss: n(21) * pageSize}, true
 }

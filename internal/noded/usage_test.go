@@ -21,7 +21,7 @@ func TestParseProcUsage(t *testing.T) {
 	if !ok {
 		t.Fatal("not parsed")
 	}
-	want := procUsage{pid: 4242, ppid: 4200, majflt: 7, userUS: 2000000, systemUS: 300000, vsize: 104857600, rss: 2560 * pageSize}
+	want := procUsage{pid: 4242, ppid: 4200, pgrp: 4242, majflt: 7, userUS: 2000000, systemUS: 300000, vsize: 104857600, rss: 2560 * pageSize}
 	if p != want {
 		t.Errorf("got %+v, want %+v", p, want)
 	}
