@@ -1,6 +1,9 @@
 package sched
 
-import "math/bits"
+import (
+	"math"
+	"math/bits"
+)
 
 // Avail is a view of the resources still free on every node: the state's
 // allocations minus whatever the current cycle has already decided to
@@ -32,6 +35,13 @@ type Avail struct {
 	// exactTop is set when no node has more CPUs than the last bucket's
 	// value, so that bucket too holds nodes of equal free CPUs.
 	exactTop bool
+	// alive are the nodes neither DOWN, FAIL nor idle and drained (a
+	// draining node still counts), and uniformCPUs every node's CPUs when
+	// all nodes have as many (0 otherwise): partCapacity counts them with
+	// a popcount instead of a walk over every node at every cycle. Set by
+	// fill only.
+	alive       NodeSet
+	uniformCPUs int32
 	// owner is the user whose jobs hold each node ("" for none, ownerMixed
 	// for several users), for ExclusiveUser partitions; nil when not
 	// tracked (then ExclusiveUser is not enforced on this view).
@@ -131,10 +141,14 @@ func (a *Avail) fill(c *Cluster) {
 	a.Gres, a.Kinds, a.Excl = grow(a.Gres, n*k), k, grow(a.Excl, n)
 	a.Usable, a.Free = emptySet(a.Usable, n), emptySet(a.Free, n)
 	a.owner = nil
-	top := int32(0)
+	a.alive = emptySet(a.alive, n)
+	top, low := int32(0), int32(math.MaxInt32)
 	for i := range c.Nodes {
 		nd := &c.Nodes[i]
-		top = max(top, nd.CPUs)
+		top, low = max(top, nd.CPUs), min(low, nd.CPUs)
+		if nodeAlive(nd) {
+			a.alive.Set(i)
+		}
 		a.CPUs[i] = nd.CPUs - nd.AllocCPUs
 		a.Mem[i] = nd.RealMemory - nd.AllocMem
 		a.Jobs[i] = nd.Jobs
@@ -149,7 +163,19 @@ func (a *Avail) fill(c *Cluster) {
 			}
 		}
 	}
+	a.uniformCPUs = 0
+	if top == low {
+		a.uniformCPUs = top
+	}
 	a.fillBuckets(n, top)
+}
+
+// nodeAlive reports whether a node counts as alive for Slurm 24.11's
+// "Nodes required for job are DOWN, DRAINED or reserved" reason: neither
+// DOWN nor FAIL, and not drained unless still busy (draining).
+func nodeAlive(n *Node) bool {
+	busy := n.State.Base() == NodeMixed || n.State.Base() == NodeAllocated
+	return n.State.Base() != NodeDown && !n.State.Has(NodeFlagFail) && (!n.State.Has(NodeFlagDrain) || busy)
 }
 
 // emptySet returns an empty set for n nodes, reusing s's words.

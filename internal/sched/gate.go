@@ -251,21 +251,26 @@ func (c *Cycle) partCapacity(part int32, jm NodeSet) partCap {
 		return c.partCaps[part].partCap
 	}
 	var pc partCap
-	c.Cluster.Partitions[part].Nodes.ForEach(func(i int) bool {
-		if jm != nil && !jm.Has(i) {
+	pn := c.Cluster.Partitions[part].Nodes
+	if av := c.Avail; jm == nil && av.alive != nil && av.uniformCPUs > 0 {
+		// Every node alike (a homogeneous pool): count, do not walk.
+		pc.alive, pc.usable = int32(pn.AndCount(av.alive)), int32(pn.AndCount(av.Usable))
+		pc.cpus = int64(pc.usable) * int64(av.uniformCPUs)
+	} else {
+		pn.ForEach(func(i int) bool {
+			if jm != nil && !jm.Has(i) {
+				return true
+			}
+			if nodeAlive(&c.Cluster.Nodes[i]) {
+				pc.alive++
+			}
+			if c.Avail.Usable.Has(i) {
+				pc.usable++
+				pc.cpus += int64(c.Cluster.Nodes[i].CPUs)
+			}
 			return true
-		}
-		n := &c.Cluster.Nodes[i]
-		busy := n.State.Base() == NodeMixed || n.State.Base() == NodeAllocated
-		if n.State.Base() != NodeDown && !n.State.Has(NodeFlagFail) && (!n.State.Has(NodeFlagDrain) || busy) {
-			pc.alive++
-		}
-		if c.Avail.Usable.Has(i) {
-			pc.usable++
-			pc.cpus += int64(n.CPUs)
-		}
-		return true
-	})
+		})
+	}
 	if jm == nil {
 		if c.partCaps == nil {
 			c.partCaps = make([]cachedCap, len(c.Cluster.Partitions))

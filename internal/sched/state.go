@@ -47,10 +47,11 @@ type State struct {
 	masks maskCache
 	sel   *selector // submit-time selection (cached)
 	empty *Avail    // the cluster with every node free (cached)
-	// everFit remembers the last canEverFit answer of unusableDesc, and
-	// shapeGen counts the changes that can change such an answer (job
-	// and partition updates) so that it is asked again after them.
-	everFit  everFitMemo
+	// everFit remembers canEverFit answers by shape (unusableDesc,
+	// checkFits), and shapeGen counts the changes that can change such an
+	// answer (job and partition updates) so that it is asked again after
+	// them.
+	everFit  everFitCache
 	shapeGen uint64
 
 	// resvs are the advanced reservations (resv_state.go).

@@ -35,7 +35,7 @@ type JobUpdate struct {
 // partition, account, QOS, limits of the partition, the node
 // configuration) and nothing changes when it is refused.
 func (st *State) Update(id JobID, u JobUpdate, admin bool, now time.Time) error {
-	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitMemo)
+	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitCache)
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err
