@@ -23,42 +23,48 @@ func (c *Cycle) gate() {
 		if j.State.Base() != JobPending || j.State&JobFlagCompleting != 0 {
 			continue
 		}
-		slot := int32(len(c.pend))
-		c.pend = append(c.pend, PendingInfo{Job: j.ID, Partition: -1})
-		c.pendJob = append(c.pendJob, j)
-		if r := c.jobGate(j, &c.pend[slot]); r != "" {
-			c.pend[slot].Reason = r
-			c.unqueued++ // main_stuck.go
-			continue
-		}
-		first := len(c.Queue)
-		for pi, part := range j.Partitions {
-			if r := c.partGate(j, part); r != "" {
-				if c.pend[slot].Reason == "" {
-					c.pend[slot].Reason, c.pend[slot].Partition = r, part
-					c.pend[slot].StateDesc = c.partGateDesc(j, part, r)
-				}
-				continue
-			}
-			prio := j.Priority
-			if pi < len(j.PartPriority) {
-				prio = j.PartPriority[pi]
-			}
-			c.Queue = c.resvRecords(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
-				Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot}) // + reservation records
-		}
-		for k := first; k < len(c.Queue); k++ {
-			c.Queue[k].sub = uint16(min(k-first, math.MaxUint16))
-		}
-		if !c.hasRecord(slot) {
-			c.unqueued++ // main_stuck.go
-		}
-		if c.pend[slot].Reason != "" && c.hasRecord(slot) {
-			c.pend[slot].Reason, c.pend[slot].Partition, c.pend[slot].StateDesc = "", -1, "" // another partition may run it
-		}
+		c.gateJob(j)
 	}
 	c.done = growCap(b.done[:0], len(c.pend))[:len(c.pend)]
 	clear(c.done)
+}
+
+// gateJob gives pending job j its slot in the cycle's pending table and
+// either its gate reason or one queue record per usable partition.
+func (c *Cycle) gateJob(j *Job) {
+	slot := int32(len(c.pend))
+	c.pend = append(c.pend, PendingInfo{Job: j.ID, Partition: -1})
+	c.pendJob = append(c.pendJob, j)
+	if r := c.jobGate(j, &c.pend[slot]); r != "" {
+		c.pend[slot].Reason = r
+		c.unqueued++ // main_stuck.go
+		return
+	}
+	first := len(c.Queue)
+	for pi, part := range j.Partitions {
+		if r := c.partGate(j, part); r != "" {
+			if c.pend[slot].Reason == "" {
+				c.pend[slot].Reason, c.pend[slot].Partition = r, part
+				c.pend[slot].StateDesc = c.partGateDesc(j, part, r)
+			}
+			continue
+		}
+		prio := j.Priority
+		if pi < len(j.PartPriority) {
+			prio = j.PartPriority[pi]
+		}
+		c.Queue = c.resvRecords(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
+			Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot}) // + reservation records
+	}
+	for k := first; k < len(c.Queue); k++ {
+		c.Queue[k].sub = uint16(min(k-first, math.MaxUint16))
+	}
+	if !c.hasRecord(slot) {
+		c.unqueued++ // main_stuck.go
+	}
+	if c.pend[slot].Reason != "" && c.hasRecord(slot) {
+		c.pend[slot].Reason, c.pend[slot].Partition, c.pend[slot].StateDesc = "", -1, "" // another partition may run it
+	}
 }
 
 // growCap returns s (empty) with room for n elements; a new one has a

@@ -87,9 +87,12 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 	if gangStep != nil {
 		gangStep(c)
 	}
-	c.gate()
-	c.order()
-	c.mainPass()
+	lazy := c.lazyPass() // lazy_queue.go: the kept queue, walked from its head
+	if !lazy {
+		c.gate()
+		c.order()
+		c.mainPass()
+	}
 	c.Plan.StaticGates = c.gatesStatic()
 	c.Plan.Stuck = c.stuck()
 	if cfg.Backfill.Enabled && backfillStep != nil {
@@ -97,6 +100,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 		c.Plan.BackfillPass = true
 	}
 	c.finish()
+	c.lazyKeep(!lazy)
 	st.cycUse = c.use
 	st.bufs.keep(c)
 	return c.Plan
@@ -146,35 +150,44 @@ func isActive(j *Job) bool {
 // with reason Priority; a record blocked by an accounting limit does not
 // (unless assoc_limit_stop).
 func (c *Cycle) mainPass() {
-	maxStart := c.Config.MaxJobStart
-	depth := c.Config.DefaultQueueDepth
 	for i := range c.Queue {
-		rec := &c.Queue[i]
-		if c.done[rec.slot] {
-			continue
-		}
-		if depth > 0 && c.Plan.Stats.Depth >= depth || maxStart > 0 && c.Plan.Stats.Started >= maxStart {
-			c.setReasonIfNone(rec, ReasonPriority)
-			c.unsure = true
-			continue
-		}
-		c.Plan.Stats.Depth++
-		if c.partFail[rec.Part] {
-			c.setReasonPriority(rec)
-			continue
-		}
-		blocked := len(c.blockers)
-		started := false
-		for c.tryStart(rec) {
-			started = true
-			if rec.Job.Array == nil || rec.Job.Array.TaskID >= 0 || c.done[rec.slot] {
-				break
-			}
-		}
-		if !started && len(c.blockers) == blocked {
-			c.unsure = true // skipped by a gate, not for lack of room
+		c.mainRec(&c.Queue[i])
+	}
+}
+
+// mainRec is the main pass's step for one record.
+func (c *Cycle) mainRec(rec *QueueRec) {
+	if c.done[rec.slot] {
+		return
+	}
+	if c.mainStopped() {
+		c.setReasonIfNone(rec, ReasonPriority)
+		c.unsure = true
+		return
+	}
+	c.Plan.Stats.Depth++
+	if c.partFail[rec.Part] {
+		c.setReasonPriority(rec)
+		return
+	}
+	blocked := len(c.blockers)
+	started := false
+	for c.tryStart(rec) {
+		started = true
+		if rec.Job.Array == nil || rec.Job.Array.TaskID >= 0 || c.done[rec.slot] {
+			break
 		}
 	}
+	if !started && len(c.blockers) == blocked {
+		c.unsure = true // skipped by a gate, not for lack of room
+	}
+}
+
+// mainStopped reports whether the main pass has tested as many records
+// as default_queue_depth allows or started MaxJobStart jobs.
+func (c *Cycle) mainStopped() bool {
+	depth, maxStart := c.Config.DefaultQueueDepth, c.Config.MaxJobStart
+	return depth > 0 && c.Plan.Stats.Depth >= depth || maxStart > 0 && c.Plan.Stats.Started >= maxStart
 }
 
 // tryStart tries to start rec (one task of a pending array record) now.

@@ -53,6 +53,11 @@ type State struct {
 	// them.
 	everFit  everFitCache
 	shapeGen uint64
+	// lazy is the queue kept across cycles (lazy_queue.go); orderGen
+	// counts the changes that void it (holds, requeues, node, policy and
+	// reservation changes, OrderChanged).
+	lazy     lazyQueue
+	orderGen uint64
 
 	// resvs are the advanced reservations (resv_state.go).
 	resvs reservations
