@@ -26,7 +26,8 @@ PartitionName=short Nodes=node[4-6] MaxTime=30 State=UP
 // and one without, driven by the same random submissions (some held,
 // with a begin time, a dependency, a nice value, an array, in one
 // partition or two), ends, cancellations, holds and releases, node
-// failures, priority writes (OrderChanged) and depth limits, start the
+// failures, suspensions, priority writes (OrderChanged) and depth limits
+// (the free view refilled from the changed nodes only), start the
 // same jobs on the same nodes at the same times and leave every pending
 // job with the same reason, description and eligible time, after every
 // cycle.
@@ -45,7 +46,7 @@ func TestIncrementalQueueSameAsFull(t *testing.T) {
 		}
 		steps := rapid.IntRange(1, 60).Draw(rt, "steps")
 		for s := 0; s < steps; s++ {
-			switch rapid.IntRange(0, 9).Draw(rt, "action") {
+			switch rapid.IntRange(0, 10).Draw(rt, "action") {
 			case 0, 1, 2, 3:
 				opts := randomJobOpts(rt, len(full.st.Jobs()))
 				both(func(h *harness) {
@@ -76,6 +77,16 @@ func TestIncrementalQueueSameAsFull(t *testing.T) {
 				both(func(h *harness) {
 					if n := h.st.Cluster.NodeIndex(node); h.st.Cluster.Nodes[n].Jobs == 0 {
 						_ = h.st.SetNodeState(node, state, "test", h.now)
+					}
+					h.schedule()
+				})
+			case 10:
+				id := JobID(rapid.IntRange(1, len(full.st.Jobs())+1).Draw(rt, "suspend"))
+				both(func(h *harness) {
+					if j := h.st.Job(id); j != nil && j.State.Base() == JobSuspended {
+						_ = h.st.Resume(id, h.now)
+					} else {
+						_ = h.st.Suspend(id, h.now)
 					}
 					h.schedule()
 				})

@@ -122,7 +122,10 @@ func newCycle(st *State, now time.Time, cfgVal Config) *Cycle {
 	if c.Avail == nil {
 		c.Avail = &Avail{}
 	}
-	c.Avail.fill(cl)
+	if !cfgVal.IncrementalQueue || st.availAll || !c.Avail.refill(cl, st.availDirty) {
+		c.Avail.fill(cl)
+	}
+	st.availDirty, st.availAll = st.availDirty[:0], false
 	c.trackOwners()
 	c.passNodes = append(b.passNodes[:0], c.Avail.Usable...)
 	c.use, st.cycUse = st.cycUse, nil
@@ -487,6 +490,7 @@ func (c *Cycle) Preempt(victim *Job, mode PreemptMode, by JobID, grace time.Dura
 			Exclusive: victim.Alloc.Exclusive}
 		c.Avail.Release(&cpuOnly)
 		// a suspended job still counts as holding its nodes
+		c.Avail.touchedAll = true // not through Take or Release: refill cannot follow
 		for _, ni := range victim.Alloc.Nodes {
 			c.Avail.Jobs[ni]++
 		}
@@ -502,6 +506,7 @@ func (c *Cycle) Resume(j *Job) {
 	cpuOnly := Alloc{Nodes: j.Alloc.Nodes, CPUs: j.Alloc.CPUs, Mem: make([]int64, len(j.Alloc.Nodes)),
 		Exclusive: j.Alloc.Exclusive}
 	c.Avail.Take(&cpuOnly)
+	c.Avail.touchedAll = true // Jobs below: refill cannot follow
 	for _, ni := range j.Alloc.Nodes {
 		c.Avail.Jobs[ni]--
 	}

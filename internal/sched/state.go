@@ -58,6 +58,13 @@ type State struct {
 	// reservation changes, OrderChanged).
 	lazy     lazyQueue
 	orderGen uint64
+	// availDirty are the nodes whose allocations changed since the last
+	// cycle, availAll set when nodes changed otherwise (state, suspend):
+	// a cycle with Config.IncrementalQueue refills its free view from
+	// them only (Avail.refill). The drivers change nodes through the
+	// State's methods only under that flag.
+	availDirty []int32
+	availAll   bool
 
 	// resvs are the advanced reservations (resv_state.go).
 	resvs reservations
