@@ -201,9 +201,13 @@ func (c *Cycle) lazyWalk() {
 		}
 	}
 	if w < i {
-		n := copy(q.recs[w:], q.recs[i:])
-		clear(q.recs[w+n:])
-		q.recs = q.recs[:w+n]
+		// The records kept from the walked part (w of them, at the front)
+		// move up to just before the part not walked, and the slice
+		// starts there: the cost follows the walk, not the queue (the
+		// room before it is reused when an append reallocates).
+		copy(q.recs[i-w:i], q.recs[:w])
+		clear(q.recs[:i-w])
+		q.recs = q.recs[i-w:]
 	}
 }
 
