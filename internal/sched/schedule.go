@@ -301,8 +301,12 @@ type everFitKey struct {
 	part, mask                                           int32
 }
 
-// maxEverFitMasks bounds the distinct offered sets remembered at once.
-const maxEverFitMasks = 8
+// maxEverFitMasks and maxEverFitShapes bound the distinct offered sets
+// and the answers remembered at once.
+const (
+	maxEverFitMasks  = 8
+	maxEverFitShapes = 4096
+)
 
 // canEverFit is sel.canEverFit(j, cl.Partitions[part], empty, m),
 // remembered for gres-free shapes.
@@ -329,6 +333,9 @@ func (e *everFitCache) canEverFit(st *State, sel *selector, j *Job, part int32, 
 		gpusJob: s.gpusJob, gpusType: s.gpusType, exclUser: s.exclUser, exclusive: s.exclusive,
 		consumeMem: sel.cfg.ConsumeMemory, part: part, mask: int32(mi)}
 	ok, seen := e.ok[k]
+	if !seen && len(e.ok) >= maxEverFitShapes {
+		clear(e.ok) // shapes are user input: a controller running for months sees many
+	}
 	if !seen {
 		ok = sel.canEverFit(j, pt, empty, m)
 		e.ok[k] = ok
