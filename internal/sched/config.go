@@ -171,6 +171,14 @@ type Config struct {
 	KillInvalidDepend bool
 	// Backfill are the sched/backfill parameters.
 	Backfill BackfillParams
+	// IncrementalQueue keeps the queue's order across cycles and lets a
+	// cycle without backfill test the queue from its head only, so that
+	// its cost follows the records it tests, not the queue's length
+	// (lazy_queue.go). The starts and reasons are the full cycle's; only
+	// Plan.Pending lists just the jobs whose reason may have changed, and
+	// Plan.Stats count the records tested. The simulator sets it; Slurm
+	// has no such parameter.
+	IncrementalQueue bool
 	// ClusterName is ClusterName= (associations are per cluster).
 	ClusterName string
 }

@@ -13,6 +13,14 @@ func (c *Cycle) recShape(rec *QueueRec) *shape {
 		clear(c.shapePart)
 		b.shapes, b.shapePart = c.shapes, c.shapePart
 	}
+	if int(rec.slot) >= len(c.shapes) {
+		// The incremental queue (lazy_queue.go) adds slots as it walks.
+		n := max(len(c.pend), 2*len(c.shapes))
+		c.shapes = append(c.shapes, make([]shape, n-len(c.shapes))...)
+		c.shapePart = append(c.shapePart, make([]int32, n-len(c.shapePart))...)
+		b := &c.State.bufs
+		b.shapes, b.shapePart = c.shapes, c.shapePart
+	}
 	s := &c.shapes[rec.slot]
 	if c.shapePart[rec.slot] != rec.Part+1 {
 		*s = jobShape(c.Config, rec.Job, &c.Cluster.Partitions[rec.Part])

@@ -23,42 +23,48 @@ func (c *Cycle) gate() {
 		if j.State.Base() != JobPending || j.State&JobFlagCompleting != 0 {
 			continue
 		}
-		slot := int32(len(c.pend))
-		c.pend = append(c.pend, PendingInfo{Job: j.ID, Partition: -1})
-		c.pendJob = append(c.pendJob, j)
-		if r := c.jobGate(j, &c.pend[slot]); r != "" {
-			c.pend[slot].Reason = r
-			c.unqueued++ // main_stuck.go
-			continue
-		}
-		first := len(c.Queue)
-		for pi, part := range j.Partitions {
-			if r := c.partGate(j, part); r != "" {
-				if c.pend[slot].Reason == "" {
-					c.pend[slot].Reason, c.pend[slot].Partition = r, part
-					c.pend[slot].StateDesc = c.partGateDesc(j, part, r)
-				}
-				continue
-			}
-			prio := j.Priority
-			if pi < len(j.PartPriority) {
-				prio = j.PartPriority[pi]
-			}
-			c.Queue = c.resvRecords(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
-				Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot}) // + reservation records
-		}
-		for k := first; k < len(c.Queue); k++ {
-			c.Queue[k].sub = uint16(min(k-first, math.MaxUint16))
-		}
-		if !c.hasRecord(slot) {
-			c.unqueued++ // main_stuck.go
-		}
-		if c.pend[slot].Reason != "" && c.hasRecord(slot) {
-			c.pend[slot].Reason, c.pend[slot].Partition, c.pend[slot].StateDesc = "", -1, "" // another partition may run it
-		}
+		c.gateJob(j)
 	}
 	c.done = growCap(b.done[:0], len(c.pend))[:len(c.pend)]
 	clear(c.done)
+}
+
+// gateJob gives pending job j its slot in the cycle's pending table and
+// either its gate reason or one queue record per usable partition.
+func (c *Cycle) gateJob(j *Job) {
+	slot := int32(len(c.pend))
+	c.pend = append(c.pend, PendingInfo{Job: j.ID, Partition: -1})
+	c.pendJob = append(c.pendJob, j)
+	if r := c.jobGate(j, &c.pend[slot]); r != "" {
+		c.pend[slot].Reason = r
+		c.unqueued++ // main_stuck.go
+		return
+	}
+	first := len(c.Queue)
+	for pi, part := range j.Partitions {
+		if r := c.partGate(j, part); r != "" {
+			if c.pend[slot].Reason == "" {
+				c.pend[slot].Reason, c.pend[slot].Partition = r, part
+				c.pend[slot].StateDesc = c.partGateDesc(j, part, r)
+			}
+			continue
+		}
+		prio := j.Priority
+		if pi < len(j.PartPriority) {
+			prio = j.PartPriority[pi]
+		}
+		c.Queue = c.resvRecords(c.Queue, QueueRec{Job: j, Part: part, Priority: prio,
+			Tier: c.Cluster.Partitions[part].PriorityTier, slot: slot}) // + reservation records
+	}
+	for k := first; k < len(c.Queue); k++ {
+		c.Queue[k].sub = uint16(min(k-first, math.MaxUint16))
+	}
+	if !c.hasRecord(slot) {
+		c.unqueued++ // main_stuck.go
+	}
+	if c.pend[slot].Reason != "" && c.hasRecord(slot) {
+		c.pend[slot].Reason, c.pend[slot].Partition, c.pend[slot].StateDesc = "", -1, "" // another partition may run it
+	}
 }
 
 // growCap returns s (empty) with room for n elements; a new one has a
@@ -251,21 +257,26 @@ func (c *Cycle) partCapacity(part int32, jm NodeSet) partCap {
 		return c.partCaps[part].partCap
 	}
 	var pc partCap
-	c.Cluster.Partitions[part].Nodes.ForEach(func(i int) bool {
-		if jm != nil && !jm.Has(i) {
+	pn := c.Cluster.Partitions[part].Nodes
+	if av := c.Avail; jm == nil && av.alive != nil && av.uniformCPUs > 0 {
+		// Every node alike (a homogeneous pool): count, do not walk.
+		pc.alive, pc.usable = int32(pn.AndCount(av.alive)), int32(pn.AndCount(av.Usable))
+		pc.cpus = int64(pc.usable) * int64(av.uniformCPUs)
+	} else {
+		pn.ForEach(func(i int) bool {
+			if jm != nil && !jm.Has(i) {
+				return true
+			}
+			if nodeAlive(&c.Cluster.Nodes[i]) {
+				pc.alive++
+			}
+			if c.Avail.Usable.Has(i) {
+				pc.usable++
+				pc.cpus += int64(c.Cluster.Nodes[i].CPUs)
+			}
 			return true
-		}
-		n := &c.Cluster.Nodes[i]
-		busy := n.State.Base() == NodeMixed || n.State.Base() == NodeAllocated
-		if n.State.Base() != NodeDown && !n.State.Has(NodeFlagFail) && (!n.State.Has(NodeFlagDrain) || busy) {
-			pc.alive++
-		}
-		if c.Avail.Usable.Has(i) {
-			pc.usable++
-			pc.cpus += int64(n.CPUs)
-		}
-		return true
-	})
+		})
+	}
 	if jm == nil {
 		if c.partCaps == nil {
 			c.partCaps = make([]cachedCap, len(c.Cluster.Partitions))

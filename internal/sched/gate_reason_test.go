@@ -62,7 +62,7 @@ func TestNodeUnavailableDescriptions(t *testing.T) {
 }
 
 // TestUnusableDescRemembered: the answer "could it ever run on the nodes
-// left up" is remembered for a blocked job (everFitMemo) but asked again
+// left up" is remembered for a blocked job (everFitCache) but asked again
 // when the job is updated or the nodes left up change. Nodes 1 and 2
 // have 2 CPUs, node 3 has 8 and is draining; every node is busy. A job
 // of four tasks on one node can never run on nodes 1 or 2
@@ -103,4 +103,35 @@ PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 	}
 	h.schedule()
 	h.expectState(j.ID, JobPending, ReasonResources)
+}
+
+// TestEverFitRememberedByShape: the answer "could this request ever run"
+// is remembered by job shape (everFitCache), for submissions as for the
+// blocked job of a pass, and asked again when a partition changes. Three
+// 4-CPU nodes: -N 2 is accepted, -N 4 refused, -N 2 accepted again (a
+// remembered answer per shape); once batch keeps only node1, -N 2 is
+// refused.
+func TestEverFitRememberedByShape(t *testing.T) {
+	h := newHarness(t, `ClusterName=test
+SlurmctldHost=head
+SelectTypeParameters=CR_CPU
+NodeName=node[1-3] CPUs=4 RealMemory=16000
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`)
+	for _, c := range []struct {
+		opts string
+		ok   bool
+	}{{"-N 2 --time=10", true}, {"-N 4 --time=10", false}, {"-N 2 --time=10", true}, {"-N 1 -n 4 --time=10", true}, {"-N 1 -n 5 --time=10", false}} {
+		if _, err := h.submit("u", c.opts); (err == nil) != c.ok {
+			t.Fatalf("%s: err %v, want accepted %v", c.opts, err, c.ok)
+		}
+	}
+	p := h.st.Cluster.Partitions[0]
+	p.NodeList = []int32{0}
+	if err := h.st.ReplacePartition(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.submit("u", "-N 2 --time=10"); err == nil {
+		t.Fatal("-N 2 on a one-node partition accepted: a stale remembered answer")
+	}
 }

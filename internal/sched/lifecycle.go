@@ -213,6 +213,9 @@ func (st *State) allocate(j *Job, al *Alloc, take bool) {
 		sign = -1
 	}
 	nodes := st.Cluster.Nodes
+	if st.availDirty = append(st.availDirty, al.Nodes...); len(st.availDirty) > len(nodes) {
+		st.availDirty, st.availAll = st.availDirty[:0], true // refilling every node is no dearer
+	}
 	for s, ni := range al.Nodes {
 		n := &nodes[ni]
 		if j.State.Base() != JobSuspended {
@@ -309,6 +312,7 @@ func (st *State) Requeue(id JobID, hold bool, now time.Time) error {
 // only after the requeue delay (begin time = now + delay + 1 s, reason
 // BeginTime). It keeps its id.
 func (st *State) requeue(j *Job, now time.Time, runState JobState, hold bool) error {
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
 	if isActive(j) {
 		st.countRun(j, -1)
 		if j.State.Base() == JobSuspended {
@@ -339,6 +343,8 @@ func (st *State) requeue(j *Job, now time.Time, runState JobState, hold bool) er
 // Suspend suspends a running job (scontrol suspend, or preemption with
 // SUSPEND): its CPUs are freed for others, its memory and GRES stay held.
 func (st *State) Suspend(id JobID, now time.Time) error {
+	st.availAll = true // the next cycle's free view is filled afresh (Avail.refill)
+	st.orderGen++      // the incremental queue (lazy_queue.go) is built again
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err
@@ -359,6 +365,8 @@ func (st *State) Suspend(id JobID, now time.Time) error {
 // Resume resumes a suspended job: its CPUs are taken again and its end
 // time moves by the time it spent suspended (Slurm extends the limit).
 func (st *State) Resume(id JobID, now time.Time) error {
+	st.availAll = true // the next cycle's free view is filled afresh (Avail.refill)
+	st.orderGen++      // the incremental queue (lazy_queue.go) is built again
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err
@@ -388,6 +396,7 @@ func (st *State) Resume(id JobID, now time.Time) error {
 // JobHeldUser" and priority 0 until a release); a finished one is refused
 // with "Job has already finished".
 func (st *State) Hold(id JobID, admin bool) error {
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err
@@ -406,6 +415,7 @@ func (st *State) Hold(id JobID, admin bool) error {
 // Release releases a held job (scontrol release), running ones included
 // as in Slurm. A user may not release an operator's hold.
 func (st *State) Release(id JobID, admin bool) error {
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err
@@ -427,6 +437,8 @@ func (st *State) Release(id JobID, admin bool) error {
 // nodename=... state=DRAIN|DOWN|RESUME|IDLE reason=...). The base state of
 // an up node keeps following its allocation.
 func (st *State) SetNodeState(name string, state NodeState, reason string, now time.Time) error {
+	st.availAll = true // the next cycle's free view is filled afresh (Avail.refill)
+	st.orderGen++      // the incremental queue (lazy_queue.go) is built again
 	i := st.Cluster.NodeIndex(name)
 	if i < 0 {
 		return fmt.Errorf("node %q: %w", name, ErrInvalidNodeName)

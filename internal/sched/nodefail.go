@@ -11,6 +11,8 @@ import (
 // recorded as NODE_FAIL), any other ends in state NODE_FAIL. It returns
 // the ids of the jobs affected.
 func (st *State) NodeFail(name, reason string, now time.Time) ([]JobID, error) {
+	st.availAll = true // the next cycle's free view is filled afresh (Avail.refill)
+	st.orderGen++      // the incremental queue (lazy_queue.go) is built again
 	i := st.Cluster.NodeIndex(name)
 	if i < 0 {
 		return nil, fmt.Errorf("node %q: %w", name, ErrInvalidNodeName)

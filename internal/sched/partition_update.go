@@ -22,7 +22,7 @@ var ErrPartitionInUse = errors.New("Partition is in use")
 // replaces the previous default, as `scontrol create partition ...
 // Default=YES` does.
 func (st *State) AddPartition(p Partition) error {
-	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitMemo)
+	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitCache)
 	cl := st.Cluster
 	if p.Name == "" || cl.PartitionIndex(p.Name) >= 0 {
 		return fmt.Errorf("add partition %q: %w", p.Name, ErrInvalidPartition)
@@ -48,7 +48,7 @@ func (st *State) AddPartition(p Partition) error {
 // partition slurm.conf defines, deleted and created again, goes back to
 // its place among slurm.conf's partitions.
 func (st *State) InsertPartition(p Partition, at int32) error {
-	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitMemo)
+	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitCache)
 	cl := st.Cluster
 	if p.Name == "" || cl.PartitionIndex(p.Name) >= 0 || at < 0 || int(at) > len(cl.Partitions) {
 		return fmt.Errorf("insert partition %q: %w", p.Name, ErrInvalidPartition)
@@ -83,7 +83,7 @@ func (st *State) InsertPartition(p Partition, at int32) error {
 // index (jobs refer to partitions by index). Setting Default makes it the
 // only default partition.
 func (st *State) ReplacePartition(p Partition) error {
-	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitMemo)
+	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitCache)
 	cl := st.Cluster
 	i := cl.PartitionIndex(p.Name)
 	if i < 0 {
@@ -125,7 +125,7 @@ func (st *State) PartitionInUse(i int32) bool {
 // partition reference (their accounting rows keep its name); the other
 // jobs' partition indices are renumbered.
 func (st *State) DeletePartition(name string) error {
-	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitMemo)
+	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitCache)
 	cl := st.Cluster
 	i := cl.PartitionIndex(name)
 	if i < 0 {
@@ -146,7 +146,7 @@ func (st *State) DeletePartition(name string) error {
 // the partition list it had stored (the jobs' stored indices refer to
 // that list), before or after replaying the jobs.
 func (st *State) SetPartitions(parts []Partition) error {
-	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitMemo)
+	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitCache)
 	cl := st.Cluster
 	for i := range parts {
 		if err := checkNodeList(cl, &parts[i]); err != nil {

@@ -158,6 +158,7 @@ func qosFlags(f acct.QOSFlags) QOSFlags {
 // every job's association and QOS are resolved again and the usage
 // counters rebuilt from the jobs, so limits apply to the running jobs too.
 func (st *State) SetPolicy(p *Policy) {
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
 	st.Policy = p
 	st.usage.reset(p)
 	for _, j := range st.jobList {

@@ -265,6 +265,7 @@ func releaseVictim(a *Avail, v *victim) {
 		cpuOnly := Alloc{Nodes: v.job.Alloc.Nodes, CPUs: v.job.Alloc.CPUs, Mem: make([]int64, len(v.job.Alloc.Nodes)),
 			Exclusive: v.job.Alloc.Exclusive}
 		a.Release(&cpuOnly)
+		a.touchedAll = true // Jobs below: refill cannot follow
 		for _, ni := range v.job.Alloc.Nodes {
 			a.Jobs[ni]++
 		}

@@ -13,7 +13,7 @@ import (
 // sorts ahead and, at the next cycle, preempts (SUSPEND, REQUEUE or
 // CANCEL) lower-tier jobs for room, as in SCENARIOS.md S5.
 func (st *State) UpdatePartition(id JobID, names []string) error {
-	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitMemo)
+	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitCache)
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err

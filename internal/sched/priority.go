@@ -26,6 +26,7 @@ func NewPrioritizer(calc *priority.Calculator, tree *priority.Tree) *Prioritizer
 // jobs get priority 0 (Slurm's representation of a hold) and jobs whose
 // priority an operator set keep it.
 func (pz *Prioritizer) Update(st *State, now time.Time) {
+	st.OrderChanged()
 	live := make(map[JobID]bool, len(pz.recs))
 	for _, j := range st.jobList {
 		if j.State.Base() != JobPending {

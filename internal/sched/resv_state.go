@@ -103,6 +103,7 @@ func (st *State) ReservationCommand(words []string, admin bool, now time.Time, l
 // overlap with another reservation (unless MAINT or OVERLAP). A rejected
 // request changes nothing.
 func (st *State) CreateReservation(cmd *resv.Command, now time.Time, loc *time.Location) (*resv.Reservation, error) {
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
 	if cmd.Verb != resv.VerbCreate {
 		return nil, resv.ErrInvalid
 	}
@@ -148,6 +149,7 @@ func (st *State) resvName(r *resv.Reservation) string {
 // UpdateReservation applies scontrol update reservation: the changed
 // record is validated like a new one (against every other reservation).
 func (st *State) UpdateReservation(cmd *resv.Command, now time.Time, loc *time.Location) error {
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
 	old := st.resvEntry(cmd.Name)
 	if old == nil {
 		return resv.ErrInvalid
@@ -184,6 +186,7 @@ func (st *State) DeleteReservation(name string, now time.Time) error {
 
 // dropResv removes e and releases (or holds) its pending jobs.
 func (st *State) dropResv(e *resvEntry, now time.Time) {
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
 	st.resvs.list = slices.DeleteFunc(st.resvs.list, func(x *resvEntry) bool { return x == e })
 	for _, j := range st.jobList {
 		if j.State.Base() != JobPending || j.Req.Reservation == "" {
@@ -248,6 +251,7 @@ func (st *State) purgeComp(e *resvEntry, now time.Time) bool {
 // RestoreReservation adds a stored reservation as it is (the controller
 // recovering its state): only its node names are resolved.
 func (st *State) RestoreReservation(r *resv.Reservation) error {
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
 	if st.resvEntry(r.Name) != nil {
 		return resv.ErrNameDup
 	}

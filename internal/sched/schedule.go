@@ -87,9 +87,12 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 	if gangStep != nil {
 		gangStep(c)
 	}
-	c.gate()
-	c.order()
-	c.mainPass()
+	lazy := c.lazyPass() // lazy_queue.go: the kept queue, walked from its head
+	if !lazy {
+		c.gate()
+		c.order()
+		c.mainPass()
+	}
 	c.Plan.StaticGates = c.gatesStatic()
 	c.Plan.Stuck = c.stuck()
 	if cfg.Backfill.Enabled && backfillStep != nil {
@@ -97,6 +100,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 		c.Plan.BackfillPass = true
 	}
 	c.finish()
+	c.lazyKeep(!lazy)
 	st.cycUse = c.use
 	st.bufs.keep(c)
 	return c.Plan
@@ -118,7 +122,10 @@ func newCycle(st *State, now time.Time, cfgVal Config) *Cycle {
 	if c.Avail == nil {
 		c.Avail = &Avail{}
 	}
-	c.Avail.fill(cl)
+	if !cfgVal.IncrementalQueue || st.availAll || !c.Avail.refill(cl, st.availDirty) {
+		c.Avail.fill(cl)
+	}
+	st.availDirty, st.availAll = st.availDirty[:0], false
 	c.trackOwners()
 	c.passNodes = append(b.passNodes[:0], c.Avail.Usable...)
 	c.use, st.cycUse = st.cycUse, nil
@@ -146,35 +153,44 @@ func isActive(j *Job) bool {
 // with reason Priority; a record blocked by an accounting limit does not
 // (unless assoc_limit_stop).
 func (c *Cycle) mainPass() {
-	maxStart := c.Config.MaxJobStart
-	depth := c.Config.DefaultQueueDepth
 	for i := range c.Queue {
-		rec := &c.Queue[i]
-		if c.done[rec.slot] {
-			continue
-		}
-		if depth > 0 && c.Plan.Stats.Depth >= depth || maxStart > 0 && c.Plan.Stats.Started >= maxStart {
-			c.setReasonIfNone(rec, ReasonPriority)
-			c.unsure = true
-			continue
-		}
-		c.Plan.Stats.Depth++
-		if c.partFail[rec.Part] {
-			c.setReasonPriority(rec)
-			continue
-		}
-		blocked := len(c.blockers)
-		started := false
-		for c.tryStart(rec) {
-			started = true
-			if rec.Job.Array == nil || rec.Job.Array.TaskID >= 0 || c.done[rec.slot] {
-				break
-			}
-		}
-		if !started && len(c.blockers) == blocked {
-			c.unsure = true // skipped by a gate, not for lack of room
+		c.mainRec(&c.Queue[i])
+	}
+}
+
+// mainRec is the main pass's step for one record.
+func (c *Cycle) mainRec(rec *QueueRec) {
+	if c.done[rec.slot] {
+		return
+	}
+	if c.mainStopped() {
+		c.setReasonIfNone(rec, ReasonPriority)
+		c.unsure = true
+		return
+	}
+	c.Plan.Stats.Depth++
+	if c.partFail[rec.Part] {
+		c.setReasonPriority(rec)
+		return
+	}
+	blocked := len(c.blockers)
+	started := false
+	for c.tryStart(rec) {
+		started = true
+		if rec.Job.Array == nil || rec.Job.Array.TaskID >= 0 || c.done[rec.slot] {
+			break
 		}
 	}
+	if !started && len(c.blockers) == blocked {
+		c.unsure = true // skipped by a gate, not for lack of room
+	}
+}
+
+// mainStopped reports whether the main pass has tested as many records
+// as default_queue_depth allows or started MaxJobStart jobs.
+func (c *Cycle) mainStopped() bool {
+	depth, maxStart := c.Config.DefaultQueueDepth, c.Config.MaxJobStart
+	return depth > 0 && c.Plan.Stats.Depth >= depth || maxStart > 0 && c.Plan.Stats.Started >= maxStart
 }
 
 // tryStart tries to start rec (one task of a pending array record) now.
@@ -251,36 +267,79 @@ func (c *Cycle) unusableDesc(rec *QueueRec) string {
 	switch {
 	case m.Empty():
 		return StateDescReservedMaint
-	case !c.State.everFit.canEverFit(c, rec, m):
+	case !c.State.everFit.canEverFit(c.State, c.sel, rec.Job, rec.Part, c.State.emptyView(), m):
 		return StateDescMayBeReserved
 	}
 	return ""
 }
 
-// everFitMemo is the last answer of canEverFit for a blocked record:
-// the first job of a deep queue that does not fit asks it again at every
-// pass, and on a large cluster the fit on an empty view costs as much as
-// the rest of the pass. The answer depends only on the job's request, its
-// partition and the nodes offered (m), so it is kept while none of them
-// changed (State.shapeGen counts job and partition updates).
-type everFitMemo struct {
-	job  *Job
-	id   JobID
-	part int32
-	gen  uint64
-	mask NodeSet
-	ok   bool
+// everFitCache remembers canEverFit answers by job shape. The first
+// job of a deep queue that does not fit asks, at every pass, whether it
+// could ever run on the nodes left up, and every submission asks whether
+// it could ever run at all (checkFits): on a large cluster each is a fit
+// on the empty 8,192-node view, costing as much as the rest of the pass.
+// For a request without GRES the answer depends only on its shape, its
+// partition, the nodes offered and ConsumeMemory, and a trace has few
+// distinct shapes. Answers are dropped when State.shapeGen moves
+// (partition and node-set updates) or the cluster is replaced.
+type everFitCache struct {
+	cl    *Cluster
+	empty *Avail
+	gen   uint64
+	masks []NodeSet // the node sets offered, by key index
+	ok    map[everFitKey]bool
 }
 
-// canEverFit is selector.canEverFit(rec's job, its partition, the empty
-// cluster, m), remembered.
-func (e *everFitMemo) canEverFit(c *Cycle, rec *QueueRec, m NodeSet) bool {
-	st := c.State
-	if e.job == rec.Job && e.id == rec.Job.ID && e.part == rec.Part && e.gen == st.shapeGen && slices.Equal(e.mask, m) {
-		return e.ok
+// everFitKey is a shape without its GRES list (only gres-free shapes are
+// remembered), the partition, the offered set's index and ConsumeMemory.
+type everFitKey struct {
+	minNodes, maxNodes, tasks, tasksPerNode, cpusPerTask int32
+	minCPUsPerNode, maxCPUsPerNode, share                int32
+	memPerCPU, memPerNode, gpusPerNode, gpusJob          int64
+	gpusType, exclUser                                   string
+	exclusive, consumeMem                                bool
+	part, mask                                           int32
+}
+
+// maxEverFitMasks and maxEverFitShapes bound the distinct offered sets
+// and the answers remembered at once.
+const (
+	maxEverFitMasks  = 8
+	maxEverFitShapes = 4096
+)
+
+// canEverFit is sel.canEverFit(j, cl.Partitions[part], empty, m),
+// remembered for gres-free shapes.
+func (e *everFitCache) canEverFit(st *State, sel *selector, j *Job, part int32, empty *Avail, m NodeSet) bool {
+	pt := &st.Cluster.Partitions[part]
+	s := jobShape(sel.cfg, j, pt)
+	if len(s.gres) > 0 {
+		return sel.canEverFit(j, pt, empty, m)
 	}
-	ok := c.sel.canEverFit(rec.Job, &c.Cluster.Partitions[rec.Part], st.emptyView(), m)
-	*e = everFitMemo{job: rec.Job, id: rec.Job.ID, part: rec.Part, gen: st.shapeGen, mask: append(e.mask[:0], m...), ok: ok}
+	if e.cl != st.Cluster || e.empty != empty || e.gen != st.shapeGen || e.ok == nil {
+		*e = everFitCache{cl: st.Cluster, empty: empty, gen: st.shapeGen, masks: e.masks[:0], ok: map[everFitKey]bool{}}
+	}
+	mi := slices.IndexFunc(e.masks, func(x NodeSet) bool { return slices.Equal(x, m) })
+	if mi < 0 {
+		if len(e.masks) == maxEverFitMasks {
+			e.masks, e.ok = e.masks[:0], map[everFitKey]bool{}
+		}
+		mi = len(e.masks)
+		e.masks = append(e.masks, m.Clone())
+	}
+	k := everFitKey{minNodes: s.minNodes, maxNodes: s.maxNodes, tasks: s.tasks, tasksPerNode: s.tasksPerNode,
+		cpusPerTask: s.cpusPerTask, minCPUsPerNode: s.minCPUsPerNode, maxCPUsPerNode: s.maxCPUsPerNode,
+		share: s.share, memPerCPU: s.memPerCPU, memPerNode: s.memPerNode, gpusPerNode: s.gpusPerNode,
+		gpusJob: s.gpusJob, gpusType: s.gpusType, exclUser: s.exclUser, exclusive: s.exclusive,
+		consumeMem: sel.cfg.ConsumeMemory, part: part, mask: int32(mi)}
+	ok, seen := e.ok[k]
+	if !seen && len(e.ok) >= maxEverFitShapes {
+		clear(e.ok) // shapes are user input: a controller running for months sees many
+	}
+	if !seen {
+		ok = sel.canEverFit(j, pt, empty, m)
+		e.ok[k] = ok
+	}
 	return ok
 }
 
@@ -438,6 +497,7 @@ func (c *Cycle) Preempt(victim *Job, mode PreemptMode, by JobID, grace time.Dura
 			Exclusive: victim.Alloc.Exclusive}
 		c.Avail.Release(&cpuOnly)
 		// a suspended job still counts as holding its nodes
+		c.Avail.touchedAll = true // not through Take or Release: refill cannot follow
 		for _, ni := range victim.Alloc.Nodes {
 			c.Avail.Jobs[ni]++
 		}
@@ -453,6 +513,7 @@ func (c *Cycle) Resume(j *Job) {
 	cpuOnly := Alloc{Nodes: j.Alloc.Nodes, CPUs: j.Alloc.CPUs, Mem: make([]int64, len(j.Alloc.Nodes)),
 		Exclusive: j.Alloc.Exclusive}
 	c.Avail.Take(&cpuOnly)
+	c.Avail.touchedAll = true // Jobs below: refill cannot follow
 	for _, ni := range j.Alloc.Nodes {
 		c.Avail.Jobs[ni]--
 	}

@@ -47,11 +47,24 @@ type State struct {
 	masks maskCache
 	sel   *selector // submit-time selection (cached)
 	empty *Avail    // the cluster with every node free (cached)
-	// everFit remembers the last canEverFit answer of unusableDesc, and
-	// shapeGen counts the changes that can change such an answer (job
-	// and partition updates) so that it is asked again after them.
-	everFit  everFitMemo
+	// everFit remembers canEverFit answers by shape (unusableDesc,
+	// checkFits), and shapeGen counts the changes that can change such an
+	// answer (job and partition updates) so that it is asked again after
+	// them.
+	everFit  everFitCache
 	shapeGen uint64
+	// lazy is the queue kept across cycles (lazy_queue.go); orderGen
+	// counts the changes that void it (holds, requeues, node, policy and
+	// reservation changes, OrderChanged).
+	lazy     lazyQueue
+	orderGen uint64
+	// availDirty are the nodes whose allocations changed since the last
+	// cycle, availAll set when nodes changed otherwise (state, suspend):
+	// a cycle with Config.IncrementalQueue refills its free view from
+	// them only (Avail.refill). The drivers change nodes through the
+	// State's methods only under that flag.
+	availDirty []int32
+	availAll   bool
 
 	// resvs are the advanced reservations (resv_state.go).
 	resvs reservations

@@ -399,7 +399,7 @@ func (st *State) checkFits(j *Job, _ Submitter) error {
 		if mask.Empty() {
 			continue
 		}
-		if sel.canEverFit(j, pt, empty, mask) {
+		if st.everFit.canEverFit(st, sel, j, part, empty, mask) {
 			return nil
 		}
 	}

@@ -606,6 +606,9 @@ type Job struct {
 	// the next cycle's sort.
 	orderRank [2]int32
 	orderPass uint32
+	// lazyPass is the cycle (State.orderPass) that last tested the job or
+	// gave it Priority in the incremental queue (lazy_queue.go).
+	lazyPass uint32
 }
 
 // IsArray reports whether the job is a member or record of a job array.

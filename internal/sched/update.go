@@ -35,7 +35,8 @@ type JobUpdate struct {
 // partition, account, QOS, limits of the partition, the node
 // configuration) and nothing changes when it is refused.
 func (st *State) Update(id JobID, u JobUpdate, admin bool, now time.Time) error {
-	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitMemo)
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
+	st.shapeGen++ // a remembered canEverFit may no longer hold (everFitCache)
 	j, err := st.lookupJob(id)
 	if err != nil {
 		return err
@@ -166,6 +167,7 @@ func (st *State) revalidate(j *Job) error {
 // already running go on. Slurm refuses it on a job that is not an array
 // (ErrNotSupported: "only allowed on ArrayJobId").
 func (st *State) SetArrayThrottle(arrayID JobID, n int32) error {
+	st.orderGen++ // the incremental queue (lazy_queue.go) is built again
 	found := false
 	for _, j := range st.jobList {
 		if j.Array != nil && j.Array.JobID == arrayID {

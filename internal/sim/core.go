@@ -86,6 +86,9 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 	// The simulator reports starts, not expected start times: backfill
 	// may stop planning once nothing left in the queue can start.
 	c.cfg.Backfill.StartsOnly = true
+	// Nor every pending job's reason at every pass: the main pass tests
+	// the queue from its head only (the starts are the same).
+	c.cfg.IncrementalQueue = true
 	if c.epoch == 0 {
 		c.epoch = defaultEpoch
 	}
@@ -465,6 +468,7 @@ func (c *Core) Recalc(now int64) bool {
 // the fair-share values it reads.
 func (c *Core) refresh(t time.Time) bool {
 	c.stale = false
+	moved := false
 	c.tree.RecomputeFairShare(&c.pcfg)
 	if !c.queueInOrder() { // a priority changed outside refresh
 		slices.SortFunc(c.queue, cmpQueued)
@@ -473,8 +477,14 @@ func (c *Core) refresh(t time.Time) bool {
 		q := &c.queue[k]
 		if j := q.j; !j.DirectPriority && j.Hold == sched.HoldNone {
 			c.fillPriorityJobAssoc(j, q.assoc, &c.pj)
-			j.Priority = c.calc.Priority(&c.pj, t)
+			if p := c.calc.Priority(&c.pj, t); p != j.Priority {
+				j.Priority = p
+				moved = true
+			}
 		}
+	}
+	if moved {
+		c.st.OrderChanged() // the core's kept queue (sched.Config.IncrementalQueue) is sorted again
 	}
 	if c.queueInOrder() {
 		return false
