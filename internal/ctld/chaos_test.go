@@ -411,9 +411,11 @@ func chaosEnded(state string) bool {
 // and ran) and returns how many checks it made.
 func (c *acceptCluster) chaosInvariants(load *chaosLoad, final bool) int {
 	c.t.Helper()
+	// What the test saw before the listing: a job acknowledged or run
+	// again after it is not in it yet.
+	acked, ran := load.ids(), c.ranCounts()
 	var jobs map[uint32]api.JobInfo
 	c.wait(30*time.Second, "controller answering", func() bool { jobs = c.jobs(); return jobs != nil })
-	acked := load.ids()
 	n := 0
 	for _, id := range acked {
 		if _, ok := jobs[id]; !ok {
@@ -432,7 +434,7 @@ func (c *acceptCluster) chaosInvariants(load *chaosLoad, final bool) int {
 		c.t.Errorf("jobs started while an earlier run of theirs still ran: %s", strings.Fields(string(data)))
 	}
 	n++
-	for id, k := range c.ranCounts() {
+	for id, k := range ran {
 		if j, ok := jobs[id]; ok && k > j.RestartCount+1 {
 			c.t.Errorf("job %d ran %d times, requeued %d times", id, k, j.RestartCount)
 		}
@@ -440,7 +442,6 @@ func (c *acceptCluster) chaosInvariants(load *chaosLoad, final bool) int {
 	}
 	n += c.chaosLiveJobs(jobs)
 	if final {
-		ran := c.ranCounts()
 		for _, id := range acked {
 			if ran[id] < 1 || jobs[id].State != "COMPLETED" {
 				c.t.Errorf("job %d is %s and ran %d times, want COMPLETED having run", id, jobs[id].State, ran[id])
