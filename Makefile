@@ -20,9 +20,11 @@ bench:
 clean:
 	rm -rf bin
 
-# The chaos test (internal/ctld TestChaos): SIGKILLs of the controller and
-# the agents under load for DURATION, invariants checked after each round.
-# make test runs it for 40 s.
+# The chaos test (internal/ctld TestChaos): under load for DURATION, rounds
+# of SIGKILL of the controller or an agent, SIGSTOP of either for longer
+# than SlurmdTimeout, and a full disk under the state directory (root),
+# invariants checked after each round. make test runs it for 40 s (every
+# kind once, about 90 s in all).
 DURATION ?= 5m
 chaos:
 	SLUICE_CHAOS_DURATION=$(DURATION) $(GO) test -count=1 -run '^TestChaos$$' -timeout 0 -v ./internal/ctld

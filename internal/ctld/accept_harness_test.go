@@ -125,12 +125,17 @@ type acceptCluster struct {
 	client *api.Client
 	// gates are the gate files the jobs may wait on, opened at cleanup.
 	gates []string
+	// stateMount is state when it is a tmpfs of its own (acceptOpts.stateTmpfs).
+	stateMount string
 }
 
 type acceptOpts struct {
 	nodes, cpus int
 	// extra lines go into slurm.conf (the store's lines, for instance).
 	extra string
+	// stateTmpfs, when set, is the size of a tmpfs mounted on the state
+	// directory (as root only: TestChaos fills it).
+	stateTmpfs string
 }
 
 // in returns the cluster as seen from subtest t (failures go to t).
@@ -182,8 +187,11 @@ PartitionName=debug Nodes=a[1-%d] Default=YES MaxTime=INFINITE State=UP
 	if err := os.WriteFile(c.conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if o.stateTmpfs != "" {
+		c.stateMount = mountStateTmpfs(t, c.state, o.stateTmpfs)
+	}
 	// Cleanups run last-registered first: open the gates (jobs end by
-	// themselves), then stop the agents and the controller.
+	// themselves), then stop the agents and the controller (then unmount).
 	t.Cleanup(c.stopAll)
 	t.Cleanup(c.openGates)
 	c.startCtld()

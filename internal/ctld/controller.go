@@ -118,6 +118,8 @@ type Controller struct {
 
 	// loop-owned state below: touched only by the event loop.
 	ls *loopState
+	// lastTick is when the loop last took a tick (real time, stall.go).
+	lastTick time.Time
 	// resvBook is the loop's reservation bookkeeping (resv.go).
 	resvBook *resvBook
 
@@ -367,6 +369,7 @@ func (c *Controller) loop() {
 	cm := &committer{c: c}
 	tick := time.NewTicker(c.opts.TickInterval)
 	defer tick.Stop()
+	c.lastTick = time.Now() // stall.go
 	var schedTimer, batchTimer <-chan time.Time
 	batch := make([]*call, 0, 64)
 	ls := c.ls
@@ -416,6 +419,7 @@ func (c *Controller) loop() {
 				c.probeSave() // savefail.go
 				ls = c.ls
 			}
+			c.creditStall(ls, time.Now()) // stall.go
 			if c.saving() {
 				ls.timers(c.now())
 			}

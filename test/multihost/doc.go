@@ -36,6 +36,10 @@
 //     job is requeued, the first run recorded NODE_FAIL; when the link comes
 //     back the stale runs are killed and the requeued job runs there again
 //     (TestMultiHostNodeFail);
+//   - issue 17's chaos test, cut-network rounds: under a load of short batch
+//     jobs, a node host's link down for longer than SlurmdTimeout and back,
+//     three times; no job runs twice at once or more often than requeued,
+//     every acknowledged job ends COMPLETED (TestMultiHostChaosNetCut);
 //   - the controller killed with SIGKILL and restarted: the agents register
 //     again over the network, a running job ends COMPLETED, another is
 //     cancelled from the login host and its processes leave the node hosts
