@@ -72,3 +72,20 @@ func TestNodeCfgTRES(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateCommentAndExtra: scontrol update job Comment= and Extra= set
+// the texts squeue %k and scontrol show job print (Slurm 24.11 accepts
+// both; the REST job update sends comment the same way), surviving a
+// restart of the controller.
+func TestUpdateCommentAndExtra(t *testing.T) {
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
+	id := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
+	set := map[string]string{"Comment": "via update", "Extra": "tag=1"}
+	if err := c.client.UpdateJob(c.ctx(), api.JobUpdateRequest{Job: idStr(id), Set: set}); err != nil {
+		t.Fatal(err)
+	}
+	j := c.job(id)
+	if j.Comment != "via update" || j.Extra == nil || *j.Extra != "tag=1" {
+		t.Errorf("after update: Comment %q Extra %v", j.Comment, j.Extra)
+	}
+}

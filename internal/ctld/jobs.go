@@ -573,11 +573,15 @@ func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 	var u sched.JobUpdate
 	site := (*int32)(nil)
 	var throttle *int32
+	var texts specTexts
 	for k, v := range req.Set {
 		if strings.EqualFold(k, "ArrayTaskThrottle") {
 			if throttle, err = parseThrottle(v); err != nil {
 				return err
 			}
+			continue
+		}
+		if texts.parse(k, v) {
 			continue
 		}
 		if err := parseUpdate(&u, &site, k, v, admin); err != nil {
@@ -589,6 +593,11 @@ func (ls *loopState) updateJob(w Who, req api.JobUpdateRequest) error {
 	}
 	if err == nil && (throttle == nil || len(req.Set) > 1) {
 		err = ls.applyUpdate(w, js, u, site, fmt.Sprint(req.Set))
+	}
+	if err == nil {
+		for _, j := range js {
+			texts.apply(ls, j)
+		}
 	}
 	var ae *apiErr
 	if errors.As(err, &ae) && ae.job == "" {
@@ -617,16 +626,59 @@ func (ls *loopState) applyUpdate(w Who, js []*sched.Job, u sched.JobUpdate, site
 		if site != nil {
 			ls.site[j.ID] = *site
 		}
-		if u.Name != nil && ls.specs[j.ID] != nil {
-			s := *ls.specs[j.ID]
-			s.Name = *u.Name
-			ls.specs[j.ID] = &s
+		if u.Name != nil {
+			ls.editSpec(j, func(s *api.JobSpec) { s.Name = *u.Name })
 		}
 		ls.setPriority(j, now)
 		ls.touch(j, "update", detail)
 	}
 	ls.wantSched = true
 	return nil
+}
+
+// specTexts are the free texts scontrol update job sets on the job's
+// submission (Comment=, Extra=), which the scheduler never reads.
+type specTexts struct{ comment, extra *string }
+
+// parse takes KEY=VALUE when it is one of the texts.
+func (t *specTexts) parse(k, v string) bool {
+	switch strings.ToLower(k) {
+	case "comment":
+		t.comment = &v
+	case "extra":
+		t.extra = &v
+	default:
+		return false
+	}
+	return true
+}
+
+// apply stores the texts on j's submission (ownership was checked by
+// applyUpdate).
+func (t specTexts) apply(ls *loopState, j *sched.Job) {
+	if t.comment == nil && t.extra == nil {
+		return
+	}
+	ls.editSpec(j, func(s *api.JobSpec) {
+		if t.comment != nil {
+			s.Comment = *t.comment
+		}
+		if t.extra != nil {
+			e := *t.extra
+			s.Extra = &e
+		}
+	})
+	ls.touch(j, "update", "texts")
+}
+
+// editSpec changes a copy of j's submission (listings may hold the old one).
+func (ls *loopState) editSpec(j *sched.Job, f func(*api.JobSpec)) {
+	if ls.specs[j.ID] == nil {
+		return
+	}
+	s := *ls.specs[j.ID]
+	f(&s)
+	ls.specs[j.ID] = &s
 }
 
 // notOwner is slurmctld's answer to an update of another user's job.

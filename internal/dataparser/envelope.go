@@ -79,10 +79,12 @@ func EnvelopeErrors(data Obj, m Meta, errs []Error, warnings []Warning) Obj {
 	for _, e := range errs {
 		errList = append(errList, Obj{{"description", e.Description}, {"error_number", e.Number}, {"error", e.Error}, {"source", e.Source}})
 	}
-	if len(data) == 0 && len(errs) > 0 {
-		// slurmrestd's reply to a call that failed before dumping any
-		// data puts errors and warnings first (oracle: job/submit of a
-		// bad partition, reservation/NAME of an unknown one).
+	if len(data) == 0 {
+		// slurmrestd's reply without data (a call that failed before
+		// dumping any, or an update that answers none) puts errors and
+		// warnings first (oracle: job/submit of a bad partition,
+		// reservation/NAME of an unknown one, node/NAME updates,
+		// reconfigure).
 		return Obj{{"errors", errList}, {"warnings", warn}, {"meta", meta}}
 	}
 	out := append(Obj{}, data...)
