@@ -181,7 +181,9 @@ func getDBConfig(c *call) reply {
 	if !c.isAdmin() {
 		return failed(dataparser.Obj{}, errDenied("slurmdb_wckeys_get() failed", "_dump"))
 	}
-	fail := func(err error) reply { return failed(dataparser.Obj{}, callError(err, "slurmdb_config_get() failed", "_dump")) }
+	fail := func(err error) reply {
+		return failed(dataparser.Obj{}, callError(err, "slurmdb_config_get() failed", "_dump"))
+	}
 	clusters, err := c.clusterRecords("")
 	if err != nil {
 		return fail(err)
@@ -260,7 +262,7 @@ func getAssoc(c *call) reply {
 	case len(list) > 1:
 		return reply{data: dataparser.Obj{{Key: "associations", Val: []any{}}}, status: http.StatusInternalServerError,
 			errs: []dataparser.Error{{Description: "Ambiguous request: More than 1 association would have been dumped.", Number: 9211,
-				Error: "Request matched more than one object to query. Request is limited to query of a single matching object.",
+				Error:  "Request matched more than one object to query. Request is limited to query of a single matching object.",
 				Source: "_dump_assoc_cond"}}}
 	}
 	return rep
