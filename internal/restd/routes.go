@@ -94,7 +94,7 @@ func (s *Server) routeTable() []route {
 
 // operations lists what Sluice serves of slurmrestd's API.
 func operations() []op {
-	return append(append(append(slurmOps(), slurmdbOps()...), slurmdbConfigOps()...), slurmdbWriteOps()...)
+	return append(append(append(append(slurmOps(), allocateOp()), slurmdbOps()...), slurmdbConfigOps()...), slurmdbWriteOps()...)
 }
 
 // wrap runs a route's handler: a controller client for the caller, the
