@@ -94,7 +94,11 @@ func (s *Server) routeTable() []route {
 
 // operations lists what Sluice serves of slurmrestd's API.
 func operations() []op {
-	return append(append(append(append(slurmOps(), allocateOp()), slurmdbOps()...), slurmdbConfigOps()...), slurmdbWriteOps()...)
+	ops := append(slurmOps(), allocateOp())
+	for _, more := range [][]op{slurmdbOps(), slurmdbConfigOps(), slurmdbWriteOps(), wckeyOps()} {
+		ops = append(ops, more...)
+	}
+	return ops
 }
 
 // wrap runs a route's handler: a controller client for the caller, the

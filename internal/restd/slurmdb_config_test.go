@@ -19,7 +19,7 @@ func (rc *restCluster) sacctmgrSetup(cmds ...string) {
 	}
 }
 
-// TestRESTSlurmdbConfig: clusters, diag, config and the single
+// TestRESTSlurmdbConfig: clusters, diag, config, wckeys and the single
 // association answer as slurmdbd's (oracle, 24.11): every user reads the
 // clusters, only administrators the statistics and the dump (2002, HTTP
 // 500), and association/ wants exactly one match (9211, HTTP 500).
@@ -45,6 +45,9 @@ func TestRESTSlurmdbConfig(t *testing.T) {
 		{alice, "/slurmdb/v0.0.42/association?account=research", "associations", 500, 0, false, 9211},
 		{alice, "/slurmdb/v0.0.42/association?account=research&user=alice", "associations", 200, 1, false, 0},
 		{alice, "/slurmdb/v0.0.42/association?account=zz", "associations", 200, 0, true, 0},
+		{alice, "/slurmdb/v0.0.42/wckeys", "wckeys", 500, -1, false, 2002},
+		{root, "/slurmdb/v0.0.42/wckeys", "wckeys", 200, 0, true, 0},
+		{root, "/slurmdb/v0.0.42/wckey/1", "wckeys", 200, 0, true, 0},
 	}
 	for _, tc := range cases {
 		code, m, raw := rc.do(tc.who, "GET", tc.path, nil)

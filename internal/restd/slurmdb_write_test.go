@@ -54,6 +54,8 @@ func TestRESTSlurmdbWrites(t *testing.T) {
 		{root, "DELETE", V + "/account/zz", nil, 304, "", 0},
 		{alice, "POST", V + "/clusters/", obj{"clusters": []obj{{"name": "c2"}}}, 500, "", 2002},
 		{alice, "DELETE", V + "/cluster/c2", nil, 500, "", 2002},
+		{alice, "DELETE", V + "/wckey/1", nil, 500, "deleted_wckeys", 2002},
+		{root, "DELETE", V + "/wckey/1", nil, 200, "deleted_wckeys", 0},
 	}
 	for i, tc := range cases {
 		code, m, raw := rc.do(tc.who, tc.method, tc.path, tc.body)
