@@ -95,7 +95,7 @@ func (s *Server) routeTable() []route {
 // operations lists what Sluice serves of slurmrestd's API.
 func operations() []op {
 	ops := append(slurmOps(), allocateOp())
-	for _, more := range [][]op{slurmdbOps(), slurmdbConfigOps(), slurmdbWriteOps(), wckeyOps()} {
+	for _, more := range [][]op{slurmdbOps(), slurmdbConfigOps(), slurmdbWriteOps(), noneOps()} {
 		ops = append(ops, more...)
 	}
 	return ops

@@ -30,7 +30,7 @@ func TestRESTSlurmdbConfig(t *testing.T) {
 	cases := []struct {
 		who        creds
 		path, key  string
-		code, want int // HTTP status, records under key (-1: key absent)
+		code, want int // HTTP status, records under key (-1: no list there)
 		warn       bool
 		errno      int
 	}{
@@ -48,6 +48,8 @@ func TestRESTSlurmdbConfig(t *testing.T) {
 		{alice, "/slurmdb/v0.0.42/wckeys", "wckeys", 500, -1, false, 2002},
 		{root, "/slurmdb/v0.0.42/wckeys", "wckeys", 200, 0, true, 0},
 		{root, "/slurmdb/v0.0.42/wckey/1", "wckeys", 200, 0, true, 0},
+		{alice, "/slurmdb/v0.0.42/instances", "instances", 200, -1, true, 0},
+		{alice, "/slurmdb/v0.0.42/instance", "instances", 200, -1, true, 0},
 	}
 	for _, tc := range cases {
 		code, m, raw := rc.do(tc.who, "GET", tc.path, nil)
@@ -61,7 +63,7 @@ func TestRESTSlurmdbConfig(t *testing.T) {
 		if e := firstError(m); e != nil {
 			errno, _ = e["error_number"].(float64)
 		}
-		if code != tc.code || (tc.want >= 0 && n != tc.want) || (len(warns) > 0) != tc.warn || int(errno) != tc.errno {
+		if code != tc.code || n != tc.want || (len(warns) > 0) != tc.warn || int(errno) != tc.errno {
 			t.Errorf("%s as %s: HTTP %d, %d %s, warnings %v, error %v; want %d, %d, warning %v, error %d\n%s",
 				tc.path, tc.who.name, code, n, tc.key, warns, errno, tc.code, tc.want, tc.warn, tc.errno, raw)
 		}

@@ -56,6 +56,7 @@ func TestRESTSlurmdbWrites(t *testing.T) {
 		{alice, "DELETE", V + "/cluster/c2", nil, 500, "", 2002},
 		{alice, "DELETE", V + "/wckey/1", nil, 500, "deleted_wckeys", 2002},
 		{root, "DELETE", V + "/wckey/1", nil, 200, "deleted_wckeys", 0},
+		{root, "POST", V + "/tres/", obj{"TRES": []obj{{"type": "gres", "name": "x"}}}, 500, "", 2036},
 	}
 	for i, tc := range cases {
 		code, m, raw := rc.do(tc.who, tc.method, tc.path, tc.body)
