@@ -120,6 +120,10 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			// "Protocol authentication error" (oracle).
 			c.cl, c.refused = refusing, true
 		}
+		if c.refused && strings.HasPrefix(rt.path, "/slurmdb/") {
+			s.write(w, c, rt, dbRefused)
+			return
+		}
 		rep := rt.h(c)
 		s.write(w, c, rt, rep)
 	}
