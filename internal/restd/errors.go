@@ -32,6 +32,13 @@ var slurmErrno = map[string]int{
 // the request names.
 const errAuth = "Protocol authentication error"
 
+// dbRefused is slurmrestd's answer on every /slurmdb path to a caller
+// slurmdbd refuses (a forged token, another user's): it cannot open its
+// connection, 7000, HTTP 502 (oracle, 24.11, ping included).
+var dbRefused = reply{status: http.StatusBadGateway, errs: []dataparser.Error{{
+	Description: "Failed to open slurmdbd connection, authentication error", Number: 7000,
+	Error: "Unable to connect to database", Source: "openapi_get_db_conn"}}}
+
 // errParse is slurmrestd's error for a request it cannot read.
 const errParse = "Query empty or not RFC7320 compliant"
 

@@ -19,7 +19,8 @@ import (
 // /openapi/v3 included; a token whose user is not X-SLURM-USER-NAME
 // still pings but every other call fails with error 1007 "Protocol
 // authentication error" (HTTP 511), and so does a forged token; the
-// user header may be left out.
+// /slurmdb paths, ping included, answer 7000 "Unable to connect to
+// database" (HTTP 502); the user header may be left out.
 func TestRESTAuth(t *testing.T) {
 	rc := newRestCluster(t)
 	alice := rc.as("alice")
@@ -44,6 +45,9 @@ func TestRESTAuth(t *testing.T) {
 		{"token only", creds{token: alice.token}, "/slurm/v0.0.42/jobs", 200, "", 0},
 		{"mismatch ping", mismatch, "/slurm/v0.0.42/ping", 200, "", 0},
 		{"mismatch jobs", mismatch, "/slurm/v0.0.42/jobs", 511, "", 1007},
+		{"mismatch slurmdb", mismatch, "/slurmdb/v0.0.42/tres", 502, "", 7000},
+		{"mismatch slurmdb ping", mismatch, "/slurmdb/v0.0.42/ping", 502, "", 7000},
+		{"forged token slurmdb", forged, "/slurmdb/v0.0.42/config", 502, "", 7000},
 		{"good token", alice, "/slurm/v0.0.42/jobs", 200, "", 0},
 		{"good token openapi", alice, "/openapi/v3", 200, "", 0},
 	}

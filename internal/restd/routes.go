@@ -94,7 +94,11 @@ func (s *Server) routeTable() []route {
 
 // operations lists what Sluice serves of slurmrestd's API.
 func operations() []op {
-	return append(slurmOps(), slurmdbOps()...)
+	ops := append(slurmOps(), allocateOp())
+	for _, more := range [][]op{slurmdbOps(), slurmdbConfigOps(), slurmdbWriteOps(), noneOps()} {
+		ops = append(ops, more...)
+	}
+	return ops
 }
 
 // wrap runs a route's handler: a controller client for the caller, the
@@ -115,6 +119,10 @@ func (s *Server) wrap(rt route) http.HandlerFunc {
 			// on to slurmctld, which refuses every call but ping with
 			// "Protocol authentication error" (oracle).
 			c.cl, c.refused = refusing, true
+		}
+		if c.refused && strings.HasPrefix(rt.path, "/slurmdb/") {
+			s.write(w, c, rt, dbRefused)
+			return
 		}
 		rep := rt.h(c)
 		s.write(w, c, rt, rep)

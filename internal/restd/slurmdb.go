@@ -193,7 +193,7 @@ func getDBPing(c *call) reply {
 	start := time.Now()
 	_, err := c.cl.Ping(c.ctx)
 	lat := time.Since(start).Microseconds()
-	p := dataparser.Obj{{Key: "hostname", Val: c.cfg.Controller}, {Key: "responding", Val: err == nil || c.refused},
+	p := dataparser.Obj{{Key: "hostname", Val: c.cfg.Controller}, {Key: "responding", Val: err == nil},
 		{Key: "latency", Val: lat}, {Key: "primary", Val: true}}
 	return reply{data: dataparser.Obj{{Key: "pings", Val: []any{p}}}}
 }
