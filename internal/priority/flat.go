@@ -57,7 +57,7 @@ type flatTree struct {
 	// between its charges, as an eager decay: the results are identical.
 	wallLog []float64
 	wallAt  []int32
-	hasTRES            []bool
+	hasTRES []bool
 	// passUsage is usage as of the last pass (NormUsage is computed from
 	// it when the records are written).
 	passUsage []float64
