@@ -49,7 +49,15 @@ type flatTree struct {
 	// with a per-TRES usage map, which Decay walks.
 	packed, usageDirty bool
 	tres               []int32
-	hasTRES            []bool
+	// wallLog holds the decay factors of the Decays since wall was last
+	// brought up to date (catchUpWall): UsedWall feeds no priority, so
+	// under PackUsage a Decay only logs its factor, and association i's
+	// wall is decayed by wallLog[wallAt[i]:] when it is charged or read.
+	// Each value goes through the same decayed calls, in the same order
+	// between its charges, as an eager decay: the results are identical.
+	wallLog []float64
+	wallAt  []int32
+	hasTRES []bool
 	// passUsage is usage as of the last pass (NormUsage is computed from
 	// it when the records are written).
 	passUsage []float64
@@ -81,6 +89,7 @@ func (f *flatTree) build(t *Tree) {
 	f.normShares, f.levelShares = make([]float64, n), make([]uint64, n)
 	f.usage, f.passUsage, f.effUsage = make([]float64, n), make([]float64, n), make([]float64, n)
 	f.wall, f.hasTRES = make([]float64, n), make([]bool, n)
+	f.wallLog, f.wallAt = f.wallLog[:0], make([]int32, n)
 	f.usageOK, f.stale, f.usageDirty = false, false, false
 	levels := make([]int32, 0, n) // one backing array: the walk stays in few cache lines
 	for i := range t.Assocs {
@@ -436,10 +445,41 @@ func (t *Tree) SyncUsage() {
 	if !f.usageDirty {
 		return
 	}
+	f.catchUpWall()
 	for i := range f.usage {
 		t.Assocs[i].UsageRaw, t.Assocs[i].UsedWall = f.usage[i], f.wall[i]
 	}
 	f.usageDirty = false
+}
+
+// wallLogMax bounds wallLog (2 MiB): past it a Decay brings every wall up
+// to date. Catching up costs what decaying eagerly would have, so the
+// saving is the decays never caught up: a replay reads UsedWall only
+// through sshare (--inspect), and 2^18 periods of 5 minutes are two and
+// a half years of trace. A variable so that a test can lower it.
+var wallLogMax = 1 << 18
+
+// catchUpWall applies the logged decays to every association's wall and
+// empties the log.
+func (f *flatTree) catchUpWall() {
+	if len(f.wallLog) == 0 {
+		return
+	}
+	for i := range f.wall {
+		f.wallUpToDate(i)
+	}
+	f.wallLog = f.wallLog[:0]
+	clear(f.wallAt)
+}
+
+// wallUpToDate applies to association i's wall the logged decays it has
+// not had yet.
+func (f *flatTree) wallUpToDate(i int) {
+	w := f.wall[i]
+	for _, fac := range f.wallLog[f.wallAt[i]:] {
+		w = decayed(w, fac)
+	}
+	f.wall[i], f.wallAt[i] = w, int32(len(f.wallLog))
 }
 
 // usagePacked reports whether the packed arrays hold the usage.
@@ -448,11 +488,14 @@ func (t *Tree) usagePacked() bool { return t.flat.packed && t.flat.usageOK }
 // decay is Decay on the packed usage.
 func (t *Tree) decayPacked(fac float64) {
 	f := &t.flat
-	u, w := f.usage, f.wall[:len(f.usage)]
+	u := f.usage
 	for i := range u {
 		u[i] = decayed(u[i], fac)
-		w[i] = decayed(w[i], fac)
 	}
+	if len(f.wallLog) == wallLogMax {
+		f.catchUpWall()
+	}
+	f.wallLog = append(f.wallLog, fac)
 	for _, i := range f.tres {
 		m := t.Assocs[i].UsageTRES
 		for k, v := range m {
@@ -466,6 +509,7 @@ func (t *Tree) decayPacked(fac float64) {
 func (t *Tree) chargePacked(i int, j *RunningJob, runDecay, factor float64) {
 	f := &t.flat
 	f.usage[i] += runDecay * j.Billing * factor
+	f.wallUpToDate(i)
 	f.wall[i] += runDecay
 	f.usageDirty = true
 	if len(j.Alloc) == 0 {
@@ -483,5 +527,6 @@ func (t *Tree) chargePacked(i int, j *RunningJob, runDecay, factor float64) {
 func (f *flatTree) mirror(i int, u, w float64) {
 	if f.usageOK {
 		f.usage[i], f.wall[i] = u, w
+		f.wallAt[i] = int32(len(f.wallLog))
 	}
 }

@@ -238,3 +238,38 @@ func (r *refTree) cmpLevelFS(x, y int) int {
 	}
 	return r.pos[x] - r.pos[y]
 }
+
+// Under PackUsage a Decay only logs its factor for UsedWall (wallLog);
+// the value decayed when charged or read must be bit for bit the eagerly
+// decayed one, across more Decays than the log holds (wallLogMax) and
+// with charges, fair-share passes and reads interleaved.
+func TestPropertyPackedWallDecayMatchesEager(t *testing.T) {
+	defer func(m int) { wallLogMax = m }(wallLogMax)
+	wallLogMax = 64
+	rapid.Check(t, func(rt *rapid.T) {
+		got := randomTree(rt)
+		want := cloneTree(got)
+		cfg := DefaultConfig()
+		got.PackUsage()
+		got.Recompute(&cfg)
+		want.Recompute(&cfg)
+		both := func(f func(*Tree)) { f(got); f(want) }
+		for step := rapid.IntRange(1, 3*wallLogMax).Draw(rt, "steps"); step > 0; step-- {
+			switch k := rapid.IntRange(0, 99).Draw(rt, "event"); {
+			case k < 80:
+				secs := float64(rapid.IntRange(1, 100000).Draw(rt, "decay"))
+				both(func(tr *Tree) { tr.Decay(&cfg, secs) })
+			case k < 95:
+				j := RunningJob{Assoc: rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "job"), Start: t0, Billing: 5}
+				both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(time.Hour)) })
+			case k < 98:
+				got.RecomputeFairShare(&cfg)
+			default:
+				got.SyncUsage()
+				sameUsage(rt, got, want)
+			}
+		}
+		got.SyncUsage()
+		sameUsage(rt, got, want)
+	})
+}

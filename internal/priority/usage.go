@@ -182,6 +182,8 @@ func (t *Tree) ResetUsage() {
 	if f := &t.flat; f.usageOK {
 		clear(f.usage)
 		clear(f.wall)
+		f.wallLog = f.wallLog[:0]
+		clear(f.wallAt)
 		f.usageDirty = false // both zero
 	}
 	for _, q := range t.QOS {

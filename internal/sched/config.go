@@ -176,8 +176,9 @@ type Config struct {
 	// its cost follows the records it tests, not the queue's length
 	// (lazy_queue.go). The starts and reasons are the full cycle's; only
 	// Plan.Pending lists just the jobs whose reason may have changed, and
-	// Plan.Stats count the records tested. The simulator sets it; Slurm
-	// has no such parameter.
+	// Plan.Stats count the records tested. It also has node Weights read
+	// once per Cluster: a weight change needs a new Cluster. The simulator
+	// sets it; Slurm has no such parameter.
 	IncrementalQueue bool
 	// ClusterName is ClusterName= (associations are per cluster).
 	ClusterName string

@@ -440,12 +440,18 @@ func (mc *maskCache) constraint(cl *Cluster, expr string) NodeSet {
 	return m.Clone()
 }
 
+// featureBrackets drops the grouping characters of a --constraint
+// expression. It is built once: a Replacer builds its tables on first use,
+// and building one per submitted job was half of what a long replay
+// allocated. A Replacer is safe for concurrent use.
+var featureBrackets = strings.NewReplacer("[", "", "]", "", "(", "", ")", "")
+
 // constraintMask evaluates a --constraint expression over node features:
 // '|' separates alternatives, '&' and ',' join required features.
 func constraintMask(cl *Cluster, expr string) NodeSet {
 	n := len(cl.Nodes)
 	out := NewNodeSet(n)
-	expr = strings.NewReplacer("[", "", "]", "", "(", "", ")", "").Replace(expr)
+	expr = featureBrackets.Replace(expr)
 	for _, term := range strings.Split(expr, "|") {
 		t := NewNodeSet(n)
 		for i := 0; i < n; i++ {
@@ -469,7 +475,10 @@ func constraintMask(cl *Cluster, expr string) NodeSet {
 // cluster has, with Slurm's "Invalid feature specification" (before the
 // job gets an id, unlike a request no node can satisfy).
 func (st *State) checkFeatures(j *Job, _ Submitter) error {
-	expr := strings.NewReplacer("[", "", "]", "", "(", "", ")", "").Replace(j.Req.Constraint)
+	if j.Req.Constraint == "" {
+		return nil
+	}
+	expr := featureBrackets.Replace(j.Req.Constraint)
 	for _, f := range strings.FieldsFunc(expr, func(r rune) bool { return r == '&' || r == ',' || r == '|' }) {
 		f, _, _ = strings.Cut(strings.TrimSpace(f), "*")
 		if st.Cluster.featureNodes[f] == nil {

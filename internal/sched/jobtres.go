@@ -77,11 +77,14 @@ func largestNode(cl *Cluster, pt *Partition) *Node {
 // allocTRES fills out with the TRES an allocation holds.
 func allocTRES(cl *Cluster, p *Policy, al *Alloc, out []int64) {
 	clear(out)
-	for s := range al.Nodes {
-		out[tresCPU] += int64(al.CPUs[s])
-		out[tresMem] += al.Mem[s]
-		out[tresBilling] += int64(al.CPUs[s])
+	// sums in registers: accumulating in out (which the compiler must
+	// assume aliases al's slices) chained a load and a store per node
+	var cpus, mem int64
+	for s, c := range al.CPUs[:len(al.Nodes)] {
+		cpus += int64(c)
+		mem += al.Mem[s]
 	}
+	out[tresCPU], out[tresMem], out[tresBilling] = cpus, mem, cpus
 	out[tresNode] = int64(len(al.Nodes))
 	for _, g := range al.Gres {
 		k := cl.GresKinds[g.Kind]

@@ -246,6 +246,14 @@ func newSelector(c *Cluster, cfg *Config) *selector {
 func (s *selector) reset(c *Cluster, cfg *Config) *selector {
 	// the identity order of the last cycle's equal-weight cluster stands
 	identity := s.c == c && len(s.byWeight) == len(c.Nodes) && !s.weighted
+	if s.c == c && len(s.byWeight) == len(c.Nodes) && cfg.IncrementalQueue {
+		// Node weights are read once per Cluster (Config.IncrementalQueue):
+		// the last cycle's order stands, without walking the 8,192 node
+		// records of a deep-queue replay on every pass.
+		*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0],
+			byWeight: s.byWeight, weighted: s.weighted}
+		return s
+	}
 	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0],
 		byWeight: grow(s.byWeight, len(c.Nodes))}
 	for i := range c.Nodes {
@@ -720,7 +728,15 @@ func (sel *selector) distribute(s *shape, chosen []cand, gpus []int64) []int32 {
 func (sel *selector) byNode(cs []cand) []cand {
 	chosen := append(sel.chosen[:0], cs...)
 	sel.chosen = chosen
-	slices.SortFunc(chosen, func(a, b cand) int { return cmp.Compare(a.node, b.node) })
+	// Candidates gathered from one free-CPU bucket (every node of a
+	// cluster of 1-CPU nodes) come in node order already: one scan
+	// instead of a sort of thousands of them per start.
+	for k := 1; k < len(chosen); k++ {
+		if chosen[k].node < chosen[k-1].node {
+			slices.SortFunc(chosen, func(a, b cand) int { return cmp.Compare(a.node, b.node) })
+			break
+		}
+	}
 	return chosen
 }
 
