@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"golang.org/x/sys/unix"
+	"github.com/sluice-hpc/sluice/internal/api"
 )
 
 // Who is a caller as the controller established it: from the kernel
@@ -46,25 +46,11 @@ func WhoFrom(ctx context.Context) (Who, bool) {
 // peerCred reads the uid/gid of the process at the other end of a Unix
 // socket connection (SO_PEERCRED): the kernel's word, not the client's.
 func peerCred(c net.Conn) (Who, error) {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return Who{}, errors.New("not a unix socket")
-	}
-	raw, err := uc.SyscallConn()
+	uid, gid, err := api.PeerCred(c)
 	if err != nil {
 		return Who{}, err
 	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return Who{}, err
-	}
-	if cerr != nil {
-		return Who{}, cerr
-	}
-	return whoForUID(cred.Uid, cred.Gid, "socket"), nil
+	return whoForUID(uid, gid, "socket"), nil
 }
 
 var (

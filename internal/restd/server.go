@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/golang-jwt/jwt/v5"
-	"golang.org/x/sys/unix"
 
 	"github.com/sluice-hpc/sluice/internal/api"
 )
@@ -206,23 +205,6 @@ func (s *Server) NewHTTPServer() *http.Server {
 
 // peerCred reads the uid and gid of a Unix socket's peer.
 func peerCred(conn net.Conn) (peer, error) {
-	uc, ok := conn.(*net.UnixConn)
-	if !ok {
-		return peer{}, errors.New("not a unix socket")
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return peer{}, err
-	}
-	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
-		return peer{}, err
-	}
-	if cerr != nil {
-		return peer{}, cerr
-	}
-	return peer{cred.Uid, cred.Gid}, nil
+	uid, gid, err := api.PeerCred(conn)
+	return peer{uid, gid}, err
 }

@@ -69,6 +69,23 @@ func decodeMember(f fields, k string, v any) error {
 	return json.Unmarshal(raw, v)
 }
 
+// adminList reads the body's list member k of an administrator's write;
+// the reply refuses a bad body, a caller who is not an administrator
+// (slurmdbd's refusal names fn and source) and a missing member.
+func adminList(c *call, k, fn, source string, v any) (reply, bool) {
+	f, ok := readBody(c.r)
+	if !ok {
+		return badBody, false
+	}
+	if !c.isAdmin() {
+		return denied(dataparser.Obj{}, fn, source), false
+	}
+	if err := decodeMember(f, k, v); err != nil {
+		return missing(k), false
+	}
+	return reply{}, true
+}
+
 // missing is data_parser's error for a required member the body lacks.
 func missing(k string) reply {
 	return reply{data: dataparser.Obj{}, status: http.StatusInternalServerError, errs: []dataparser.Error{{
@@ -107,16 +124,9 @@ func (a acctBody) specs() []string {
 // is, without a word, as slurmdbd does). Sluice's accounts always have
 // an association: a new one is placed under root.
 func postAccounts(c *call) reply {
-	f, ok := readBody(c.r)
-	if !ok {
-		return badBody
-	}
-	if !c.isAdmin() {
-		return denied(dataparser.Obj{}, "slurmdb_accounts_add", "_foreach_update_acct")
-	}
 	var list []acctBody
-	if err := decodeMember(f, "accounts", &list); err != nil {
-		return missing("accounts")
+	if rep, ok := adminList(c, "accounts", "slurmdb_accounts_add", "_foreach_update_acct", &list); !ok {
+		return rep
 	}
 	for _, a := range list {
 		if a.Name == "" || c.exists("account", "Account", a.Name) {
@@ -191,16 +201,9 @@ type userBody struct {
 // associations: one without a default account cannot be added
 // (slurmdbd adds a bare user record).
 func postUsers(c *call) reply {
-	f, ok := readBody(c.r)
-	if !ok {
-		return badBody
-	}
-	if !c.isAdmin() {
-		return denied(dataparser.Obj{}, "slurmdb_users_add", "_foreach_update_user")
-	}
 	var list []userBody
-	if err := decodeMember(f, "users", &list); err != nil {
-		return missing("users")
+	if rep, ok := adminList(c, "users", "slurmdb_users_add", "_foreach_update_user", &list); !ok {
+		return rep
 	}
 	for _, u := range list {
 		if u.Name == "" || c.exists("user", "User", u.Name) {
@@ -261,16 +264,9 @@ type assocBody struct {
 // postAssocs adds each association: a user's with sacctmgr add user, an
 // account's with sacctmgr add account under its parent.
 func postAssocs(c *call) reply {
-	f, ok := readBody(c.r)
-	if !ok {
-		return badBody
-	}
-	if !c.isAdmin() {
-		return denied(dataparser.Obj{}, "slurmdb_associations_add", "_foreach_update_assoc")
-	}
 	var list []assocBody
-	if err := decodeMember(f, "associations", &list); err != nil {
-		return missing("associations")
+	if rep, ok := adminList(c, "associations", "slurmdb_associations_add", "_foreach_update_assoc", &list); !ok {
+		return rep
 	}
 	for _, a := range list {
 		args := []string{"add", "account", a.Account}
@@ -300,16 +296,9 @@ func nothingNew(err error) bool {
 // postQOS adds each QOS not yet known and sets its description and
 // priority.
 func postQOS(c *call) reply {
-	f, ok := readBody(c.r)
-	if !ok {
-		return badBody
-	}
-	if !c.isAdmin() {
-		return denied(dataparser.Obj{}, "slurmdb_qos_add", "_foreach_update_qos")
-	}
 	var list []fields
-	if err := decodeMember(f, "qos", &list); err != nil {
-		return missing("qos")
+	if rep, ok := adminList(c, "qos", "slurmdb_qos_add", "_foreach_update_qos", &list); !ok {
+		return rep
 	}
 	for _, q := range list {
 		name := q.str("name")
