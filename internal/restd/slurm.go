@@ -81,10 +81,16 @@ func getPing(c *call) reply {
 	}
 	lat := time.Since(start).Microseconds()
 	host := c.cfg.Controller
-	p := dataparser.Obj{{Key: "hostname", Val: host}, {Key: "pinged", Val: "UP"}, {Key: "responding", Val: err == nil}, {Key: "latency", Val: lat},
-		{Key: "mode", Val: "primary"}, {Key: "primary", Val: true}}
+	pinged := "UP"
 	if err != nil {
-		p[1].Val = "DOWN"
+		pinged = "DOWN"
+	}
+	p := dataparser.Obj{{Key: "hostname", Val: host}, {Key: "pinged", Val: pinged}, {Key: "responding", Val: err == nil}, {Key: "latency", Val: lat},
+		{Key: "mode", Val: "primary"}, {Key: "primary", Val: true}}
+	if c.version != "v0.0.42" {
+		// v0.0.40 and v0.0.41 pings have no responding and primary
+		// members (oracle).
+		p = dataparser.Obj{p[0], p[1], p[3], p[4]}
 	}
 	return reply{data: dataparser.Obj{{Key: "pings", Val: []any{p}}}}
 }

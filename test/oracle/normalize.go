@@ -18,6 +18,10 @@ var (
 	// "alice(1001)" in scontrol show job, squeue %U...: host uids differ.
 	userID   = regexp.MustCompile(`\b([a-z_][a-z0-9_-]*)\((\d+)\)`)
 	allocSid = regexp.MustCompile(`(AllocNode:Sid=)\S+`)
+	// slurmrestd's slurmdb errors and warnings name the function called
+	// with a pointer argument, "slurmdb_qos_remove(0x7fa2ac0046a0) failed":
+	// an address of that process, never the same twice.
+	cPointer = regexp.MustCompile(`\((0x[0-9a-f]+)\)`)
 	// "@mask durations": [D-]HH:MM:SS and MM:SS (elapsed and remaining times).
 	duration = regexp.MustCompile(`\b(\d+-)?\d{1,2}:\d\d(:\d\d)?\b`)
 	number   = regexp.MustCompile(`\d+(\.\d+)?`)
@@ -50,6 +54,7 @@ func (n Normalizer) Apply(st Step, text string) string {
 	text = ctime.ReplaceAllString(text, "<CTIME>")
 	text = userID.ReplaceAllString(text, "$1(<ID>)")
 	text = allocSid.ReplaceAllString(text, "$1<ALLOC>")
+	text = cPointer.ReplaceAllString(text, "()")
 	for _, m := range st.Masks {
 		switch m {
 		case "durations":

@@ -156,6 +156,9 @@ func TestNormalize(t *testing.T) {
 	if got := n.Apply(Step{Masks: []string{"durations"}}, "R 0:05 1-02:03:04 12:00:00\n"); got != "R <DUR> <DUR> <DUR>\n" {
 		t.Errorf("durations: %q", got)
 	}
+	if got := n.Apply(Step{}, `"slurmdb_qos_remove(0x7fa2ac0046a0) failed"`); got != `"slurmdb_qos_remove() failed"` {
+		t.Errorf("slurmrestd's pointer arguments: %q", got)
+	}
 	if got := sortLines("b\na\n"); got != "a\nb\n" {
 		t.Errorf("sortLines: %q", got)
 	}
