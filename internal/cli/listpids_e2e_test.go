@@ -38,9 +38,18 @@ func TestE2EListPids(t *testing.T) {
 	}
 	checkListPids(t, out, []string{two + " 0 0 0", two + " 0 1 1"}, "sleep")
 
-	rc, out, errs := c.run("scontrol", "listpids", one, "node1")
-	if rc != 0 {
-		t.Fatalf("listpids %s: exit %d: %s", one, rc, errs)
+	// RUNNING in the controller may come before the agent has started
+	// the script (the launch is in flight on a loaded machine).
+	var rc int
+	var errs string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		rc, out, errs = c.run("scontrol", "listpids", one, "node1")
+		if rc == 0 && strings.Count(out, "\n") >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("listpids %s: exit %d: %s%s", one, rc, out, errs)
+		}
 	}
 	checkListPids(t, out, []string{one + " batch 0 0", one + " batch - -"}, "")
 

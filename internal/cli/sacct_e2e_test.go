@@ -481,8 +481,17 @@ func TestE2ESacctmgrThroughController(t *testing.T) {
 	// Without PrivateData=jobs the controller gives an ordinary user every
 	// user's records, so sacct -a lists root's job (slurmdbd, checked on
 	// Slurm 24.11); without -a sacct keeps the user's own (sacct_test.go).
-	if rc, out, _ := c.runEnv(as, "sacct", "-a", "-n", "-X"); rc != 0 || !strings.Contains(out, "rootjob") {
-		t.Errorf("sacct -a as nobody does not show root's job: %d\n%s", rc, out)
+	// The job is listed once a pass has made it eligible (a job never
+	// eligible is in no window), which a loaded machine may delay.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		rc, out, _ := c.runEnv(as, "sacct", "-a", "-n", "-X")
+		if rc == 0 && strings.Contains(out, "rootjob") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("sacct -a as nobody does not show root's job: %d\n%s", rc, out)
+			break
+		}
 	}
 	_, out, _ = c.run("sacctmgr", "-n", "-P", "show", "account", "format=account,fairshare")
 	if strings.Contains(out, "evil") {
