@@ -142,6 +142,11 @@ func TestRESTSchemas(t *testing.T) {
 			if !ok {
 				continue
 			}
+			if !strings.Contains(path, "/v0.0.42/") {
+				// The description from the oracle is v0.0.42's; the
+				// older versions' replies are compared in rest-versions.
+				continue
+			}
 			if r.Exit == 404 && !json.Valid([]byte(r.Stdout)) {
 				t.Logf("%s: %s %s: not served", sc.Name, method, path)
 				continue
@@ -235,6 +240,9 @@ func TestOracleRepliesMatchSchemas(t *testing.T) {
 		}
 		for _, r := range rec.Results {
 			if method, path, ok := restOfStep(r.Step); ok {
+				if !strings.Contains(path, "/v0.0.42/") {
+					continue // the description is v0.0.42's
+				}
 				checked++
 				for _, e := range validateREST(doc, method, path, r.Exit, r.Stdout) {
 					t.Errorf("%s: %s: %s", filepath.Base(f), r.Step, e)
@@ -279,6 +287,18 @@ func restOfStep(step string) (method, path string, ok bool) {
 // reply for the others), a refusal against the common envelope.
 func validateREST(doc *openapi3.T, method, path string, status int, body string) []string {
 	path, _, _ = strings.Cut(path, "?")
+	switch {
+	case status == 304 && body == "":
+		// "Nothing deleted": slurmdbd's removal that matched nothing
+		// answers 304 without a body (oracle).
+		return nil
+	case strings.HasSuffix(strings.TrimSuffix(path, "/"), "/jobs/state"):
+		// slurmrestd 24.11's /jobs/state reply does not follow its own
+		// description (job_id is a string, no last_backfill or
+		// last_update: the oracle's reply fails it); Sluice answers what
+		// slurmrestd answers, compared in rest-updates.
+		return nil
+	}
 	if status >= 400 {
 		// A refusal is the bare envelope (meta, errors, warnings):
 		// slurmrestd's own leave out what the path's reply requires
