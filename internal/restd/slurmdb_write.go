@@ -328,16 +328,9 @@ func postQOS(c *call) reply {
 
 // postClusters is sacctmgr add cluster for each cluster not yet known.
 func postClusters(c *call) reply {
-	f, ok := readBody(c.r)
-	if !ok {
-		return badBody
-	}
-	if !c.isAdmin() {
-		return denied(dataparser.Obj{}, "slurmdb_clusters_add", "update_clusters")
-	}
 	var list []struct{ Name string }
-	if err := decodeMember(f, "clusters", &list); err != nil {
-		return missing("clusters")
+	if rep, ok := adminList(c, "clusters", "slurmdb_clusters_add", "update_clusters", &list); !ok {
+		return rep
 	}
 	for _, cl := range list {
 		if cl.Name == "" {

@@ -52,13 +52,7 @@ func TestExporterFamilies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := os.ReadFile("base.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := EnsureUsers(); err != nil {
-		t.Fatal(err)
-	}
+	sluice := sluiceTarget(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	oracle := &OracleTarget{Script: sh}
@@ -66,7 +60,6 @@ func TestExporterFamilies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sluice := &SluiceTarget{Binary: buildSluice(t), BaseConf: string(base)}
 	got, err := exporterOn(ctx, sluice, sc, exp, func() []string {
 		return []string{"PATH=" + filepath.Join(sluice.state, "bin") + ":/usr/bin:/bin", "SLURM_CONF=" + sluice.conf}
 	})

@@ -77,16 +77,10 @@ func TestDataParserSchemas(t *testing.T) {
 	for _, c := range schemaChecks {
 		sc.Steps = append(sc.Steps, Step{Kind: Run, User: c.user, Cmd: c.cmd})
 	}
-	base, err := os.ReadFile("base.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := EnsureUsers(); err != nil {
-		t.Fatal(err)
-	}
+	target := sluiceTarget(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	rec, err := Play(ctx, &SluiceTarget{Binary: buildSluice(t), BaseConf: string(base)}, sc, nil)
+	rec, err := Play(ctx, target, sc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,6 +150,19 @@ func TestRESTSchemas(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sluiceTarget is a Sluice cluster on the suite's base.conf, with the
+// scenario users present.
+func sluiceTarget(t *testing.T) *SluiceTarget {
+	base, err := os.ReadFile("base.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureUsers(); err != nil {
+		t.Fatal(err)
+	}
+	return &SluiceTarget{Binary: buildSluice(t), BaseConf: string(base)}
 }
 
 // validateJSON returns every violation of the named component schema by
