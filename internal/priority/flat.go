@@ -49,14 +49,17 @@ type flatTree struct {
 	// with a per-TRES usage map, which Decay walks.
 	packed, usageDirty bool
 	tres               []int32
-	// wallLog holds the decay factors of the Decays since wall was last
-	// brought up to date (catchUpWall): UsedWall feeds no priority, so
-	// under PackUsage a Decay only logs its factor, and association i's
-	// wall is decayed by wallLog[wallAt[i]:] when it is charged or read.
-	// Each value goes through the same decayed calls, in the same order
-	// between its charges, as an eager decay: the results are identical.
+	// wallLog holds the decay factors of the Decays since the values were
+	// last brought up to date (catchUp): under PackUsage a Decay only logs
+	// its factor, and association i's wall (usage) is decayed by
+	// wallLog[wallAt[i]:] (wallLog[usageAt[i]:]) when it is charged or
+	// read. Each value goes through the same decayed calls, in the same
+	// order between its charges, as an eager decay: the results are
+	// identical. A fair-share pass reads every usage; DeferFairShare's
+	// reads only the levels on the paths of the users asked for.
 	wallLog []float64
 	wallAt  []int32
+	usageAt []int32
 	hasTRES []bool
 	// passUsage is usage as of the last pass (NormUsage is computed from
 	// it when the records are written).
@@ -68,6 +71,7 @@ type flatTree struct {
 	// stale is true when the last pass (RecomputeFairShare) left its
 	// values in the packed arrays only; syncRecords writes them.
 	stale bool
+	lazyRank
 }
 
 // levelKey is what ordering a Fair Tree level compares: LevelFS, then
@@ -89,7 +93,8 @@ func (f *flatTree) build(t *Tree) {
 	f.normShares, f.levelShares = make([]float64, n), make([]uint64, n)
 	f.usage, f.passUsage, f.effUsage = make([]float64, n), make([]float64, n), make([]float64, n)
 	f.wall, f.hasTRES = make([]float64, n), make([]bool, n)
-	f.wallLog, f.wallAt = f.wallLog[:0], make([]int32, n)
+	f.wallLog, f.wallAt, f.usageAt = f.wallLog[:0], make([]int32, n), make([]int32, n)
+	f.buildLazy(t)
 	f.usageOK, f.stale, f.usageDirty = false, false, false
 	levels := make([]int32, 0, n) // one backing array: the walk stays in few cache lines
 	for i := range t.Assocs {
@@ -200,6 +205,8 @@ func (t *Tree) RecomputeFairShare(cfg *Config) {
 		t.Recompute(cfg)
 		return
 	}
+	f.lazy = false
+	f.usageUpToDateAll()
 	t.fairTreePass()
 	copy(f.passUsage, f.usage)
 	f.stale = true
@@ -221,6 +228,7 @@ func (t *Tree) fairTreePass() {
 // records, for the functions that read them there.
 func (t *Tree) syncRecords() {
 	if f := &t.flat; f.stale {
+		t.lazyFull()
 		f.writeBack(t, f.passUsage)
 	}
 }
@@ -235,12 +243,13 @@ func (f *flatTree) gather(t *Tree) {
 		a := &t.Assocs[i]
 		changed = changed || a.RawShares != f.shares[i]
 		f.usage[i], f.wall[i] = a.UsageRaw, a.UsedWall
+		f.usageAt[i], f.wallAt[i] = int32(len(f.wallLog)), int32(len(f.wallLog))
 		t.hot[i].priority = float64(a.Priority)
 		if f.hasTRES[i] = a.UsageTRES != nil; f.hasTRES[i] {
 			f.tres = append(f.tres, int32(i))
 		}
 	}
-	f.usageOK = true
+	f.usageOK, f.lazy = true, false
 	if changed {
 		f.setShares(t)
 	}
@@ -445,7 +454,7 @@ func (t *Tree) SyncUsage() {
 	if !f.usageDirty {
 		return
 	}
-	f.catchUpWall()
+	f.catchUp()
 	for i := range f.usage {
 		t.Assocs[i].UsageRaw, t.Assocs[i].UsedWall = f.usage[i], f.wall[i]
 	}
@@ -459,17 +468,41 @@ func (t *Tree) SyncUsage() {
 // a half years of trace. A variable so that a test can lower it.
 var wallLogMax = 1 << 18
 
-// catchUpWall applies the logged decays to every association's wall and
-// empties the log.
-func (f *flatTree) catchUpWall() {
+// catchUp applies the logged decays to every association's wall and
+// usage and empties the log.
+func (f *flatTree) catchUp() {
 	if len(f.wallLog) == 0 {
 		return
 	}
 	for i := range f.wall {
 		f.wallUpToDate(i)
+		f.usageUpToDate(int32(i))
 	}
 	f.wallLog = f.wallLog[:0]
 	clear(f.wallAt)
+	clear(f.usageAt)
+}
+
+// usageUpToDateAll applies the logged decays to every usage (a pass
+// reads them all); the log stays for the walls.
+func (f *flatTree) usageUpToDateAll() {
+	for i := range f.usage {
+		f.usageUpToDate(int32(i))
+	}
+}
+
+// usageUpToDate applies to association i's usage the logged decays it
+// has not had yet.
+func (f *flatTree) usageUpToDate(i int32) {
+	at := f.usageAt[i]
+	if int(at) == len(f.wallLog) {
+		return
+	}
+	u := f.usage[i]
+	for _, fac := range f.wallLog[at:] {
+		u = decayed(u, fac)
+	}
+	f.usage[i], f.usageAt[i] = u, int32(len(f.wallLog))
 }
 
 // wallUpToDate applies to association i's wall the logged decays it has
@@ -488,12 +521,9 @@ func (t *Tree) usagePacked() bool { return t.flat.packed && t.flat.usageOK }
 // decay is Decay on the packed usage.
 func (t *Tree) decayPacked(fac float64) {
 	f := &t.flat
-	u := f.usage
-	for i := range u {
-		u[i] = decayed(u[i], fac)
-	}
+	f.usageChanged()
 	if len(f.wallLog) == wallLogMax {
-		f.catchUpWall()
+		f.catchUp()
 	}
 	f.wallLog = append(f.wallLog, fac)
 	for _, i := range f.tres {
@@ -508,6 +538,8 @@ func (t *Tree) decayPacked(fac float64) {
 // chargePacked is Charge's update of association i on the packed usage.
 func (t *Tree) chargePacked(i int, j *RunningJob, runDecay, factor float64) {
 	f := &t.flat
+	f.usageChanged()
+	f.usageUpToDate(int32(i))
 	f.usage[i] += runDecay * j.Billing * factor
 	f.wallUpToDate(i)
 	f.wall[i] += runDecay
@@ -526,7 +558,8 @@ func (t *Tree) chargePacked(i int, j *RunningJob, runDecay, factor float64) {
 // mirror notes that association i's UsageRaw and UsedWall are now u, w.
 func (f *flatTree) mirror(i int, u, w float64) {
 	if f.usageOK {
+		f.usageChanged()
 		f.usage[i], f.wall[i] = u, w
-		f.wallAt[i] = int32(len(f.wallLog))
+		f.wallAt[i], f.usageAt[i] = int32(len(f.wallLog)), int32(len(f.wallLog))
 	}
 }

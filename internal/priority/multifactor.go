@@ -270,7 +270,7 @@ func (c *Calculator) fairShare(j *Job) float64 {
 	if c.tree == nil || j.Assoc < 0 || j.Assoc >= len(c.tree.hot) {
 		return 0
 	}
-	return c.tree.hot[j.Assoc].fairShare
+	return c.tree.fairShareOf(j.Assoc)
 }
 
 func (c *Calculator) partition(j *Job) *Partition {

@@ -59,7 +59,7 @@ func (t *Tree) decayRecords(f float64) {
 		a.UsageRaw = decayed(a.UsageRaw, f)
 		a.UsedWall = decayed(a.UsedWall, f)
 		if mirror {
-			t.flat.usage[i], t.flat.wall[i] = a.UsageRaw, a.UsedWall
+			t.flat.mirror(i, a.UsageRaw, a.UsedWall)
 		}
 		if len(a.UsageTRES) == 0 {
 			continue // most associations: no per-TRES usage, no map walk
@@ -180,10 +180,12 @@ func (t *Tree) ResetUsage() {
 		clear(t.Assocs[i].UsageTRES)
 	}
 	if f := &t.flat; f.usageOK {
+		f.usageChanged()
 		clear(f.usage)
 		clear(f.wall)
 		f.wallLog = f.wallLog[:0]
 		clear(f.wallAt)
+		clear(f.usageAt)
 		f.usageDirty = false // both zero
 	}
 	for _, q := range t.QOS {

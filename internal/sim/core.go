@@ -469,7 +469,7 @@ func (c *Core) Recalc(now int64) bool {
 func (c *Core) refresh(t time.Time) bool {
 	c.stale = false
 	moved := false
-	c.tree.RecomputeFairShare(&c.pcfg)
+	c.tree.DeferFairShare(&c.pcfg)
 	if !c.queueInOrder() { // a priority changed outside refresh
 		slices.SortFunc(c.queue, cmpQueued)
 	}

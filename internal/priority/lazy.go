@@ -1,0 +1,169 @@
+package priority
+
+// Fair-share on demand (DeferFairShare). A simulation recalculates at
+// every PriorityCalcPeriod, and what it needs from a pass is the
+// FairShare of the users with pending jobs: a few dozen of several
+// hundred associations. A user's Fair Tree rank is the number of users
+// not visited before it in the depth-first walk over levels sorted by
+// LevelFS, so it needs only the levels on its path: at each, the
+// siblings' LevelFS, their order, and how many users the subtrees sorted
+// before it hold. The values are those of a full pass on the same usage
+// bit for bit: the same operations compute each LevelFS, a level without
+// NaN has one order whatever sorts it, and a user tied with the one
+// walked before it (whose rank it then shares) or a NaN on the path sends
+// the question to a full pass instead.
+
+// lazyRank is the state of DeferFairShare, in flatTree.
+type lazyRank struct {
+	// lazy is set by DeferFairShare: FairShare is computed when asked
+	// (fairShareOf) from the current usage.
+	lazy bool
+	// gen counts usage changes; a value computed under another gen is
+	// stale. fullGen is the gen of the last full pass.
+	gen, fullGen uint32
+	levelGen     []uint32 // gen at which level p was sorted (prepLevel)
+	fsGen        []uint32 // gen at which hot[i].fairShare was computed
+	pos          []int32  // position in its sorted level
+	before       []int32  // users in the subtrees sorted before it in its level
+	subUsers     []int32  // users in its fair-share subtree (shape only)
+}
+
+// buildLazy sizes the arrays and counts the users under every
+// association, children before parents (reverse depth-first order).
+func (f *flatTree) buildLazy(t *Tree) {
+	n := len(t.Assocs)
+	f.levelGen, f.fsGen = make([]uint32, n), make([]uint32, n)
+	f.pos, f.before, f.subUsers = make([]int32, n), make([]int32, n), make([]int32, n)
+	f.lazy, f.gen, f.fullGen = false, 1, 0
+	for k := len(t.order) - 1; k >= 0; k-- {
+		i := t.order[k]
+		if t.Assocs[i].isUser {
+			f.subUsers[i] = 1
+			continue
+		}
+		for _, c := range t.fsKids[i] {
+			f.subUsers[i] += f.subUsers[c]
+		}
+	}
+}
+
+// usageChanged invalidates the values computed on demand.
+func (f *flatTree) usageChanged() { f.gen++ }
+
+// DeferFairShare is RecomputeFairShare computed on demand: from now until
+// the next Recompute or RecomputeFairShare, the fair-share factor the
+// Calculator reads for an association is the one a pass over the current
+// usage would give, computed when first read after a usage change
+// (Decay, Charge, ResetUsage) from the levels on its path only. The
+// records are written by a full pass when a function of this package
+// reads them. Same conditions as RecomputeFairShare; under the classic
+// algorithms it is Recompute.
+func (t *Tree) DeferFairShare(cfg *Config) {
+	t.prepare()
+	f := &t.flat
+	if cfg.Flags&(FlagDepthOblivious|FlagNoFairTree) != 0 || !f.built || !f.usageOK {
+		t.Recompute(cfg)
+		return
+	}
+	if !f.lazy {
+		f.lazy = true
+		f.usageChanged() // the values in hot are the last pass's
+	}
+	f.stale = true
+}
+
+// fairShareOf is association i's fair-share factor (hot.fairShare),
+// computed first if it is deferred and stale.
+func (t *Tree) fairShareOf(i int) float64 {
+	if f := &t.flat; f.lazy && f.fullGen != f.gen && f.fsGen[i] != f.gen {
+		if !t.rankOne(int32(i)) {
+			t.lazyFull()
+		}
+	}
+	return t.hot[i].fairShare
+}
+
+// lazyFull runs the full pass on the current usage if deferred values are
+// stale, for the readers of every value (syncRecords).
+func (t *Tree) lazyFull() {
+	f := &t.flat
+	if !f.lazy || f.fullGen == f.gen {
+		return
+	}
+	f.usageUpToDateAll()
+	t.fairTreePass()
+	copy(f.passUsage, f.usage)
+	f.fullGen = f.gen
+}
+
+// rankOne computes user u's FairShare from the levels on its path; false
+// when it is tied with the user walked before it or a level has a NaN
+// LevelFS (the full pass decides those).
+func (t *Tree) rankOne(u int32) bool {
+	f := &t.flat
+	if u == 0 || !t.Assocs[u].isUser {
+		t.hot[u].fairShare = 0
+		f.fsGen[u] = f.gen
+		return true
+	}
+	var before int32
+	for x := u; x != 0; x = f.fsp[x] {
+		if p := f.fsp[x]; f.levelGen[p] != f.gen && !f.prepLevel(p) {
+			return false
+		}
+		before += f.before[x]
+	}
+	if f.tiedWithPrevious(u) {
+		return false
+	}
+	t.hot[u].fairShare = f.rankFS[int32(t.users)-before]
+	f.fsGen[u] = f.gen
+	return true
+}
+
+// tiedWithPrevious reports whether rank would give x the rank of the
+// user walked before it: x ties with its predecessor in the level, or it
+// comes first and its account did (rank's accountTied).
+func (f *flatTree) tiedWithPrevious(x int32) bool {
+	for {
+		p := f.fsp[x]
+		if k := f.pos[x]; k > 0 {
+			return f.key[x].lfs == f.key[f.level[p][k-1]].lfs
+		}
+		if p == 0 {
+			return false
+		}
+		x = p
+	}
+}
+
+// prepLevel computes EffectvUsage and LevelFS of account p's fair-share
+// children (as compute does), sorts the level (sorted) and records each
+// child's position and the users sorted before it. False on a NaN.
+func (f *flatTree) prepLevel(p int32) bool {
+	f.usageUpToDate(p)
+	pu := f.usage[p]
+	for _, c := range f.level[p] {
+		f.usageUpToDate(c)
+		eu := 0.0
+		if pu > 0 {
+			eu = f.usage[c] / pu
+		}
+		f.effUsage[c] = eu
+		lfs := f.fixedLFS[c]
+		if !f.fromParent[c] {
+			lfs = levelFS(f.normShares[c], eu)
+		}
+		if lfs != lfs {
+			return false
+		}
+		f.key[c].lfs = lfs
+	}
+	var n int32
+	for k, c := range f.sorted(p) {
+		f.pos[c], f.before[c] = int32(k), n
+		n += f.subUsers[c]
+	}
+	f.levelGen[p] = f.gen
+	return true
+}

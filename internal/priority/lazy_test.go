@@ -1,0 +1,73 @@
+package priority
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// DeferFairShare's factors, computed on demand from the levels on a
+// user's path, must be bit for bit those of a full pass over the same
+// usage: across decays, charges, usage resets and eager passes, with the
+// users asked in any order, ties and NaN levels included (those go to the
+// full pass), and the records written afterwards must be a full pass's.
+func TestPropertyDeferredFairShareMatchesFullPass(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		got := randomTree(rt)
+		want := cloneTree(got)
+		cfg := DefaultConfig()
+		got.PackUsage()
+		got.Recompute(&cfg)
+		want.Recompute(&cfg)
+		both := func(f func(*Tree)) { f(got); f(want) }
+		for step := rapid.IntRange(1, 40).Draw(rt, "steps"); step > 0; step-- {
+			switch k := rapid.IntRange(0, 99).Draw(rt, "event"); {
+			case k < 40:
+				secs := float64(rapid.IntRange(1, 100000).Draw(rt, "decay"))
+				both(func(tr *Tree) { tr.Decay(&cfg, secs) })
+			case k < 80:
+				j := RunningJob{Assoc: rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "job"), Start: t0,
+					Billing: float64(rapid.IntRange(1, 64).Draw(rt, "billing"))}
+				hours := time.Duration(rapid.IntRange(1, 48).Draw(rt, "hours"))
+				both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(hours*time.Hour)) })
+			case k < 83:
+				both(func(tr *Tree) { tr.ResetUsage() })
+			case k < 88:
+				got.RecomputeFairShare(&cfg)
+			}
+			got.DeferFairShare(&cfg)
+			want.Recompute(&cfg)
+			for _, i := range rapid.Permutation(userIndexes(want)).Draw(rt, "asked") {
+				if g, w := got.fairShareOf(i), want.Assocs[i].FairShare; math.Float64bits(g) != math.Float64bits(w) {
+					rt.Fatalf("%s/%s: deferred FairShare %v, a full pass gives %v", want.Assocs[i].Account, want.Assocs[i].User, g, w)
+				}
+			}
+		}
+		got.syncRecords()
+		for i := range want.Assocs {
+			g, w := &got.Assocs[i], &want.Assocs[i]
+			if math.Float64bits(g.FairShare) != math.Float64bits(w.FairShare) || !sameFloat(g.LevelFS, w.LevelFS) ||
+				!sameFloat(g.EffectvUsage, w.EffectvUsage) || !sameFloat(g.NormUsage, w.NormUsage) {
+				rt.Fatalf("%s/%s: records %v %v %v %v, want %v %v %v %v", w.Account, w.User, g.FairShare, g.LevelFS,
+					g.EffectvUsage, g.NormUsage, w.FairShare, w.LevelFS, w.EffectvUsage, w.NormUsage)
+			}
+		}
+	})
+}
+
+func userIndexes(t *Tree) []int {
+	var out []int
+	for i := range t.Assocs {
+		if t.Assocs[i].IsUser() {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// sameFloat is bit equality, any NaN equal to any NaN.
+func sameFloat(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b
+}
