@@ -10,8 +10,8 @@ package priority
 // before it hold. The values are those of a full pass on the same usage
 // bit for bit: the same operations compute each LevelFS, a level without
 // NaN has one order whatever sorts it, and a user tied with the one
-// walked before it (whose rank it then shares) or a NaN on the path sends
-// the question to a full pass instead.
+// walked before it takes that user's rank, found the same way. A NaN
+// LevelFS on the way sends the question to a full pass instead.
 
 // lazyRank is the state of DeferFairShare, in flatTree.
 type lazyRank struct {
@@ -25,6 +25,7 @@ type lazyRank struct {
 	fsGen        []uint32 // gen at which hot[i].fairShare was computed
 	pos          []int32  // position in its sorted level
 	before       []int32  // users in the subtrees sorted before it in its level
+	rankOf       []int32  // a user's rank, computed at fsGen
 	subUsers     []int32  // users in its fair-share subtree (shape only)
 }
 
@@ -34,6 +35,7 @@ func (f *flatTree) buildLazy(t *Tree) {
 	n := len(t.Assocs)
 	f.levelGen, f.fsGen = make([]uint32, n), make([]uint32, n)
 	f.pos, f.before, f.subUsers = make([]int32, n), make([]int32, n), make([]int32, n)
+	f.rankOf = make([]int32, n)
 	f.lazy, f.gen, f.fullGen = false, 1, 0
 	for k := len(t.order) - 1; k >= 0; k-- {
 		i := t.order[k]
@@ -96,34 +98,60 @@ func (t *Tree) lazyFull() {
 	f.fullGen = f.gen
 }
 
-// rankOne computes user u's FairShare from the levels on its path; false
-// when it is tied with the user walked before it or a level has a NaN
-// LevelFS (the full pass decides those).
+// rankOne computes association u's FairShare from the levels on its
+// path (and, for a user tied with the one walked before it, on that
+// user's path); false when a level has a NaN LevelFS (the full pass
+// decides those).
 func (t *Tree) rankOne(u int32) bool {
 	f := &t.flat
-	if u == 0 || !t.Assocs[u].isUser {
+	if u == 0 || !f.key[u].user {
 		t.hot[u].fairShare = 0
 		f.fsGen[u] = f.gen
 		return true
 	}
+	_, ok := t.userRank(u)
+	return ok
+}
+
+// userRank is the rank the walk (rank) gives user u, which it stores
+// with u's FairShare: the users not
+// walked before it, or, when it is tied with the user walked before it,
+// that user's rank (the number of users when there is none).
+func (t *Tree) userRank(u int32) (int32, bool) {
+	f := &t.flat
+	if f.fsGen[u] == f.gen {
+		return f.rankOf[u], true
+	}
 	var before int32
 	for x := u; x != 0; x = f.fsp[x] {
 		if p := f.fsp[x]; f.levelGen[p] != f.gen && !f.prepLevel(p) {
-			return false
+			return 0, false
 		}
 		before += f.before[x]
 	}
+	r := int32(t.users) - before
 	if f.tiedWithPrevious(u) {
-		return false
+		prev, ok := f.previousUser(u)
+		switch {
+		case !ok:
+			return 0, false
+		case prev < 0:
+			r = int32(t.users)
+		default:
+			if r, ok = t.userRank(prev); !ok {
+				return 0, false
+			}
+		}
 	}
-	t.hot[u].fairShare = f.rankFS[int32(t.users)-before]
-	f.fsGen[u] = f.gen
-	return true
+	f.rankOf[u], f.fsGen[u] = r, f.gen
+	t.hot[u].fairShare = f.rankFS[r]
+	return r, true
 }
 
-// tiedWithPrevious reports whether rank would give x the rank of the
-// user walked before it: x ties with its predecessor in the level, or it
-// comes first and its account did (rank's accountTied).
+// tiedWithPrevious reports whether rank gives x the rank of the user
+// walked before it: x ties with its predecessor in the level, or it comes
+// first and its account did (rank's accountTied). The levels on x's path
+// are prepared.
 func (f *flatTree) tiedWithPrevious(x int32) bool {
 	for {
 		p := f.fsp[x]
@@ -135,6 +163,41 @@ func (f *flatTree) tiedWithPrevious(x int32) bool {
 		}
 		x = p
 	}
+}
+
+// previousUser returns the user the walk visits just before x (-1 for
+// none): the last user of the nearest earlier sibling subtree that has
+// users, at x's level or, failing that, its account's. The levels on x's
+// path are prepared; false on a NaN in a level it had to prepare.
+func (f *flatTree) previousUser(x int32) (int32, bool) {
+	for x != 0 {
+		p := f.fsp[x]
+		seg := f.level[p]
+		for k := f.pos[x] - 1; k >= 0; k-- {
+			if s := seg[k]; f.subUsers[s] > 0 {
+				return f.lastUser(s)
+			}
+		}
+		x = p
+	}
+	return -1, true
+}
+
+// lastUser returns the last user the walk visits in s's subtree (which
+// has users).
+func (f *flatTree) lastUser(s int32) (int32, bool) {
+	for !f.key[s].user {
+		if f.levelGen[s] != f.gen && !f.prepLevel(s) {
+			return 0, false
+		}
+		seg := f.level[s]
+		k := len(seg) - 1
+		for f.subUsers[seg[k]] == 0 {
+			k--
+		}
+		s = seg[k]
+	}
+	return s, true
 }
 
 // prepLevel computes EffectvUsage and LevelFS of account p's fair-share
