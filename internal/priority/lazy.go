@@ -9,8 +9,9 @@ package priority
 // siblings' LevelFS, their order, and how many users the subtrees sorted
 // before it hold. The values are those of a full pass on the same usage
 // bit for bit: the same operations compute each LevelFS, a level without
-// NaN has one order whatever sorts it, and a user tied with the one
-// walked before it takes that user's rank, found the same way. A NaN
+// NaN has one order whatever sorts it, and a user tied with the users
+// before it in its level takes the first one's rank (or, through a tied
+// account, the rank of the user walked before that account). A NaN
 // LevelFS on the way sends the question to a full pass instead.
 
 // lazyRank is the state of DeferFairShare, in flatTree.
@@ -114,29 +115,42 @@ func (t *Tree) rankOne(u int32) bool {
 }
 
 // userRank is the rank the walk (rank) gives user u, which it stores
-// with u's FairShare: the users not
-// walked before it, or, when it is tied with the user walked before it,
-// that user's rank (the number of users when there is none).
+// with u's FairShare: the users not walked before it, or, when it is tied
+// with the user walked before it, the rank of the first user of its tie
+// group. Among siblings of equal LevelFS users sort first, so the group
+// is the users just before u in its level with u's LevelFS; its first
+// member ranks by the users before it, unless it comes first in the
+// level and its account is tied: then it shares the rank of the last
+// user walked before the account, in an earlier subtree.
 func (t *Tree) userRank(u int32) (int32, bool) {
 	f := &t.flat
 	if f.fsGen[u] == f.gen {
 		return f.rankOf[u], true
 	}
-	var before int32
-	for x := u; x != 0; x = f.fsp[x] {
+	var above int32 // users walked before u's account
+	for x := u; ; x = f.fsp[x] {
 		if p := f.fsp[x]; f.levelGen[p] != f.gen && !f.prepLevel(p) {
 			return 0, false
 		}
-		before += f.before[x]
+		if x == 0 {
+			break
+		}
+		if x != u {
+			above += f.before[x]
+		}
 	}
-	r := int32(t.users) - before
-	if f.tiedWithPrevious(u) {
-		prev, ok := f.previousUser(u)
+	acct, seg, k := f.fsp[u], f.level[f.fsp[u]], f.pos[u]
+	for k > 0 && f.key[seg[k-1]].lfs == f.key[u].lfs {
+		k--
+	}
+	r := int32(t.users) - above - f.before[seg[k]]
+	if k == 0 && acct != 0 && f.tiedWithPrevious(acct) {
+		prev, ok := f.previousUser(acct)
 		switch {
 		case !ok:
 			return 0, false
 		case prev < 0:
-			r = int32(t.users)
+			r = int32(t.users) // no user before: rank's initial value
 		default:
 			if r, ok = t.userRank(prev); !ok {
 				return 0, false
@@ -146,23 +160,6 @@ func (t *Tree) userRank(u int32) (int32, bool) {
 	f.rankOf[u], f.fsGen[u] = r, f.gen
 	t.hot[u].fairShare = f.rankFS[r]
 	return r, true
-}
-
-// tiedWithPrevious reports whether rank gives x the rank of the user
-// walked before it: x ties with its predecessor in the level, or it comes
-// first and its account did (rank's accountTied). The levels on x's path
-// are prepared.
-func (f *flatTree) tiedWithPrevious(x int32) bool {
-	for {
-		p := f.fsp[x]
-		if k := f.pos[x]; k > 0 {
-			return f.key[x].lfs == f.key[f.level[p][k-1]].lfs
-		}
-		if p == 0 {
-			return false
-		}
-		x = p
-	}
 }
 
 // previousUser returns the user the walk visits just before x (-1 for
@@ -198,6 +195,23 @@ func (f *flatTree) lastUser(s int32) (int32, bool) {
 		s = seg[k]
 	}
 	return s, true
+}
+
+// tiedWithPrevious reports whether rank walks x tied with what it walked
+// before: x ties with its predecessor in the level, or it comes first and
+// its account did (rank's accountTied). The levels on x's path are
+// prepared.
+func (f *flatTree) tiedWithPrevious(x int32) bool {
+	for {
+		p := f.fsp[x]
+		if k := f.pos[x]; k > 0 {
+			return f.key[x].lfs == f.key[f.level[p][k-1]].lfs
+		}
+		if p == 0 {
+			return false
+		}
+		x = p
+	}
 }
 
 // prepLevel computes EffectvUsage and LevelFS of account p's fair-share
