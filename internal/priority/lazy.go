@@ -214,19 +214,26 @@ func (f *flatTree) tiedWithPrevious(x int32) bool {
 	}
 }
 
-// prepLevel computes EffectvUsage and LevelFS of account p's fair-share
-// children (as compute does), sorts the level (sorted) and records each
-// child's position and the users sorted before it. False on a NaN.
+// prepLevel computes the LevelFS of account p's fair-share children (as
+// compute does; EffectvUsage is left to the full pass that writes the
+// records), sorts the level (sorted) and records each child's position
+// and the users sorted before it. False on a NaN. A child without usage
+// keeps a LevelFS that depends on its shares alone, and its usage needs
+// no decay.
 func (f *flatTree) prepLevel(p int32) bool {
 	f.usageUpToDate(p)
-	pu := f.usage[p]
-	for _, c := range f.level[p] {
-		f.usageUpToDate(c)
+	pu, now := f.usage[p], int32(len(f.wallLog))
+	seg, inOrder := f.level[p], true
+	for k, c := range seg {
+		if f.usage[c] == 0 {
+			f.usageAt[c] = now
+		} else {
+			f.usageUpToDate(c)
+		}
 		eu := 0.0
 		if pu > 0 {
 			eu = f.usage[c] / pu
 		}
-		f.effUsage[c] = eu
 		lfs := f.fixedLFS[c]
 		if !f.fromParent[c] {
 			lfs = levelFS(f.normShares[c], eu)
@@ -235,9 +242,13 @@ func (f *flatTree) prepLevel(p int32) bool {
 			return false
 		}
 		f.key[c].lfs = lfs
+		inOrder = inOrder && (k == 0 || keyLess(&f.key[seg[k-1]], &f.key[c]))
+	}
+	if !inOrder { // the last order still holds for most levels
+		seg = f.sorted(p)
 	}
 	var n int32
-	for k, c := range f.sorted(p) {
+	for k, c := range seg {
 		f.pos[c], f.before[c] = int32(k), n
 		n += f.subUsers[c]
 	}

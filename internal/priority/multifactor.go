@@ -249,7 +249,7 @@ func (c *Calculator) age(j *Job, now time.Time) float64 {
 	if maxAge <= 0 {
 		return 1
 	}
-	return math.Min(1, math.Floor(now.Sub(j.AccrueTime).Seconds())/maxAge)
+	return math.Min(1, floorSeconds(now, j.AccrueTime)/maxAge)
 }
 
 func (c *Calculator) assoc(j *Job) float64 {

@@ -95,7 +95,7 @@ func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 	if !j.End.IsZero() && j.End.Before(to) {
 		to = j.End
 	}
-	run := math.Floor(to.Sub(from).Seconds())
+	run := floorSeconds(to, from)
 	if run < 1 {
 		return
 	}
@@ -244,7 +244,7 @@ func (t *Tree) Pass(cfg *Config, jobs []RunningJob, last, now time.Time, loc *ti
 		t.ResetUsage()
 	}
 	if !last.IsZero() && now.After(last) {
-		t.Decay(cfg, math.Floor(now.Sub(last).Seconds()))
+		t.Decay(cfg, floorSeconds(now, last))
 		for i := range jobs {
 			t.Charge(cfg, &jobs[i], last, now)
 		}
@@ -288,3 +288,17 @@ func isGlobalTRES(n string) bool {
 }
 
 func isGRES(n string) bool { return len(n) > 5 && n[:5] == "gres/" }
+
+// floorSeconds is math.Floor(a.Sub(b).Seconds()), the whole seconds
+// Slurm's priority code works in. Times a whole number of seconds apart
+// (every time of a simulation) take the integer difference of their Unix
+// seconds, the same value without Sub's monotonic-clock and overflow
+// handling: this runs for every pending job and running job at every
+// PriorityCalcPeriod. Other differences go through Sub, whose float sum
+// of seconds and nanoseconds can round up to the next second.
+func floorSeconds(a, b time.Time) float64 {
+	if s := a.Unix() - b.Unix(); a.Nanosecond() == b.Nanosecond() && s > -1<<32 && s < 1<<32 {
+		return float64(s)
+	}
+	return math.Floor(a.Sub(b).Seconds())
+}

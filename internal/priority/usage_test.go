@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 )
 
 const day = 24 * time.Hour
@@ -214,4 +216,21 @@ func TestBillable(t *testing.T) {
 	if got := Billable(alloc, nil, 0); got != 8 {
 		t.Errorf("no weights: %v, want cpu count 8", got)
 	}
+}
+
+// floorSeconds must equal math.Floor(a.Sub(b).Seconds()) for any pair of
+// times, whole-second apart or not, either order, near and far.
+func TestPropertyFloorSecondsMatchesSub(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		base := time.Unix(rapid.Int64Range(-1<<40, 1<<40).Draw(rt, "base"), rapid.Int64Range(0, 999999999).Draw(rt, "ns"))
+		d := time.Duration(rapid.Int64Range(-1<<62, 1<<62).Draw(rt, "d"))
+		if rapid.Bool().Draw(rt, "whole") {
+			d = d.Truncate(time.Second)
+		}
+		for _, b := range []time.Time{base.Add(d), time.Unix(base.Unix()+rapid.Int64Range(-1e10, 1e10).Draw(rt, "s"), int64(base.Nanosecond()))} {
+			if got, want := floorSeconds(base, b), math.Floor(base.Sub(b).Seconds()); got != want {
+				rt.Fatalf("floorSeconds(%v, %v) = %v, want %v", base, b, got, want)
+			}
+		}
+	})
 }
