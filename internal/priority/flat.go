@@ -164,6 +164,7 @@ func (f *flatTree) setShares(t *Tree) {
 		default:
 			f.normShares[i] = float64(a.RawShares) / float64(f.levelShares[i])
 		}
+		f.setLevelConst(i)
 	}
 	f.recordsShares = false
 }

@@ -1,5 +1,7 @@
 package priority
 
+import "math"
+
 // Fair-share on demand (DeferFairShare). A simulation recalculates at
 // every PriorityCalcPeriod, and what it needs from a pass is the
 // FairShare of the users with pending jobs: a few dozen of several
@@ -27,7 +29,8 @@ type lazyRank struct {
 	pos          []int32  // position in its sorted level
 	before       []int32  // users in the subtrees sorted before it in its level
 	rankOf       []int32  // a user's rank, computed at fsGen
-	subUsers     []int32  // users in its fair-share subtree (shape only)
+	lv           []levelConst
+	subUsers     []int32 // users in its fair-share subtree (shape only)
 }
 
 // buildLazy sizes the arrays and counts the users under every
@@ -36,7 +39,7 @@ func (f *flatTree) buildLazy(t *Tree) {
 	n := len(t.Assocs)
 	f.levelGen, f.fsGen = make([]uint32, n), make([]uint32, n)
 	f.pos, f.before, f.subUsers = make([]int32, n), make([]int32, n), make([]int32, n)
-	f.rankOf = make([]int32, n)
+	f.rankOf, f.lv = make([]int32, n), make([]levelConst, n)
 	f.lazy, f.gen, f.fullGen = false, 1, 0
 	for k := len(t.order) - 1; k >= 0; k-- {
 		i := t.order[k]
@@ -214,35 +217,60 @@ func (f *flatTree) tiedWithPrevious(x int32) bool {
 	}
 }
 
+// levelConst is what an association's LevelFS depends on besides usage,
+// read in one place by prepLevel: levelFS is 0 without shares whatever
+// the usage, and a Fairshare=parent association has a fixed value.
+type levelConst struct {
+	ns, lfs float64 // NormShares; the LevelFS when not byUsage
+	byUsage bool    // LevelFS = ns / EffectvUsage (+Inf without usage)
+}
+
+// setLevelConst fills association i's levelConst from the packed shares.
+func (f *flatTree) setLevelConst(i int) {
+	switch {
+	case f.fromParent[i]:
+		f.lv[i] = levelConst{lfs: f.fixedLFS[i]}
+	case f.normShares[i] == 0:
+		f.lv[i] = levelConst{}
+	default:
+		f.lv[i] = levelConst{ns: f.normShares[i], byUsage: true}
+	}
+}
+
 // prepLevel computes the LevelFS of account p's fair-share children (as
-// compute does; EffectvUsage is left to the full pass that writes the
-// records), sorts the level (sorted) and records each child's position
-// and the users sorted before it. False on a NaN. A child without usage
-// keeps a LevelFS that depends on its shares alone, and its usage needs
-// no decay.
+// compute does, through levelConst; EffectvUsage is left to the full pass
+// that writes the records), sorts the level if the last order no longer
+// holds, and records each child's position and the users sorted before
+// it. False on a NaN. The usage of a child without usage needs no decay.
 func (f *flatTree) prepLevel(p int32) bool {
 	f.usageUpToDate(p)
 	pu, now := f.usage[p], int32(len(f.wallLog))
+	usage, usageAt, key, lv := f.usage, f.usageAt, f.key, f.lv
 	seg, inOrder := f.level[p], true
 	for k, c := range seg {
-		if f.usage[c] == 0 {
-			f.usageAt[c] = now
-		} else {
-			f.usageUpToDate(c)
+		if usageAt[c] != now {
+			if usage[c] != 0 {
+				f.usageUpToDate(c)
+			}
+			usageAt[c] = now
 		}
-		eu := 0.0
-		if pu > 0 {
-			eu = f.usage[c] / pu
-		}
-		lfs := f.fixedLFS[c]
-		if !f.fromParent[c] {
-			lfs = levelFS(f.normShares[c], eu)
+		l := &lv[c]
+		lfs := l.lfs
+		if l.byUsage {
+			eu := 0.0
+			if pu > 0 {
+				eu = usage[c] / pu
+			}
+			lfs = math.Inf(1)
+			if eu != 0 {
+				lfs = l.ns / eu
+			}
 		}
 		if lfs != lfs {
 			return false
 		}
-		f.key[c].lfs = lfs
-		inOrder = inOrder && (k == 0 || keyLess(&f.key[seg[k-1]], &f.key[c]))
+		key[c].lfs = lfs
+		inOrder = inOrder && (k == 0 || keyLess(&key[seg[k-1]], &key[c]))
 	}
 	if !inOrder { // the last order still holds for most levels
 		seg = f.sorted(p)
