@@ -1,6 +1,7 @@
 package priority
 
 import (
+	"iter"
 	"math"
 	"time"
 )
@@ -89,6 +90,39 @@ func decayed(v, f float64) float64 {
 // The decayed run time also accrues to UsedWall (grp_used_wall).
 // Intervals shorter than one second charge nothing.
 func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
+	var m qosMemo
+	t.charge(cfg, j, from, to, &m)
+}
+
+// ChargeEach is Charge for every job of jobs over the same interval, each
+// QOS looked up once: a simulation charges every running job at every
+// PriorityCalcPeriod.
+func (t *Tree) ChargeEach(cfg *Config, jobs iter.Seq[*RunningJob], from, to time.Time) {
+	var m qosMemo
+	for j := range jobs {
+		t.charge(cfg, j, from, to, &m)
+	}
+}
+
+// qosMemo remembers the last QOS looked up by name, for the jobs charged
+// in one call (the map is not changed meanwhile).
+type qosMemo struct {
+	name string
+	q    *QOSUsage
+	ok   bool
+}
+
+func (m *qosMemo) get(t *Tree, name string) *QOSUsage {
+	if name == "" {
+		return nil
+	}
+	if !m.ok || m.name != name {
+		m.name, m.q, m.ok = name, t.QOS[name], true
+	}
+	return m.q
+}
+
+func (t *Tree) charge(cfg *Config, j *RunningJob, from, to time.Time, m *qosMemo) {
 	if j.Start.After(from) {
 		from = j.Start
 	}
@@ -101,7 +135,7 @@ func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 	}
 	runDecay := run * t.decayOver(cfg.decayFactor(), run)
 	factor := 1.0
-	q := t.QOS[j.QOS]
+	q := m.get(t, j.QOS)
 	if q != nil && q.UsageFactor >= 0 {
 		factor = q.UsageFactor
 	}
@@ -122,8 +156,10 @@ func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 	if q != nil {
 		chargeQOS(q, j, run, runDecay, factor)
 	}
-	if pq := t.QOS[j.PartitionQOS]; pq != nil && j.PartitionQOS != j.QOS {
-		chargeQOS(pq, j, run, runDecay, 1)
+	if j.PartitionQOS != "" && j.PartitionQOS != j.QOS {
+		if pq := t.QOS[j.PartitionQOS]; pq != nil {
+			chargeQOS(pq, j, run, runDecay, 1)
+		}
 	}
 }
 
@@ -245,8 +281,9 @@ func (t *Tree) Pass(cfg *Config, jobs []RunningJob, last, now time.Time, loc *ti
 	}
 	if !last.IsZero() && now.After(last) {
 		t.Decay(cfg, floorSeconds(now, last))
+		var m qosMemo
 		for i := range jobs {
-			t.Charge(cfg, &jobs[i], last, now)
+			t.charge(cfg, &jobs[i], last, now, &m)
 		}
 	}
 	t.Recompute(cfg)

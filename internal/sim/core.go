@@ -443,12 +443,7 @@ func (c *Core) Recalc(now int64) bool {
 	}
 	if !c.lastCalc.IsZero() && t.After(c.lastCalc) {
 		c.tree.Decay(&c.pcfg, math.Floor(t.Sub(c.lastCalc).Seconds()))
-		for i := range c.ended {
-			c.tree.Charge(&c.pcfg, &c.ended[i], c.lastCalc, t)
-		}
-		for _, r := range c.runs {
-			c.tree.Charge(&c.pcfg, r.rj, c.lastCalc, t)
-		}
+		c.tree.ChargeEach(&c.pcfg, c.charged, c.lastCalc, t)
 	}
 	c.lastCalc = t
 	c.ended = c.ended[:0]
@@ -457,6 +452,21 @@ func (c *Core) Recalc(now int64) bool {
 		return false
 	}
 	return c.refresh(t)
+}
+
+// charged yields the jobs a recalculation charges: those ended since the
+// last one, then the running ones (the order of the additions to usage).
+func (c *Core) charged(yield func(*priority.RunningJob) bool) {
+	for i := range c.ended {
+		if !yield(&c.ended[i]) {
+			return
+		}
+	}
+	for _, r := range c.runs {
+		if !yield(r.rj) {
+			return
+		}
+	}
 }
 
 // refresh recomputes fair-share and every pending job's priority and
