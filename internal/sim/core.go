@@ -486,8 +486,12 @@ func (c *Core) refresh(t time.Time) bool {
 	for k := range c.queue {
 		q := &c.queue[k]
 		if j := q.j; !j.DirectPriority && j.Hold == sched.HoldNone {
-			c.fillPriorityJobAssoc(j, q.assoc, &c.pj)
-			if p := c.calc.Priority(&c.pj, t); p != j.Priority {
+			// what changes of a pending job's priority inputs: its
+			// eligibility and accrue times, its hold, its priority
+			// (PRIORITY_FLAGS=INCR_ONLY)
+			pj := q.pj
+			pj.AccrueTime, pj.EligibleTime, pj.Held, pj.Priority = j.AccrueTime, j.EligibleTime, false, j.Priority
+			if p := c.calc.Priority(pj, t); p != j.Priority {
 				j.Priority = p
 				moved = true
 			}

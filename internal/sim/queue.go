@@ -16,11 +16,14 @@ import (
 
 // queued is a pending job as the simulator's queue holds it: the job,
 // its fair-share association and the least CPUs and GPUs it can start
-// with (fixed at submit: the simulator never changes a request).
+// with (fixed at submit: the simulator never changes a request), and,
+// under multifactor priority, what the Calculator reads of it (refresh
+// brings up to date the fields a pending job's state changes).
 type queued struct {
 	j          *sched.Job
 	assoc      int
 	cpus, gpus int64
+	pj         *priority.Job
 }
 
 // running is a running job charged at every recalculation.
@@ -50,6 +53,10 @@ func cmpQueued(a, b queued) int { return cmpJobs(a.j, b.j) }
 // enqueue adds a pending job at its place in the queue order.
 func (c *Core) enqueue(j *sched.Job) {
 	q := queued{j: j, assoc: c.assocIndex(j, firstPartition(c.st, j)), cpus: int64(requestCPUs(&j.Req)), gpus: requestGPUs(&j.Req)}
+	if c.pcfg.Type != priority.Basic {
+		q.pj = new(priority.Job)
+		c.fillPriorityJobAssoc(j, q.assoc, q.pj)
+	}
 	k, _ := slices.BinarySearchFunc(c.queue, q, cmpQueued)
 	c.queue = slices.Insert(c.queue, k, q)
 }
