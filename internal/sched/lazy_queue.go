@@ -42,8 +42,9 @@ type lazyQueue struct {
 	recs []QueueRec
 	// nextID: jobs with a larger or equal id joined after the last cycle.
 	nextID JobID
-	// orderGen and shapeGen are the State's counters when it was built.
-	orderGen, shapeGen uint64
+	// orderGen and shapeGen are the State's counters when it was built,
+	// prioGen when it was last sorted.
+	orderGen, shapeGen, prioGen uint64
 	// nonPrio are the jobs the last cycle left with a reason other than
 	// Priority (a cycle that does not reach them gives them Priority).
 	nonPrio []*Job
@@ -53,8 +54,9 @@ type lazyQueue struct {
 
 // OrderChanged tells the State that the queue order may have changed
 // outside its own calls (a driver wrote Job.Priority): the next cycle
-// with Config.IncrementalQueue sorts the whole queue again.
-func (st *State) OrderChanged() { st.orderGen++ }
+// with Config.IncrementalQueue sorts the kept queue again under the jobs'
+// new priorities (lazyResort).
+func (st *State) OrderChanged() { st.prioGen++ }
 
 // simpleJob reports whether j may be kept in the incremental queue.
 func simpleJob(j *Job) bool {
@@ -64,11 +66,19 @@ func simpleJob(j *Job) bool {
 }
 
 // lazyRegime reports whether the cycle's configuration allows the
-// incremental queue: no backfill in this cycle, no preemption or gang
-// scheduling, no reservations, no limits enforced.
+// incremental queue: no backfill in this cycle (keepRegime), no
+// preemption or gang scheduling, no reservations, no limits enforced.
 func (c *Cycle) lazyRegime() bool {
+	return !c.Config.Backfill.Enabled && c.keepRegime()
+}
+
+// keepRegime is lazyRegime for building the kept queue: a backfill cycle
+// gates and sorts the whole queue as a main-only cycle does, so its queue
+// may be kept for the main-only cycles after it (the jobs it gave another
+// reason than Priority are in nonPrio, as after any cycle).
+func (c *Cycle) keepRegime() bool {
 	cfg := c.Config
-	if !cfg.IncrementalQueue || cfg.Backfill.Enabled || cfg.PreemptType != PreemptNone || hasForcePartition(c.Cluster) {
+	if !cfg.IncrementalQueue || cfg.PreemptType != PreemptNone || hasForcePartition(c.Cluster) {
 		return false
 	}
 	if len(c.State.resvs.list) > 0 || c.State.arrayJobs > 0 {
@@ -98,6 +108,9 @@ func (c *Cycle) lazyPass() bool {
 	}
 	if !c.lazyFresh() {
 		return false
+	}
+	if q.prioGen != st.prioGen {
+		c.lazyResort()
 	}
 	b := &st.bufs
 	c.pend, c.pendJob, c.Queue = b.pend[:0], b.pendJob[:0], b.queue[:0]
@@ -140,6 +153,29 @@ func cmpID(a, b JobID) int {
 		return 1
 	}
 	return 0
+}
+
+// lazyResort sorts the kept records again after the jobs' priorities
+// moved (OrderChanged): a priority is all that changed, and the order is
+// total (job ids break ties), so the kept jobs sorted under their new
+// keys are in the order a full cycle would sort them in. The jobs no
+// longer pending are dropped first. The order usually changes little
+// between two recalculations: insertion sort, or a full sort when that
+// would move too much.
+func (c *Cycle) lazyResort() {
+	q := &c.State.lazy
+	recs := q.recs[:0]
+	for _, r := range q.recs {
+		if j := r.Job; j.State.Base() == JobPending && j.State&JobFlagCompleting == 0 {
+			recs = append(recs, lazyKey(c, j))
+		}
+	}
+	clear(q.recs[len(recs):])
+	q.recs = recs
+	if !insertionSort(recs, 8*len(recs)+64) {
+		slices.SortFunc(recs, func(a, b QueueRec) int { return compareSub(&a, &b) })
+	}
+	q.prioGen = c.State.prioGen
 }
 
 // lazyMerge merges q.fresh into the kept order.
@@ -275,7 +311,7 @@ func (c *Cycle) lazyBuild() {
 	q.valid = false
 	clear(q.recs)
 	q.recs = q.recs[:0]
-	if !c.lazyRegime() || c.unqueued > 0 || len(c.Queue) != len(c.pend) {
+	if !c.keepRegime() || c.unqueued > 0 || len(c.Queue) != len(c.pend) {
 		return
 	}
 	for i := range c.Queue {
@@ -291,5 +327,5 @@ func (c *Cycle) lazyBuild() {
 		r.slot, r.sub = 0, 0
 		q.recs = append(q.recs, r)
 	}
-	q.valid, q.nextID, q.orderGen, q.shapeGen = true, st.NextJobID, st.orderGen, st.shapeGen
+	q.valid, q.nextID, q.orderGen, q.shapeGen, q.prioGen = true, st.NextJobID, st.orderGen, st.shapeGen, st.prioGen
 }
