@@ -66,17 +66,11 @@ func simpleJob(j *Job) bool {
 }
 
 // lazyRegime reports whether the cycle's configuration allows the
-// incremental queue: no backfill in this cycle (keepRegime), no
-// preemption or gang scheduling, no reservations, no limits enforced.
+// incremental queue: no preemption or gang scheduling, no reservations,
+// no limits enforced. A backfill cycle walks the whole kept queue (its
+// order saves the sort; backfill needs every record), and the jobs it
+// gives another reason than Priority are in nonPrio, as after any cycle.
 func (c *Cycle) lazyRegime() bool {
-	return !c.Config.Backfill.Enabled && c.keepRegime()
-}
-
-// keepRegime is lazyRegime for building the kept queue: a backfill cycle
-// gates and sorts the whole queue as a main-only cycle does, so its queue
-// may be kept for the main-only cycles after it (the jobs it gave another
-// reason than Priority are in nonPrio, as after any cycle).
-func (c *Cycle) keepRegime() bool {
 	cfg := c.Config
 	if !cfg.IncrementalQueue || cfg.PreemptType != PreemptNone || hasForcePartition(c.Cluster) {
 		return false
@@ -204,8 +198,9 @@ func (c *Cycle) lazyMerge() {
 }
 
 // lazyWalk gates and tests the kept records in order until every
-// partition failed or the pass stopped, dropping the jobs no longer
-// pending.
+// partition failed or the pass stopped (in a backfill cycle, to the end:
+// mainRec then gives the rest Priority as the full main pass does),
+// dropping the jobs no longer pending.
 func (c *Cycle) lazyWalk() {
 	q := &c.State.lazy
 	w := 0
@@ -216,10 +211,9 @@ func (c *Cycle) lazyWalk() {
 		if j.State.Base() != JobPending || j.State&JobFlagCompleting != 0 {
 			continue // started, cancelled or ended: dropped
 		}
-		if c.allFailed() {
+		if whole := c.Config.Backfill.Enabled; !whole && c.allFailed() {
 			break
-		}
-		if c.mainStopped() {
+		} else if !whole && c.mainStopped() {
 			c.unsure = true // Slurm's main pass would give the rest Priority and look no further
 			break
 		}
@@ -311,7 +305,7 @@ func (c *Cycle) lazyBuild() {
 	q.valid = false
 	clear(q.recs)
 	q.recs = q.recs[:0]
-	if !c.keepRegime() || c.unqueued > 0 || len(c.Queue) != len(c.pend) {
+	if !c.lazyRegime() || c.unqueued > 0 || len(c.Queue) != len(c.pend) {
 		return
 	}
 	for i := range c.Queue {
