@@ -67,29 +67,124 @@ func (c *Core) bfModel() bool {
 // BackfillBlocked implements the engine's bfPolicy: true when a backfill
 // pass now (main pass included) provably starts nothing (see above).
 func (c *Core) BackfillBlocked(now int64) bool {
+	blocked, _ := c.backfillBlocked(now)
+	return blocked
+}
+
+// backfillBlocked is BackfillBlocked; exact tells that the bounds alone
+// did not prove it and J's exact reservation did (topReservation).
+func (c *Core) backfillBlocked(now int64) (blocked, exact bool) {
 	if !c.bfOK || !c.TopBlocked(now) {
-		return false
+		return false, false
 	}
 	t := c.at(now)
 	part := &c.st.Cluster.Partitions[0]
 	top := c.queue[0].j
 	if top.Req.TimeMin > 0 || top.Req.NTasksPerNode > 0 {
-		return false
+		return false, false
 	}
 	free := c.capa.CPUs - c.allocCPU
 	nJ := int64(requestCPUs(&top.Req))
 	rHigh, ok := c.reservationBound(t, nJ-free)
 	if !ok || rHigh >= int64(c.cfg.Backfill.WindowOrDefault()) {
-		return false // J may not be reserved
+		return false, false // J may not be reserved
 	}
 	avail := free - max(0, nJ-c.endingBy(rHigh))
+	if c.othersBlocked(part, free, avail, rHigh) {
+		return true, false
+	}
+	r, held, ok := c.topReservation(t, top, nJ)
+	return ok && c.othersBlocked(part, free, free-held, r), true
+}
+
+// othersBlocked reports whether no job after the first of the queue can
+// start when the first reserves its nodes from offset r and at most avail
+// free nodes are outside its reservation: a job X that fits in the free
+// nodes starts only if it ends by r (PlanDuration(X) <= r) or needs no
+// more than avail nodes.
+func (c *Core) othersBlocked(part *sched.Partition, free, avail, r int64) bool {
 	for _, q := range c.queue[1:] {
 		x := q.j
 		nX := q.cpus
 		if nX > free {
 			continue // fits in no free nodes
 		}
-		if x.Req.TimeMin > 0 || int64(sched.PlanDuration(x.TimeLimit, part)) <= rHigh || nX <= avail {
+		if x.Req.TimeMin > 0 || int64(sched.PlanDuration(x.TimeLimit, part)) <= r || nX <= avail {
+			return false
+		}
+	}
+	return true
+}
+
+// topReservation is the first job J's backfill reservation exactly, where
+// the bounds above do not prove the pass idle: on a cluster of one node
+// type (bfOneType) and for a job that asks for tasks only (one node a
+// task), the map holds only the running jobs, each node wholly free from
+// its running jobs' latest expected end aligned up to bf_resolution
+// (absolute time) on. The first slot with nJ such nodes is the nJ-th
+// smallest aligned end, r; the nodes free over J's whole span from r are
+// all those free by r, of which backfill's pick reserves the nJ of lowest
+// index (one node type: one tier). held counts the ones free now: the
+// free nodes a later job can no longer use past r. ok is false when J is
+// not of that form, its reservation would start beyond bf_window, or a
+// running job has no expected end.
+func (c *Core) topReservation(t time.Time, top *sched.Job, nJ int64) (r, held int64, ok bool) {
+	req := &top.Req
+	if !c.bfOneType || req.MinNodes > 1 || req.MaxNodes > 0 || req.CPUsPerTask > 1 || req.MinCPUsPerNode > 1 ||
+		int64(req.NTasks) != nJ || req.MemPerCPU > 0 || req.MemPerNode != 0 || req.GPUs > 0 || len(req.Gres) > 0 ||
+		req.Constraint != "" || len(req.NodeList) > 0 || len(req.Exclude) > 0 {
+		return 0, 0, false
+	}
+	nodes := len(c.st.Cluster.Nodes)
+	if nJ > int64(nodes) || c.st.Cluster.Partitions[0].MaxNodes > 0 {
+		return 0, 0, false
+	}
+	res := int64(c.cfg.Backfill.ResolutionOrDefault())
+	nowNs := t.UnixNano()
+	end := slices.Grow(c.nodeEnd[:0], nodes)[:nodes]
+	clear(end)
+	c.nodeEnd = end
+	for _, rj := range c.runs {
+		j := c.st.Job(rj.id)
+		if j == nil || j.EndTime.IsZero() {
+			return 0, 0, false
+		}
+		b := max(int64(j.EndTime.Sub(t)), 1)
+		a := (nowNs+b+res-1)/res*res - nowNs // the map's alignUp
+		for _, ni := range j.Alloc.Nodes {
+			end[ni] = max(end[ni], a)
+		}
+	}
+	vals := append(c.endVals[:0], end...)
+	slices.Sort(vals)
+	c.endVals = vals
+	if idle, _ := slices.BinarySearch(vals, 1); int64(idle) != c.capa.CPUs-c.allocCPU {
+		return 0, 0, false // the running jobs do not account for the free nodes
+	}
+	r = vals[nJ-1]
+	if r <= 0 || r >= int64(c.cfg.Backfill.WindowOrDefault()) {
+		return 0, 0, false
+	}
+	var taken int64
+	for n := 0; n < nodes && taken < nJ; n++ {
+		if end[n] <= r {
+			taken++
+			if end[n] == 0 {
+				held++
+			}
+		}
+	}
+	return r, held, true
+}
+
+// oneNodeType reports whether every node has the same resources and
+// Weight: backfill then has one node type, and its pick takes the lowest
+// indices first (topReservation).
+func oneNodeType(cl *sched.Cluster) bool {
+	for i := range cl.Nodes {
+		a, b := &cl.Nodes[0], &cl.Nodes[i]
+		if a.CPUs != b.CPUs || a.Weight != b.Weight || a.RealMemory != b.RealMemory || a.Sockets != b.Sockets ||
+			a.CoresPerSocket != b.CoresPerSocket || a.ThreadsPerCore != b.ThreadsPerCore || !slices.Equal(a.Gres, b.Gres) {
 			return false
 		}
 	}

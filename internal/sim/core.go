@@ -39,6 +39,10 @@ type Core struct {
 	// (bfblocked.go); runEnds is BackfillBlocked's buffer.
 	bfOK    bool
 	runEnds []runEnd
+	// bfOneType: every node is of one type (topReservation); nodeEnd and
+	// endVals are topReservation's buffers.
+	bfOneType        bool
+	nodeEnd, endVals []int64
 	// backfilled and starts are Schedule's per-pass buffers, reused:
 	// the engine reads a pass's Decisions before the next pass.
 	backfilled map[sched.JobID]bool
@@ -116,6 +120,7 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
 	c.capacity()
 	c.bfOK = c.bfModel()
+	c.bfOneType = oneNodeType(c.st.Cluster)
 	return c, nil
 }
 
