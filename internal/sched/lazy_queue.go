@@ -197,7 +197,7 @@ func (c *Cycle) lazyMerge() {
 	q.spare, q.recs = q.recs[:0], out
 }
 
-// lazyWalk gates and tests the kept records in order until every
+// lazyWalk queues and tests the kept records in order until every
 // partition failed or the pass stopped (in a backfill cycle, to the end:
 // mainRec then gives the rest Priority as the full main pass does),
 // dropping the jobs no longer pending.
@@ -219,16 +219,14 @@ func (c *Cycle) lazyWalk() {
 		}
 		q.recs[w] = r
 		w++
-		if k := lazyKey(c, j); k.Priority != r.Priority || k.Tier != r.Tier {
+		k := lazyKey(c, j)
+		if k.Priority != r.Priority || k.Tier != r.Tier {
 			q.valid = false // a priority moved without OrderChanged: sort again next cycle
 		}
 		j.lazyPass = c.State.orderPass
-		first := len(c.Queue)
-		c.gateJob(j)
+		c.queueKept(k)
 		c.done = append(c.done, false)
-		for k := first; k < len(c.Queue); k++ {
-			c.mainRec(&c.Queue[k])
-		}
+		c.mainRec(&c.Queue[len(c.Queue)-1])
 	}
 	if w < i {
 		// The records kept from the walked part (w of them, at the front)
@@ -239,6 +237,19 @@ func (c *Cycle) lazyWalk() {
 		clear(q.recs[:i-w])
 		q.recs = q.recs[i-w:]
 	}
+}
+
+// queueKept gives a kept job its slot and its one queue record, rec (its
+// lazyKey): what gateJob gives a simple job that passes the gate, without
+// testing it again. It passed when it joined the kept queue (lazyBuild,
+// lazyFresh), and what the gate reads of a simple job (its holds,
+// partition, nodes, the policy, reservations) changes only through the
+// State's methods that void the kept queue (orderGen, shapeGen).
+func (c *Cycle) queueKept(rec QueueRec) {
+	rec.slot = int32(len(c.pend))
+	c.pend = append(c.pend, PendingInfo{Job: rec.Job.ID, Partition: -1})
+	c.pendJob = append(c.pendJob, rec.Job)
+	c.Queue = append(c.Queue, rec)
 }
 
 // allFailed reports whether every partition failed in the main pass.
