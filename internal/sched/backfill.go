@@ -69,7 +69,8 @@ type backfill struct {
 	// recNeed and recDur are each record's CPUs and planned duration for
 	// lastCandidate (suffixNeed).
 	recNeed, recDur []int64
-	// nres counts the reservations made.
+	// nres counts the reservations that moved the first reservation of
+	// a free node earlier: only those lower lastCandidate's counts.
 	nres int
 }
 
@@ -537,8 +538,13 @@ func (b *backfill) mayStart() bool {
 // reserve holds nodes for rec from t for d (rounded to bf_resolution)
 // and counts the reservation against bf_job_part_count_reserve.
 func (b *backfill) reserve(rec *QueueRec, nodes []int32, t, d int64) {
+	for _, n := range nodes {
+		if t < b.m.resvFirst[n] && b.c.Avail.Free.Has(int(n)) {
+			b.nres++
+			break
+		}
+	}
 	b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
-	b.nres++
 	if b.reserved != nil {
 		b.reserved[rec.Part]++
 	}
