@@ -295,6 +295,9 @@ func newBackfill(c *Cycle) *backfill {
 	clear(pool.perPart)
 	b := &backfill{c: c, acc: pool.acc, accSum: pool.accSum, mask: pool.mask, window: int64(win),
 		perPart: pool.perPart, arena: pool.arena}
+	if bp.StartsOnly {
+		b.arena = b.arena[:0] // nothing outside the last pass kept its nodes (planned)
+	}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
 	}
@@ -495,7 +498,18 @@ func (b *backfill) plan(rec *QueueRec) {
 	if !noReserve && b.mayReserve(rec) {
 		b.reserve(rec, nodes, t, d)
 	}
-	c.SetPlanned(rec, c.Now.Add(time.Duration(b.exactStart(nodes, t))), nodes)
+	b.planned(rec, c.Now.Add(time.Duration(b.exactStart(nodes, t))), nodes)
+}
+
+// planned records rec's expected start and planned nodes. With
+// StartsOnly (the simulator, which reads neither) the nodes are not kept:
+// they lie in the node arena, which the next pass then reuses from its
+// start (newBackfill) instead of taking a new block.
+func (b *backfill) planned(rec *QueueRec, start time.Time, nodes []int32) {
+	if b.c.Config.Backfill.StartsOnly {
+		nodes = nil
+	}
+	b.c.SetPlanned(rec, start, nodes)
 }
 
 // exactStart is the expected start reported for a job planned at slot t
@@ -873,7 +887,11 @@ func (b *backfill) arenaChunk() int {
 func (b *backfill) arenaRoom(sh *bfShape) {
 	need := min(int(sh.maxNodes), len(b.c.Cluster.Nodes), bfArenaRoom)
 	if cap(b.arena)-len(b.arena) < need {
-		b.arena = make([]int32, 0, max(b.arenaChunk(), need))
+		size := max(b.arenaChunk(), need)
+		if b.c.Config.Backfill.StartsOnly {
+			size = max(size, 2*cap(b.arena)) // reused whole by the next pass (planned)
+		}
+		b.arena = make([]int32, 0, size)
 	}
 }
 
@@ -889,7 +907,7 @@ func (b *backfill) take(start int) []int32 {
 	if len(out) > 1 {
 		sortInt32(out)
 	}
-	if cap(b.arena)-len(b.arena) < 64 {
+	if cap(b.arena)-len(b.arena) < 64 && !b.c.Config.Backfill.StartsOnly {
 		b.arena = make([]int32, 0, b.arenaChunk())
 	}
 	return out
