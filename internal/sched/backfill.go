@@ -293,7 +293,11 @@ func newBackfill(c *Cycle) *backfill {
 	pool.acc, pool.accSum = grow(pool.acc, words), grow(pool.accSum, (words+63)/64)
 	pool.mask, pool.perPart = grow(pool.mask, words), grow(pool.perPart, len(c.Cluster.Partitions))
 	clear(pool.perPart)
-	b := &backfill{c: c, acc: pool.acc, accSum: pool.accSum, mask: pool.mask, window: int64(win),
+	if pool.bf == nil {
+		pool.bf = &backfill{}
+	}
+	b := pool.bf // the last pass's, every field set afresh (nothing keeps it)
+	*b = backfill{c: c, acc: pool.acc, accSum: pool.accSum, mask: pool.mask, window: int64(win),
 		perPart: pool.perPart, arena: pool.arena}
 	if bp.StartsOnly {
 		b.arena = b.arena[:0] // nothing outside the last pass kept its nodes (planned)

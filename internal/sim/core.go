@@ -311,7 +311,7 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 		c.release(p.Job, t)
 	}
 	started := c.st.Apply(&plan)
-	defer c.st.Recycle(&plan)            // nothing below reads plan.Pending
+	defer c.st.Recycle(&plan)            // read below (Starts), not after
 	for _, id := range plan.DepCancels { // kill_invalid_depend: they never run
 		delete(c.pending, id)
 		c.dequeue(id)
