@@ -123,8 +123,8 @@ func (b *cycleBufs) selector() *selector {
 
 // Recycle hands back a plan the caller is done with (applied and not
 // kept): the next Schedule fills its Pending and Starts tables again
-// instead of allocating them. A driver that keeps plans (the controller) does not call
-// it; the simulator, which applies each plan at once, does.
+// instead of allocating them. A driver that keeps plans (the controller)
+// does not call it; the simulator, which applies each plan at once, does.
 func (st *State) Recycle(p *Plan) {
 	clear(p.Pending) // drop the reasons' strings and planned node lists
 	clear(p.pendJobs)

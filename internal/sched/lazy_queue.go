@@ -13,9 +13,10 @@ import (
 // still gates, sorts and gives a reason to every pending job at every
 // pass, which made a simulator's cost per job grow with the queue. When
 // every pending job is "simple" (below), the State keeps the queue's order
-// across cycles (lazyQueue) and a cycle walks it from the head, gating
-// each job as the full gate would, until every partition failed or the
-// pass reached its depth limits. Jobs it does not reach keep the reason
+// across cycles (lazyQueue) and a cycle walks it from the head, queueing
+// each job as the full gate would (queueKept), until every partition
+// failed or the pass reached its depth limits (a backfill cycle walks it
+// to the end: backfill plans every record). Jobs it does not reach keep the reason
 // they have, which is Priority, as the full pass would give them: the
 // queue also lists the jobs that had another reason at the last pass
 // (nonPrio) and the jobs submitted since (fresh), and the cycle gives
@@ -31,8 +32,9 @@ import (
 //
 // The order is compareRecPtrs' (no preemption rank or reservation
 // records in this mode). A driver that writes Job.Priority of a queued job
-// must call State.OrderChanged; a reached job whose priority moved voids
-// the queue too. Plan.Stats.QueueLen and Depth count the records tested.
+// must call State.OrderChanged, after which the next cycle sorts the kept
+// queue again (lazyResort); a reached job whose priority moved without it
+// voids the queue. Plan.Stats.QueueLen and Depth count the records tested.
 
 // lazyQueue is the order kept across cycles (see above).
 type lazyQueue struct {
