@@ -16,10 +16,10 @@ import (
 // across cycles (lazyQueue) and a cycle walks it from the head, queueing
 // each job as the full gate would (queueKept), until every partition
 // failed or the pass reached its depth limits (a backfill cycle walks it
-// to the end: backfill plans every record). Jobs it does not reach keep the reason
-// they have, which is Priority, as the full pass would give them: the
-// queue also lists the jobs that had another reason at the last pass
-// (nonPrio) and the jobs submitted since (fresh), and the cycle gives
+// to the end: backfill plans every record). Jobs it does not reach keep
+// the reason they have, which is Priority, as the full pass would give
+// them: the queue also lists the jobs that had another reason at the last
+// pass (nonPrio) and the jobs submitted since (fresh), and the cycle gives
 // those Priority when it does not reach them.
 //
 // Simple: one partition, no array, dependency, hold, license, reservation,
