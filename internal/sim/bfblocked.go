@@ -119,15 +119,16 @@ func (c *Core) othersBlocked(part *sched.Partition, free, avail, r int64) bool {
 // topReservation is the first job J's backfill reservation exactly, where
 // the bounds above do not prove the pass idle: on a cluster of one node
 // type (bfOneType) and for a job that asks for tasks only (one node a
-// task), the map holds only the running jobs, each node wholly free from
-// its running jobs' latest expected end aligned up to bf_resolution
-// (absolute time) on. The first slot with nJ such nodes is the nJ-th
-// smallest aligned end, r; the nodes free over J's whole span from r are
-// all those free by r, of which backfill's pick reserves the nJ of lowest
-// index (one node type: one tier). held counts the ones free now: the
-// free nodes a later job can no longer use past r. ok is false when J is
-// not of that form, its reservation would start beyond bf_window, or a
-// running job has no expected end.
+// task), the map holds only the running jobs, each node (one CPU: one
+// job) wholly free from its job's expected end aligned up to
+// bf_resolution (absolute time) on. The first slot with nJ such nodes is
+// the aligned end of the running job that frees the nJ-th node, r; the
+// nodes free over J's whole span from r are all those free by r, of which
+// backfill's pick reserves the nJ of lowest index (one node type: one
+// tier). held counts the ones free now: the free nodes a later job can no
+// longer use past r. ok is false when J is not of that form or its
+// reservation would start beyond bf_window. It reads c.runEnds as
+// reservationBound left them.
 func (c *Core) topReservation(t time.Time, top *sched.Job, nJ int64) (r, held int64, ok bool) {
 	req := &top.Req
 	if !c.bfOneType || req.MinNodes > 1 || req.MaxNodes > 0 || req.CPUsPerTask > 1 || req.MinCPUsPerNode > 1 ||
@@ -136,40 +137,49 @@ func (c *Core) topReservation(t time.Time, top *sched.Job, nJ int64) (r, held in
 		return 0, 0, false
 	}
 	nodes := len(c.st.Cluster.Nodes)
+	free := c.capa.CPUs - c.allocCPU
 	if nJ > int64(nodes) || c.st.Cluster.Partitions[0].MaxNodes > 0 {
 		return 0, 0, false
 	}
 	res := int64(c.cfg.Backfill.ResolutionOrDefault())
 	nowNs := t.UnixNano()
-	end := slices.Grow(c.nodeEnd[:0], nodes)[:nodes]
-	clear(end)
-	c.nodeEnd = end
-	for _, rj := range c.runs {
-		j := c.st.Job(rj.id)
-		if j == nil || j.EndTime.IsZero() {
-			return 0, 0, false
-		}
-		b := max(int64(j.EndTime.Sub(t)), 1)
-		a := (nowNs+b+res-1)/res*res - nowNs // the map's alignUp
-		for _, ni := range j.Alloc.Nodes {
-			end[ni] = max(end[ni], a)
+	alignUp := func(off int64) int64 { return (nowNs+off+res-1)/res*res - nowNs } // the map's
+	freed := free
+	for _, e := range c.runEnds { // in end order
+		if freed += e.nodes; freed >= nJ {
+			r = alignUp(e.end)
+			break
 		}
 	}
-	vals := append(c.endVals[:0], end...)
-	slices.Sort(vals)
-	c.endVals = vals
-	if idle, _ := slices.BinarySearch(vals, 1); int64(idle) != c.capa.CPUs-c.allocCPU {
-		return 0, 0, false // the running jobs do not account for the free nodes
-	}
-	r = vals[nJ-1]
-	if r <= 0 || r >= int64(c.cfg.Backfill.WindowOrDefault()) {
+	if freed < nJ || r >= int64(c.cfg.Backfill.WindowOrDefault()) {
 		return 0, 0, false
 	}
-	var taken int64
+	// by node: 0 idle, 1 busy past r, 2 free by r
+	state := slices.Grow(c.nodeState[:0], nodes)[:nodes]
+	clear(state)
+	c.nodeState = state
+	for _, e := range c.runEnds {
+		v := uint8(1)
+		if alignUp(e.end) <= r {
+			v = 2
+		}
+		for _, ni := range e.j.Alloc.Nodes {
+			state[ni] = max(state[ni], v)
+		}
+	}
+	var idle, taken int64
+	for _, v := range state {
+		if v == 0 {
+			idle++
+		}
+	}
+	if idle != free {
+		return 0, 0, false // the running jobs do not account for the free nodes
+	}
 	for n := 0; n < nodes && taken < nJ; n++ {
-		if end[n] <= r {
+		if state[n] != 1 {
 			taken++
-			if end[n] == 0 {
+			if state[n] == 0 {
 				held++
 			}
 		}
@@ -203,7 +213,7 @@ func (c *Core) reservationBound(t time.Time, need int64) (int64, bool) {
 		if j == nil || j.EndTime.IsZero() {
 			return 0, false
 		}
-		c.runEnds = append(c.runEnds, runEnd{max(int64(j.EndTime.Sub(t)), 1), int64(len(j.Alloc.Nodes))})
+		c.runEnds = append(c.runEnds, runEnd{max(int64(j.EndTime.Sub(t)), 1), int64(len(j.Alloc.Nodes)), j})
 	}
 	slices.SortFunc(c.runEnds, func(a, b runEnd) int { return int(min(max(a.end-b.end, -1), 1)) })
 	var freed int64
@@ -228,4 +238,8 @@ func (c *Core) endingBy(off int64) int64 {
 	return n
 }
 
-type runEnd struct{ end, nodes int64 }
+// runEnd is a running job's expected end (offset from now) and nodes.
+type runEnd struct {
+	end, nodes int64
+	j          *sched.Job
+}

@@ -39,10 +39,10 @@ type Core struct {
 	// (bfblocked.go); runEnds is BackfillBlocked's buffer.
 	bfOK    bool
 	runEnds []runEnd
-	// bfOneType: every node is of one type (topReservation); nodeEnd and
-	// endVals are topReservation's buffers.
-	bfOneType        bool
-	nodeEnd, endVals []int64
+	// bfOneType: every node is of one type (topReservation); nodeState
+	// is topReservation's buffer.
+	bfOneType bool
+	nodeState []uint8
 	// backfilled and starts are Schedule's per-pass buffers, reused:
 	// the engine reads a pass's Decisions before the next pass.
 	backfilled map[sched.JobID]bool
