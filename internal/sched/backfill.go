@@ -66,6 +66,12 @@ type backfill struct {
 	free   int64
 	freeAt int
 	freeOK bool
+	// recNeed and recDur are each record's CPUs and planned duration for
+	// lastCandidate (suffixNeed).
+	recNeed, recDur []int64
+	// nres counts the reservations that moved the first reservation of
+	// a free node earlier: only those lower lastCandidate's counts.
+	nres int
 }
 
 // runBackfill is the BackfillHook.
@@ -78,6 +84,7 @@ func runBackfill(c *Cycle) {
 		need, dmin = b.suffixNeed()
 	}
 	light := false
+	cand, candRes := -1, 0 // no record after cand can start now (lastCandidate) while nres is candRes
 	for i := range c.Queue {
 		rec := &c.Queue[i]
 		if c.done[rec.slot] {
@@ -92,6 +99,11 @@ func runBackfill(c *Cycle) {
 		c.Plan.Stats.BackfillDepth++
 		if !light && need != nil && need[i] > b.freeCPUs(dmin[i]) {
 			light = true // nothing from here on can start (StartsOnly)
+		}
+		if !light && need != nil && (i > cand || b.nres != candRes) {
+			if cand, candRes = b.lastCandidate(i), b.nres; cand < 0 {
+				light = true // no record from here on fits its own bound (StartsOnly)
+			}
 		}
 		if light {
 			b.reasonOnly(rec)
@@ -120,6 +132,8 @@ func (b *backfill) suffixNeed() (need, dmin []int64) {
 	pool := &c.State.bfSlabs // the last pass's tables, refilled
 	need, dmin = grow(pool.need, len(c.Queue)+1), grow(pool.dmin, len(c.Queue)+1)
 	pool.need, pool.dmin = need, dmin
+	pool.recNeed, pool.recDur = grow(pool.recNeed, len(c.Queue)), grow(pool.recDur, len(c.Queue))
+	b.recNeed, b.recDur = pool.recNeed, pool.recDur
 	need[len(c.Queue)], dmin[len(c.Queue)] = math.MaxInt64, math.MaxInt64
 	for i := len(c.Queue) - 1; i >= 0; i-- {
 		rec := &c.Queue[i]
@@ -127,18 +141,81 @@ func (b *backfill) suffixNeed() (need, dmin []int64) {
 			return nil, nil
 		}
 		n, dm := need[i+1], dmin[i+1]
+		v, d := int64(math.MaxInt64), int64(math.MaxInt64)
 		if !c.done[rec.slot] {
 			p := &c.Cluster.Partitions[rec.Part]
-			v := cpuFloor(&rec.Job.Req, p)
-			d := int64(PlanDuration(c.TimeLimit(rec.Job, rec.Part), p))
+			v = cpuFloor(&rec.Job.Req, p)
+			d = int64(PlanDuration(c.TimeLimit(rec.Job, rec.Part), p))
 			if rec.Job.Req.TimeMin > 0 || b.noReserve(rec.Job) {
 				d = 0
 			}
 			n, dm = min(n, v), min(dm, d)
 		}
 		need[i], dmin[i] = n, dm
+		b.recNeed[i], b.recDur[i] = v, d
 	}
 	return need, dmin
+}
+
+// lastCandidate returns the last record from i on that may still start
+// now, -1 when none may: a record needs recNeed CPUs on free nodes none
+// of whose reservations begins before recDur (fitNow), and the free CPUs
+// of such nodes (freeCPUs) only shrink as the pass goes on, since a pass
+// only adds starts and reservations. So a record after the one returned
+// cannot start in this pass, whatever the records before it reserve: the
+// pass may stop planning once it is past that record. Unlike the suffix
+// bound (need[i] against freeCPUs(dmin[i])), each record's CPUs are
+// weighed against its own duration.
+func (b *backfill) lastCandidate(i int) int {
+	c := b.c
+	total := b.freeCPUs(0)
+	ends := c.State.bfSlabs.resvEnds[:0]
+	if m := b.m; m != nil {
+		av := c.Avail
+		for wi, w := range av.Free {
+			w &= m.hasResv[wi]
+			for w != 0 {
+				k := wi<<6 + bits.TrailingZeros64(w)
+				w &= w - 1
+				if av.CPUs[k] > 0 && av.Usable.Has(k) {
+					ends = append(ends, resvCPUs{m.resvFirst[k], int64(av.CPUs[k])})
+				}
+			}
+		}
+		slices.SortFunc(ends, func(x, y resvCPUs) int { return cmpInt64(x.first, y.first) })
+		for k := 1; k < len(ends); k++ {
+			ends[k].cpus += ends[k-1].cpus // CPUs reserved from ends[k].first or earlier
+		}
+	}
+	c.State.bfSlabs.resvEnds = ends
+	for k := len(c.Queue) - 1; k >= i; k-- {
+		if c.done[c.Queue[k].slot] || b.recNeed[k] > total {
+			continue
+		}
+		// free CPUs on nodes whose first reservation is at or after recDur
+		n, _ := slices.BinarySearchFunc(ends, b.recDur[k], func(x resvCPUs, d int64) int { return cmpInt64(x.first, d) })
+		free := total
+		if n > 0 {
+			free -= ends[n-1].cpus
+		}
+		if b.recNeed[k] <= free {
+			return k
+		}
+	}
+	return -1
+}
+
+// resvCPUs is a free node's first reservation and its CPUs (lastCandidate).
+type resvCPUs struct{ first, cpus int64 }
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // freeCPUs is an upper bound on the CPUs a job planned for at least d can
@@ -216,8 +293,15 @@ func newBackfill(c *Cycle) *backfill {
 	pool.acc, pool.accSum = grow(pool.acc, words), grow(pool.accSum, (words+63)/64)
 	pool.mask, pool.perPart = grow(pool.mask, words), grow(pool.perPart, len(c.Cluster.Partitions))
 	clear(pool.perPart)
-	b := &backfill{c: c, acc: pool.acc, accSum: pool.accSum, mask: pool.mask, window: int64(win),
+	if pool.bf == nil {
+		pool.bf = &backfill{}
+	}
+	b := pool.bf // the last pass's, every field set afresh (nothing keeps it)
+	*b = backfill{c: c, acc: pool.acc, accSum: pool.accSum, mask: pool.mask, window: int64(win),
 		perPart: pool.perPart, arena: pool.arena}
+	if bp.StartsOnly {
+		b.arena = b.arena[:0] // nothing outside the last pass kept its nodes (planned)
+	}
 	if bp.MaxJobUser > 0 {
 		b.perUser = map[string]int{}
 	}
@@ -418,7 +502,18 @@ func (b *backfill) plan(rec *QueueRec) {
 	if !noReserve && b.mayReserve(rec) {
 		b.reserve(rec, nodes, t, d)
 	}
-	c.SetPlanned(rec, c.Now.Add(time.Duration(b.exactStart(nodes, t))), nodes)
+	b.planned(rec, c.Now.Add(time.Duration(b.exactStart(nodes, t))), nodes)
+}
+
+// planned records rec's expected start and planned nodes. With
+// StartsOnly (the simulator, which reads neither) the nodes are not kept:
+// they lie in the node arena, which the next pass then reuses from its
+// start (newBackfill) instead of taking a new block.
+func (b *backfill) planned(rec *QueueRec, start time.Time, nodes []int32) {
+	if b.c.Config.Backfill.StartsOnly {
+		nodes = nil
+	}
+	b.c.SetPlanned(rec, start, nodes)
 }
 
 // exactStart is the expected start reported for a job planned at slot t
@@ -461,6 +556,12 @@ func (b *backfill) mayStart() bool {
 // reserve holds nodes for rec from t for d (rounded to bf_resolution)
 // and counts the reservation against bf_job_part_count_reserve.
 func (b *backfill) reserve(rec *QueueRec, nodes []int32, t, d int64) {
+	for _, n := range nodes {
+		if t < b.m.resvFirst[n] && b.c.Avail.Free.Has(int(n)) {
+			b.nres++
+			break
+		}
+	}
 	b.m.reserve(nodes, t, b.m.alignUp(satAdd(t, d)))
 	if b.reserved != nil {
 		b.reserved[rec.Part]++
@@ -790,7 +891,11 @@ func (b *backfill) arenaChunk() int {
 func (b *backfill) arenaRoom(sh *bfShape) {
 	need := min(int(sh.maxNodes), len(b.c.Cluster.Nodes), bfArenaRoom)
 	if cap(b.arena)-len(b.arena) < need {
-		b.arena = make([]int32, 0, max(b.arenaChunk(), need))
+		size := max(b.arenaChunk(), need)
+		if b.c.Config.Backfill.StartsOnly {
+			size = max(size, 2*cap(b.arena)) // reused whole by the next pass (planned)
+		}
+		b.arena = make([]int32, 0, size)
 	}
 }
 
@@ -806,7 +911,7 @@ func (b *backfill) take(start int) []int32 {
 	if len(out) > 1 {
 		sortInt32(out)
 	}
-	if cap(b.arena)-len(b.arena) < 64 {
+	if cap(b.arena)-len(b.arena) < 64 && !b.c.Config.Backfill.StartsOnly {
 		b.arena = make([]int32, 0, b.arenaChunk())
 	}
 	return out

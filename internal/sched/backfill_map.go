@@ -89,6 +89,12 @@ type bfSlabs struct {
 	// busy is busyUntil's table, need and dmin suffixNeed's: rewritten
 	// by each use, read only until the next.
 	busy, need, dmin []int64
+	// bf is the last pass's working state, reused (a pass allocated it).
+	bf *backfill
+	// recNeed and recDur are suffixNeed's per-record tables, resvEnds
+	// lastCandidate's scratch.
+	recNeed, recDur []int64
+	resvEnds        []resvCPUs
 	// freeAt is the pass's copy of busyUntil's table for the whole
 	// cluster (exactStart reads it).
 	freeAt []int64

@@ -91,8 +91,10 @@ type cycleBufs struct {
 	orderCount []int
 	orderLen   int
 	done       []bool
-	// plan is the Pending table of a plan handed back (State.Recycle).
-	plan []PendingInfo
+	// plan and starts are the Pending and Starts tables of a plan handed
+	// back (State.Recycle).
+	plan   []PendingInfo
+	starts []Start
 	// avail is the last cycle's free-resource view (Cycle.Avail).
 	avail *Avail
 	// sel is the last cycle's node selector.
@@ -120,14 +122,15 @@ func (b *cycleBufs) selector() *selector {
 }
 
 // Recycle hands back a plan the caller is done with (applied and not
-// kept): the next Schedule fills its Pending table again instead of
-// allocating one. A driver that keeps plans (the controller) does not call
-// it; the simulator, which applies each plan at once, does.
+// kept): the next Schedule fills its Pending and Starts tables again
+// instead of allocating them. A driver that keeps plans (the controller)
+// does not call it; the simulator, which applies each plan at once, does.
 func (st *State) Recycle(p *Plan) {
 	clear(p.Pending) // drop the reasons' strings and planned node lists
 	clear(p.pendJobs)
-	st.bufs.plan, st.bufs.planJobs = p.Pending[:0], p.pendJobs[:0]
-	p.Pending, p.pendJobs = nil, nil
+	clear(p.Starts) // and the allocations
+	st.bufs.plan, st.bufs.planJobs, st.bufs.starts = p.Pending[:0], p.pendJobs[:0], p.Starts[:0]
+	p.Pending, p.pendJobs, p.Starts = nil, nil, nil
 }
 
 // keep stores the cycle's tables for the next cycle, dropping the

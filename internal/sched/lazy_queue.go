@@ -13,12 +13,13 @@ import (
 // still gates, sorts and gives a reason to every pending job at every
 // pass, which made a simulator's cost per job grow with the queue. When
 // every pending job is "simple" (below), the State keeps the queue's order
-// across cycles (lazyQueue) and a cycle walks it from the head, gating
-// each job as the full gate would, until every partition failed or the
-// pass reached its depth limits. Jobs it does not reach keep the reason
-// they have, which is Priority, as the full pass would give them: the
-// queue also lists the jobs that had another reason at the last pass
-// (nonPrio) and the jobs submitted since (fresh), and the cycle gives
+// across cycles (lazyQueue) and a cycle walks it from the head, queueing
+// each job as the full gate would (queueKept), until every partition
+// failed or the pass reached its depth limits (a backfill cycle walks it
+// to the end: backfill plans every record). Jobs it does not reach keep
+// the reason they have, which is Priority, as the full pass would give
+// them: the queue also lists the jobs that had another reason at the last
+// pass (nonPrio) and the jobs submitted since (fresh), and the cycle gives
 // those Priority when it does not reach them.
 //
 // Simple: one partition, no array, dependency, hold, license, reservation,
@@ -31,8 +32,9 @@ import (
 //
 // The order is compareRecPtrs' (no preemption rank or reservation
 // records in this mode). A driver that writes Job.Priority of a queued job
-// must call State.OrderChanged; a reached job whose priority moved voids
-// the queue too. Plan.Stats.QueueLen and Depth count the records tested.
+// must call State.OrderChanged, after which the next cycle sorts the kept
+// queue again (lazyResort); a reached job whose priority moved without it
+// voids the queue. Plan.Stats.QueueLen and Depth count the records tested.
 
 // lazyQueue is the order kept across cycles (see above).
 type lazyQueue struct {
@@ -42,8 +44,9 @@ type lazyQueue struct {
 	recs []QueueRec
 	// nextID: jobs with a larger or equal id joined after the last cycle.
 	nextID JobID
-	// orderGen and shapeGen are the State's counters when it was built.
-	orderGen, shapeGen uint64
+	// orderGen and shapeGen are the State's counters when it was built,
+	// prioGen when it was last sorted.
+	orderGen, shapeGen, prioGen uint64
 	// nonPrio are the jobs the last cycle left with a reason other than
 	// Priority (a cycle that does not reach them gives them Priority).
 	nonPrio []*Job
@@ -53,8 +56,9 @@ type lazyQueue struct {
 
 // OrderChanged tells the State that the queue order may have changed
 // outside its own calls (a driver wrote Job.Priority): the next cycle
-// with Config.IncrementalQueue sorts the whole queue again.
-func (st *State) OrderChanged() { st.orderGen++ }
+// with Config.IncrementalQueue sorts the kept queue again under the jobs'
+// new priorities (lazyResort).
+func (st *State) OrderChanged() { st.prioGen++ }
 
 // simpleJob reports whether j may be kept in the incremental queue.
 func simpleJob(j *Job) bool {
@@ -64,11 +68,13 @@ func simpleJob(j *Job) bool {
 }
 
 // lazyRegime reports whether the cycle's configuration allows the
-// incremental queue: no backfill in this cycle, no preemption or gang
-// scheduling, no reservations, no limits enforced.
+// incremental queue: no preemption or gang scheduling, no reservations,
+// no limits enforced. A backfill cycle walks the whole kept queue (its
+// order saves the sort; backfill needs every record), and the jobs it
+// gives another reason than Priority are in nonPrio, as after any cycle.
 func (c *Cycle) lazyRegime() bool {
 	cfg := c.Config
-	if !cfg.IncrementalQueue || cfg.Backfill.Enabled || cfg.PreemptType != PreemptNone || hasForcePartition(c.Cluster) {
+	if !cfg.IncrementalQueue || cfg.PreemptType != PreemptNone || hasForcePartition(c.Cluster) {
 		return false
 	}
 	if len(c.State.resvs.list) > 0 || c.State.arrayJobs > 0 {
@@ -98,6 +104,9 @@ func (c *Cycle) lazyPass() bool {
 	}
 	if !c.lazyFresh() {
 		return false
+	}
+	if q.prioGen != st.prioGen {
+		c.lazyResort()
 	}
 	b := &st.bufs
 	c.pend, c.pendJob, c.Queue = b.pend[:0], b.pendJob[:0], b.queue[:0]
@@ -142,6 +151,29 @@ func cmpID(a, b JobID) int {
 	return 0
 }
 
+// lazyResort sorts the kept records again after the jobs' priorities
+// moved (OrderChanged): a priority is all that changed, and the order is
+// total (job ids break ties), so the kept jobs sorted under their new
+// keys are in the order a full cycle would sort them in. The jobs no
+// longer pending are dropped first. The order usually changes little
+// between two recalculations: insertion sort, or a full sort when that
+// would move too much.
+func (c *Cycle) lazyResort() {
+	q := &c.State.lazy
+	recs := q.recs[:0]
+	for _, r := range q.recs {
+		if j := r.Job; j.State.Base() == JobPending && j.State&JobFlagCompleting == 0 {
+			recs = append(recs, lazyKey(c, j))
+		}
+	}
+	clear(q.recs[len(recs):])
+	q.recs = recs
+	if !insertionSort(recs, 8*len(recs)+64) {
+		slices.SortFunc(recs, func(a, b QueueRec) int { return compareSub(&a, &b) })
+	}
+	q.prioGen = c.State.prioGen
+}
+
 // lazyMerge merges q.fresh into the kept order.
 func (c *Cycle) lazyMerge() {
 	q := &c.State.lazy
@@ -167,9 +199,10 @@ func (c *Cycle) lazyMerge() {
 	q.spare, q.recs = q.recs[:0], out
 }
 
-// lazyWalk gates and tests the kept records in order until every
-// partition failed or the pass stopped, dropping the jobs no longer
-// pending.
+// lazyWalk queues and tests the kept records in order until every
+// partition failed or the pass stopped (in a backfill cycle, to the end:
+// mainRec then gives the rest Priority as the full main pass does),
+// dropping the jobs no longer pending.
 func (c *Cycle) lazyWalk() {
 	q := &c.State.lazy
 	w := 0
@@ -180,25 +213,22 @@ func (c *Cycle) lazyWalk() {
 		if j.State.Base() != JobPending || j.State&JobFlagCompleting != 0 {
 			continue // started, cancelled or ended: dropped
 		}
-		if c.allFailed() {
+		if whole := c.Config.Backfill.Enabled; !whole && c.allFailed() {
 			break
-		}
-		if c.mainStopped() {
+		} else if !whole && c.mainStopped() {
 			c.unsure = true // Slurm's main pass would give the rest Priority and look no further
 			break
 		}
 		q.recs[w] = r
 		w++
-		if k := lazyKey(c, j); k.Priority != r.Priority || k.Tier != r.Tier {
+		k := lazyKey(c, j)
+		if k.Priority != r.Priority || k.Tier != r.Tier {
 			q.valid = false // a priority moved without OrderChanged: sort again next cycle
 		}
 		j.lazyPass = c.State.orderPass
-		first := len(c.Queue)
-		c.gateJob(j)
+		c.queueKept(k)
 		c.done = append(c.done, false)
-		for k := first; k < len(c.Queue); k++ {
-			c.mainRec(&c.Queue[k])
-		}
+		c.mainRec(&c.Queue[len(c.Queue)-1])
 	}
 	if w < i {
 		// The records kept from the walked part (w of them, at the front)
@@ -209,6 +239,19 @@ func (c *Cycle) lazyWalk() {
 		clear(q.recs[:i-w])
 		q.recs = q.recs[i-w:]
 	}
+}
+
+// queueKept gives a kept job its slot and its one queue record, rec (its
+// lazyKey): what gateJob gives a simple job that passes the gate, without
+// testing it again. It passed when it joined the kept queue (lazyBuild,
+// lazyFresh), and what the gate reads of a simple job (its holds,
+// partition, nodes, the policy, reservations) changes only through the
+// State's methods that void the kept queue (orderGen, shapeGen).
+func (c *Cycle) queueKept(rec QueueRec) {
+	rec.slot = int32(len(c.pend))
+	c.pend = append(c.pend, PendingInfo{Job: rec.Job.ID, Partition: -1})
+	c.pendJob = append(c.pendJob, rec.Job)
+	c.Queue = append(c.Queue, rec)
 }
 
 // allFailed reports whether every partition failed in the main pass.
@@ -291,5 +334,5 @@ func (c *Cycle) lazyBuild() {
 		r.slot, r.sub = 0, 0
 		q.recs = append(q.recs, r)
 	}
-	q.valid, q.nextID, q.orderGen, q.shapeGen = true, st.NextJobID, st.orderGen, st.shapeGen
+	q.valid, q.nextID, q.orderGen, q.shapeGen, q.prioGen = true, st.NextJobID, st.orderGen, st.shapeGen, st.prioGen
 }

@@ -27,10 +27,10 @@ PartitionName=short Nodes=node[4-6] MaxTime=30 State=UP
 // with a begin time, a dependency, a nice value, an array, in one
 // partition or two), ends, cancellations, holds and releases, node
 // failures, suspensions, priority writes (OrderChanged) and depth limits
-// (the free view refilled from the changed nodes only), start the
-// same jobs on the same nodes at the same times and leave every pending
-// job with the same reason, description and eligible time, after every
-// cycle.
+// (the free view refilled from the changed nodes only), with or without
+// backfill cycles among the main-only ones, start the same jobs on the
+// same nodes at the same times and leave every pending job with the same
+// reason, description and eligible time, after every cycle.
 func TestIncrementalQueueSameAsFull(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		conf := lazyConf
@@ -44,8 +44,14 @@ func TestIncrementalQueueSameAsFull(t *testing.T) {
 			f(lazy)
 			sameJobs(rt, full, lazy)
 		}
+		// backfill: some cycles run backfill, as the simulator's
+		// backfill ticks do; their queue is kept for the main-only
+		// cycles after them
+		backfill := rapid.Bool().Draw(rt, "backfill")
 		steps := rapid.IntRange(1, 60).Draw(rt, "steps")
 		for s := 0; s < steps; s++ {
+			bf := backfill && rapid.Bool().Draw(rt, "bfCycle")
+			full.st.Config.Backfill.Enabled, lazy.st.Config.Backfill.Enabled = bf, bf
 			switch rapid.IntRange(0, 10).Draw(rt, "action") {
 			case 0, 1, 2, 3:
 				opts := randomJobOpts(rt, len(full.st.Jobs()))
@@ -137,7 +143,7 @@ func randomJobOpts(rt *rapid.T, njobs int) string {
 
 // sameJobs fails when the two harnesses' jobs differ in what a cycle
 // decides: state, start, nodes, reason, description, eligible time.
-func sameJobs(rt *rapid.T, a, b *harness) {
+func sameJobs(rt tb, a, b *harness) {
 	ja, jb := a.st.Jobs(), b.st.Jobs()
 	if len(ja) != len(jb) {
 		rt.Fatalf("%d jobs, incremental %d", len(ja), len(jb))
@@ -150,5 +156,44 @@ func sameJobs(rt *rapid.T, a, b *harness) {
 				x.ID, x.State, x.Reason, x.StateDesc, x.StartTime, x.Alloc.Nodes, x.EligibleTime,
 				y.State, y.Reason, y.StateDesc, y.StartTime, y.Alloc.Nodes, y.EligibleTime)
 		}
+	}
+}
+
+// TestIncrementalQueueResortsOnOrderChanged: priorities written by the
+// driver (OrderChanged) reorder the kept queue without rebuilding it (a
+// main-only cycle after a backfill cycle included): when the running job
+// ends, the job first under the new priorities starts, as with a full
+// cycle.
+func TestIncrementalQueueResortsOnOrderChanged(t *testing.T) {
+	conf := lazyConf + "SchedulerType=sched/backfill\n"
+	full, lazy := newHarness(t, conf), newHarness(t, conf)
+	lazy.st.Config.IncrementalQueue = true
+	var ids []JobID
+	for _, h := range []*harness{full, lazy} {
+		h.mustSubmit("u", "-N 6 -n 24 --time=60 --run=30:00")
+		ids = ids[:0]
+		for i := 0; i < 3; i++ {
+			ids = append(ids, h.mustSubmit("u", "-N 6 -n 24 --time=10 --run=10:00").ID)
+		}
+		h.st.Config.Backfill.Enabled = false
+		h.schedule()                          // the kept queue is built (lazy)
+		for i, p := range []uint32{1, 2, 3} { // reversed: the last submitted first
+			h.job(ids[i]).Priority = p
+		}
+		h.st.OrderChanged()
+		h.schedule()
+		h.st.Config.Backfill.Enabled = true
+		h.schedule() // a backfill cycle keeps its queue
+		h.st.Config.Backfill.Enabled = false
+		for i, p := range []uint32{3, 1, 2} { // the first submitted first
+			h.job(ids[i]).Priority = p
+		}
+		h.st.OrderChanged()
+		h.schedule()
+		h.advance(30 * time.Minute) // the running job ends: one of the three starts
+	}
+	sameJobs(t, full, lazy)
+	if s := lazy.job(ids[0]).State.Base(); s != JobRunning {
+		t.Errorf("job %d (highest priority) is %v, want RUNNING", ids[0], s)
 	}
 }

@@ -118,7 +118,7 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	if !b.noReserve(rec.Job) && b.mayReserve(rec) {
 		b.reserve(rec, nodes, t, d)
 	}
-	c.SetPlanned(rec, c.Now.Add(time.Duration(t)), nodes)
+	b.planned(rec, c.Now.Add(time.Duration(t)), nodes)
 	return true
 }
 

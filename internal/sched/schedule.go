@@ -113,10 +113,11 @@ func newCycle(st *State, now time.Time, cfgVal Config) *Cycle {
 	if c == nil {
 		c = &Cycle{}
 	}
-	*c = Cycle{State: st, Cluster: cl, cfg: cfgVal, Now: now, Plan: Plan{Now: now},
+	*c = Cycle{State: st, Cluster: cl, cfg: cfgVal, Now: now, Plan: Plan{Now: now, Starts: b.starts},
 		sel: b.selector().reset(cl, &c.cfg), partFail: grow(b.partFail, len(cl.Partitions)),
 		scratch: emptySet(b.scratch, len(cl.Nodes))}
 	clear(c.partFail)
+	b.starts = nil                              // the plan's now (Recycle hands it back)
 	c.Config = &c.cfg                           // a field of the reused Cycle: cfg does not escape
 	c.Avail, st.bufs.avail = st.bufs.avail, nil // the last cycle's view, refilled
 	if c.Avail == nil {

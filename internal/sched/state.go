@@ -55,9 +55,10 @@ type State struct {
 	shapeGen uint64
 	// lazy is the queue kept across cycles (lazy_queue.go); orderGen
 	// counts the changes that void it (holds, requeues, node, policy and
-	// reservation changes, OrderChanged).
-	lazy     lazyQueue
-	orderGen uint64
+	// reservation changes), prioGen the calls of OrderChanged (the queued
+	// jobs' priorities moved: the kept queue is sorted again).
+	lazy              lazyQueue
+	orderGen, prioGen uint64
 	// availDirty are the nodes whose allocations changed since the last
 	// cycle, availAll set when nodes changed otherwise (state, suspend):
 	// a cycle with Config.IncrementalQueue refills its free view from

@@ -39,6 +39,10 @@ type Core struct {
 	// (bfblocked.go); runEnds is BackfillBlocked's buffer.
 	bfOK    bool
 	runEnds []runEnd
+	// bfOneType: every node is of one type (topReservation); nodeState
+	// is topReservation's buffer.
+	bfOneType bool
+	nodeState []uint8
 	// backfilled and starts are Schedule's per-pass buffers, reused:
 	// the engine reads a pass's Decisions before the next pass.
 	backfilled map[sched.JobID]bool
@@ -116,6 +120,7 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
 	c.capacity()
 	c.bfOK = c.bfModel()
+	c.bfOneType = oneNodeType(c.st.Cluster)
 	return c, nil
 }
 
@@ -306,7 +311,7 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 		c.release(p.Job, t)
 	}
 	started := c.st.Apply(&plan)
-	defer c.st.Recycle(&plan)            // nothing below reads plan.Pending
+	defer c.st.Recycle(&plan)            // read below (Starts), not after
 	for _, id := range plan.DepCancels { // kill_invalid_depend: they never run
 		delete(c.pending, id)
 		c.dequeue(id)
