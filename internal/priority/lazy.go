@@ -242,15 +242,24 @@ func (f *flatTree) setLevelConst(i int) {
 // that writes the records), sorts the level if the last order no longer
 // holds, and records each child's position and the users sorted before
 // it. False on a NaN. The usage of a child without usage needs no decay.
+// This runs for the root's children at every recalculation a simulation
+// refreshes at, so it is one loop over the level in the last order, the
+// positions written as it goes, and a second only after a sort.
 func (f *flatTree) prepLevel(p int32) bool {
 	f.usageUpToDate(p)
 	pu, now := f.usage[p], int32(len(f.wallLog))
 	usage, usageAt, key, lv := f.usage, f.usageAt, f.key, f.lv
+	pos, before, sub := f.pos, f.before, f.subUsers
 	seg, inOrder := f.level[p], true
+	var n int32
 	for k, c := range seg {
-		if usageAt[c] != now {
-			if usage[c] != 0 {
-				f.usageUpToDate(c)
+		u := usage[c]
+		if at := usageAt[c]; at != now {
+			if u != 0 {
+				for _, fac := range f.wallLog[at:] {
+					u = decayed(u, fac)
+				}
+				usage[c] = u
 			}
 			usageAt[c] = now
 		}
@@ -259,7 +268,7 @@ func (f *flatTree) prepLevel(p int32) bool {
 		if l.byUsage {
 			eu := 0.0
 			if pu > 0 {
-				eu = usage[c] / pu
+				eu = u / pu
 			}
 			lfs = math.Inf(1)
 			if eu != 0 {
@@ -271,14 +280,15 @@ func (f *flatTree) prepLevel(p int32) bool {
 		}
 		key[c].lfs = lfs
 		inOrder = inOrder && (k == 0 || keyLess(&key[seg[k-1]], &key[c]))
+		pos[c], before[c] = int32(k), n
+		n += sub[c]
 	}
 	if !inOrder { // the last order still holds for most levels
-		seg = f.sorted(p)
-	}
-	var n int32
-	for k, c := range seg {
-		f.pos[c], f.before[c] = int32(k), n
-		n += f.subUsers[c]
+		n = 0
+		for k, c := range f.sorted(p) {
+			pos[c], before[c] = int32(k), n
+			n += sub[c]
+		}
 	}
 	f.levelGen[p] = f.gen
 	return true
