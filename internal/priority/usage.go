@@ -1,7 +1,6 @@
 package priority
 
 import (
-	"iter"
 	"math"
 	"time"
 )
@@ -94,12 +93,12 @@ func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
 	t.charge(cfg, j, from, to, &m)
 }
 
-// ChargeEach is Charge for every job of jobs over the same interval, each
-// QOS looked up once: a simulation charges every running job at every
-// PriorityCalcPeriod.
-func (t *Tree) ChargeEach(cfg *Config, jobs iter.Seq[*RunningJob], from, to time.Time) {
+// ChargeAll is Charge for every job of jobs, in order, over the same
+// interval, each QOS looked up once: a simulation charges every running
+// job at every PriorityCalcPeriod.
+func (t *Tree) ChargeAll(cfg *Config, jobs []*RunningJob, from, to time.Time) {
 	var m qosMemo
-	for j := range jobs {
+	for _, j := range jobs {
 		t.charge(cfg, j, from, to, &m)
 	}
 }

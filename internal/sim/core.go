@@ -57,14 +57,16 @@ type Core struct {
 	basic      priority.BasicAllocator
 	epoch      int64
 
-	toSched  map[int64]sched.JobID
-	toTrace  map[sched.JobID]int64
-	pending  map[sched.JobID]*sched.Job
-	ended    []priority.RunningJob
-	wakes    []int64
-	lastCalc time.Time
-	ends     int
-	stale    bool // fair-share and priorities need a refresh
+	toSched map[int64]sched.JobID
+	toTrace map[sched.JobID]int64
+	pending map[sched.JobID]*sched.Job
+	ended   []priority.RunningJob
+	// chargeBuf is charged's buffer.
+	chargeBuf []*priority.RunningJob
+	wakes     []int64
+	lastCalc  time.Time
+	ends      int
+	stale     bool // fair-share and priorities need a refresh
 
 	capa                Capacity
 	allocCPU, allocGPU  int64
@@ -448,7 +450,7 @@ func (c *Core) Recalc(now int64) bool {
 	}
 	if !c.lastCalc.IsZero() && t.After(c.lastCalc) {
 		c.tree.Decay(&c.pcfg, math.Floor(t.Sub(c.lastCalc).Seconds()))
-		c.tree.ChargeEach(&c.pcfg, c.charged, c.lastCalc, t)
+		c.tree.ChargeAll(&c.pcfg, c.charged(), c.lastCalc, t)
 	}
 	c.lastCalc = t
 	c.ended = c.ended[:0]
@@ -459,19 +461,18 @@ func (c *Core) Recalc(now int64) bool {
 	return c.refresh(t)
 }
 
-// charged yields the jobs a recalculation charges: those ended since the
-// last one, then the running ones (the order of the additions to usage).
-func (c *Core) charged(yield func(*priority.RunningJob) bool) {
+// charged lists the jobs a recalculation charges: those ended since the
+// last one, then the running ones (the order of the additions to usage),
+// in a buffer kept from one recalculation to the next.
+func (c *Core) charged() []*priority.RunningJob {
+	c.chargeBuf = c.chargeBuf[:0]
 	for i := range c.ended {
-		if !yield(&c.ended[i]) {
-			return
-		}
+		c.chargeBuf = append(c.chargeBuf, &c.ended[i])
 	}
 	for _, r := range c.runs {
-		if !yield(r.rj) {
-			return
-		}
+		c.chargeBuf = append(c.chargeBuf, r.rj)
 	}
+	return c.chargeBuf
 }
 
 // refresh recomputes fair-share and every pending job's priority and
