@@ -32,6 +32,15 @@ type Avail struct {
 	// cloned for trials), selection then scans the nodes.
 	byFree   []NodeSet
 	bucketOf []int32
+	// pristine are the free nodes holding nothing, of a class (classes.go):
+	// class is each node's, classSet the nodes of each, classRep one node
+	// of each, nodes the records they were read from. Maintained with
+	// the buckets.
+	pristine NodeSet
+	class    []int32
+	classSet []NodeSet
+	classRep []int32
+	nodes    []Node
 	// exactTop is set when no node has more CPUs than the last bucket's
 	// value, so that bucket too holds nodes of equal free CPUs.
 	exactTop bool
@@ -52,6 +61,10 @@ type Avail struct {
 	// stamp is the refill round that last refilled each node (round).
 	stamp []uint32
 	round uint32
+	// starts are the spans of touched the cycle's starts appended, plan
+	// that cycle's first start (avail_confirm.go).
+	starts []startSpan
+	plan   *Start
 	// owner is the user whose jobs hold each node ("" for none, ownerMixed
 	// for several users), for ExclusiveUser partitions; nil when not
 	// tracked (then ExclusiveUser is not enforced on this view).
@@ -90,6 +103,7 @@ func (a *Avail) buildBuckets(c *Cluster) {
 	for i := range c.Nodes {
 		top = max(top, c.Nodes[i].CPUs)
 	}
+	a.classify(c.Nodes)
 	a.fillBuckets(len(c.Nodes), top)
 }
 
@@ -105,6 +119,7 @@ func (a *Avail) fillBuckets(n int, top int32) {
 	for i := range a.bucketOf {
 		a.bucketOf[i] = -1
 	}
+	a.pristine = emptySet(a.pristine, n)
 	last := int32(len(a.byFree) - 1)
 	for w, word := range a.Free { // rebucket from no bucket, inlined (once per cycle per node)
 		for word != 0 {
@@ -113,6 +128,9 @@ func (a *Avail) fillBuckets(n int, top int32) {
 			b := min(a.CPUs[i], last)
 			a.byFree[b].Set(i)
 			a.bucketOf[i] = b
+			if a.isPristine(i) {
+				a.pristine.Set(i)
+			}
 		}
 	}
 }
@@ -126,12 +144,16 @@ func (a *Avail) rebucket(i int) {
 		a.byFree[old].Clear(i)
 	}
 	a.bucketOf[i] = -1
+	a.pristine.Clear(i)
 	if !a.Free.Has(i) {
 		return
 	}
 	b := min(a.CPUs[i], int32(len(a.byFree)-1))
 	a.byFree[b].Set(i)
 	a.bucketOf[i] = b
+	if a.isPristine(i) {
+		a.pristine.Set(i)
+	}
 }
 
 // NewAvail builds the free-resource view of cluster c from its nodes'
@@ -153,6 +175,7 @@ func (a *Avail) fill(c *Cluster) {
 	a.owner = nil
 	a.alive = emptySet(a.alive, n)
 	a.touched, a.touchedAll, a.cl = a.touched[:0], false, c
+	a.starts, a.plan = a.starts[:0], nil
 	top, low := int32(0), int32(math.MaxInt32)
 	for i := range c.Nodes {
 		nd := &c.Nodes[i]
@@ -163,6 +186,7 @@ func (a *Avail) fill(c *Cluster) {
 	if top == low {
 		a.uniformCPUs = top
 	}
+	a.classify(c.Nodes)
 	a.fillBuckets(n, top)
 }
 
@@ -205,17 +229,9 @@ func (a *Avail) refill(c *Cluster, dirty []int32) bool {
 	if len(a.stamp) != len(c.Nodes) {
 		a.stamp, a.round = make([]uint32, len(c.Nodes)), 1
 	}
-	for _, list := range [][]int32{a.touched, dirty} {
-		for _, i := range list {
-			if a.stamp[i] == a.round {
-				continue
-			}
-			a.stamp[i] = a.round
-			a.fillNode(&c.Nodes[i], int(i), a.Kinds)
-			a.rebucket(int(i))
-		}
-	}
-	a.touched = a.touched[:0]
+	a.refillTouched(c)
+	a.refillNodes(c, dirty)
+	a.touched, a.starts, a.plan = a.touched[:0], a.starts[:0], nil
 	return true
 }
 

@@ -100,6 +100,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 		c.Plan.BackfillPass = true
 	}
 	c.finish()
+	c.Avail.notePlan(&c.Plan)
 	c.lazyKeep(!lazy)
 	st.cycUse = c.use
 	st.bufs.keep(c)
@@ -394,7 +395,9 @@ func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill 
 		}
 		c.done[rec.slot] = true
 	}
+	lo := len(c.Avail.touched)
 	c.Avail.Take(&al)
+	c.Avail.noteStart(len(c.Plan.Starts), lo, &al)
 	for _, ni := range al.Nodes {
 		c.Avail.setOwner(ni, j.User)
 	}

@@ -221,6 +221,10 @@ type selector struct {
 	// weighted marks clusters whose nodes do not all have the same Weight.
 	weighted bool
 	byWeight []int32 // node indices sorted by (Weight, index)
+	// memo are the per-class decisions for the job being placed while
+	// their gen is gen (classes.go).
+	memo []classFit
+	gen  uint32
 	// chosen, tasks and gpus are byNode's, distribute's and gpuSplit's
 	// scratch.
 	chosen []cand
@@ -251,11 +255,11 @@ func (s *selector) reset(c *Cluster, cfg *Config) *selector {
 		// the last cycle's order stands, without walking the 8,192 node
 		// records of a deep-queue replay on every pass.
 		*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0],
-			byWeight: s.byWeight, weighted: s.weighted}
+			byWeight: s.byWeight, weighted: s.weighted, memo: s.memo, gen: s.gen}
 		return s
 	}
 	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0],
-		byWeight: grow(s.byWeight, len(c.Nodes))}
+		byWeight: grow(s.byWeight, len(c.Nodes)), memo: s.memo, gen: s.gen}
 	for i := range c.Nodes {
 		if c.Nodes[i].Weight != c.Nodes[0].Weight {
 			s.weighted = true
@@ -540,38 +544,22 @@ func (sel *selector) fitManyBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (
 	if !bucketsMayHold(s, av, mask) {
 		return Alloc{}, false
 	}
-	collect := func(b int32, cs []cand, have *int64, done func(n int, have int64) bool) ([]cand, bool) {
-		bucket := av.byFree[b]
-		for w := range bucket {
-			word := bucket[w] & mask[w]
-			for word != 0 {
-				i := int32(w<<6 + bits.TrailingZeros64(word))
-				word &= word - 1
-				if k, lg, lc := sel.nodeTasks(s, av, i, s.tasks); k > 0 {
-					cs = append(cs, cand{node: i, tasks: k, leftG: lg, leftC: lc})
-					*have += int64(k)
-					if done(len(cs), *have) {
-						return cs, true
-					}
-				}
-			}
-		}
-		return cs, false
+	if sel.gen++; sel.gen == 0 { // a new job: the per-class decisions of the last are void
+		clear(sel.memo)
+		sel.gen = 1
 	}
 	var have int64
 	cs := sel.cands[:0]
 	full := false
-	bestFit := func(n int, _ int64) bool { return int32(n) >= s.minNodes }
+	g := fitGoal{minNodes: s.minNodes, maxNodes: s.maxNodes, tasks: int64(s.tasks)}
 	for b := int32(1); b <= top && !full; b++ {
-		cs, full = collect(b, cs, &have, bestFit)
+		cs, full = sel.collect(s, av, av.byFree[b], mask, &g, cs, &have)
 	}
 	if !full || have < int64(s.tasks) {
 		cs, have, full = cs[:0], 0, false
-		enough := func(n int, h int64) bool {
-			return int32(n) >= s.minNodes && h >= int64(s.tasks) || int32(n) >= s.maxNodes
-		}
+		g.enough = true
 		for b := top; b >= 1 && !full; b-- {
-			cs, full = collect(b, cs, &have, enough)
+			cs, full = sel.collect(s, av, av.byFree[b], mask, &g, cs, &have)
 		}
 	}
 	sel.cands = cs
