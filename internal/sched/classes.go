@@ -1,6 +1,9 @@
 package sched
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // Node classes: nodes of one configuration (CPUs, layout, memory, GRES)
 // that hold nothing give any job the same share, so selection decides
@@ -194,10 +197,101 @@ func (sel *selector) collectRun(s *shape, av *Avail, w int, run uint64, g *fitGo
 		return cs, false
 	}
 	take := min(g.need(len(cs), *have, k), bits.OnesCount64(run))
+	cs = slices.Grow(cs, take)
+	twin := av.class[w<<6+bits.TrailingZeros64(run)] + 1
 	for n := 0; n < take; n++ {
-		cs = append(cs, cand{node: int32(w<<6 + bits.TrailingZeros64(run)), tasks: k, leftG: lg, leftC: lc})
+		cs = append(cs, cand{node: int32(w<<6 + bits.TrailingZeros64(run)), tasks: k, leftG: lg, leftC: lc, twin: twin})
 		run &= run - 1
 	}
 	*have += int64(take) * int64(k)
 	return cs, g.done(len(cs), *have)
+}
+
+// fitTwins is fitManyBuckets when every free node of mask is pristine
+// and of one class (a cluster of identical nodes without partly used
+// ones, as 1-CPU nodes always are): then every candidate takes the same
+// tasks and sits in one bucket, so both of fitManyBuckets' walks take
+// the lowest free nodes in node order, as many as its goal needs, and
+// the allocation is written from the bitsets directly. ok false: not
+// such a case, fitManyBuckets decides.
+func (sel *selector) fitTwins(s *shape, av *Avail, mask NodeSet) (al Alloc, fits, ok bool) {
+	first, count := av.twinRun(mask)
+	if first < 0 {
+		return Alloc{}, false, false
+	}
+	k, _, _ := sel.classTasks(s, av, first)
+	if k <= 0 {
+		return Alloc{}, false, true
+	}
+	g := fitGoal{minNodes: s.minNodes, maxNodes: s.maxNodes, tasks: int64(s.tasks), enough: true}
+	m := g.need(0, 0, k)
+	if m > count || int32(m) < s.minNodes || int64(m)*int64(k) < int64(s.tasks) {
+		return Alloc{}, false, true
+	}
+	return sel.twinAlloc(s, av, mask, first, m, k), true, true
+}
+
+// twinRun returns the lowest free node of mask and how many there are
+// when all of them are pristine and of its class; -1 otherwise.
+func (av *Avail) twinRun(mask NodeSet) (int32, int) {
+	if classFitOff || av.pristine == nil {
+		return -1, 0
+	}
+	first, count := int32(-1), 0
+	var same NodeSet
+	for w := range av.Free {
+		fm := av.Free[w] & mask[w]
+		if fm == 0 {
+			continue
+		}
+		if first < 0 {
+			first = int32(w<<6 + bits.TrailingZeros64(fm))
+			if av.class[first] < 0 {
+				return -1, 0
+			}
+			same = av.classSet[av.class[first]]
+		}
+		if fm&^(av.pristine[w]&same[w]) != 0 {
+			return -1, 0
+		}
+		count += bits.OnesCount64(fm)
+	}
+	return first, count
+}
+
+// twinAlloc allocates the m lowest free nodes of mask, each able to take
+// k tasks, like node first: the tasks spread as distribute does (the
+// fixed tasks per node, or one, on each, the rest filling nodes in
+// order).
+func (sel *selector) twinAlloc(s *shape, av *Avail, mask NodeSet, first int32, m int, k int32) Alloc {
+	ids := make([]int32, 2*m) // Nodes and CPUs, one allocation
+	al := Alloc{Nodes: ids[:m:m], CPUs: ids[m:], Mem: make([]int64, m)}
+	slot := 0
+	for w := int(first >> 6); slot < m; w++ {
+		for fm := av.Free[w] & mask[w]; fm != 0 && slot < m; fm &= fm - 1 {
+			al.Nodes[slot] = int32(w<<6 + bits.TrailingZeros64(fm))
+			slot++
+		}
+	}
+	least := int32(1)
+	if s.tasksPerNode > 0 {
+		least = s.tasksPerNode
+	}
+	left := int64(s.tasks) - int64(m)*int64(least) // beyond the least, filling nodes in order
+	n := &sel.c.Nodes[first]
+	var tasks, cpus int32 = -1, 0
+	var mem int64
+	for slot := range al.Nodes {
+		t := least
+		if left > 0 {
+			add := min(left, int64(k-least))
+			t, left = least+int32(add), left-add
+		}
+		if t != tasks {
+			tasks, cpus = t, s.cpusFor(sel.cfg, n, t)
+			mem = s.memFor(n, cpus)
+		}
+		al.CPUs[slot], al.Mem[slot] = cpus, mem
+	}
+	return al
 }

@@ -30,50 +30,76 @@ PartitionName=small Nodes=a[1-100] MaxTime=INFINITE State=UP
 
 // TestClassFitSameAsNodeByNode: on random occupancies of a cluster of
 // several node kinds, multi-node selection that decides once per class
-// of idle identical nodes (classes.go) picks the same allocation as the
-// node-by-node selection, for random CPU-only shapes.
+// of idle identical nodes (classes.go), or at once when every free node
+// of the partition is such a node (fitTwins, the 1-CPU partition with
+// busy nodes full), picks the same allocation as the node-by-node
+// selection, for random CPU-only shapes.
 func TestClassFitSameAsNodeByNode(t *testing.T) {
 	defer func() { classFitOff = false }()
 	r := rand.New(rand.NewSource(5))
-	h := newHarness(t, classConf)
-	cl, cfg := h.st.Cluster, h.st.Config
-	sel := newSelector(cl, &cfg)
-	mask := cl.Partitions[0].Nodes
-	runs := 0
-	for trial := 0; trial < 400; trial++ {
-		av := NewAvail(cl)
-		busy := r.Float64()
-		for i := range av.CPUs {
-			if r.Float64() < busy {
-				av.Jobs[i] = 1
-				av.CPUs[i] = int32(r.Intn(int(cl.Nodes[i].CPUs) + 1))
-				av.Mem[i] = int64(r.Intn(int(cl.Nodes[i].RealMemory) + 1))
-				av.updateFree(i)
+	runs, twins := 0, 0
+	for _, conf := range []string{classConf, cpuConf(150, 4, "")} {
+		h := newHarness(t, conf)
+		cl, cfg := h.st.Cluster, h.st.Config
+		sel := newSelector(cl, &cfg)
+		for trial := 0; trial < 600; trial++ {
+			mask := cl.Partitions[r.Intn(len(cl.Partitions))].Nodes
+			av := randomOccupancy(r, cl)
+			if first, _ := av.twinRun(mask); first >= 0 {
+				twins++
+			}
+			s := randomCPUShape(r)
+			classFitOff = true
+			want, wok := sel.fitMany(&Job{}, &s, av, mask)
+			classFitOff = false
+			got, gok := sel.fitMany(&Job{}, &s, av, mask)
+			if wok != gok || !reflect.DeepEqual(want, got) {
+				t.Fatalf("trial %d, shape %+v:\nnode by node %v %+v\nby class     %v %+v", trial, s, wok, want, gok, got)
+			}
+			if gok {
+				runs++
 			}
 		}
-		s := shape{minNodes: int32(1 + r.Intn(8)), tasks: int32(1 + r.Intn(150)), cpusPerTask: int32(1 + r.Intn(2)),
-			share: 1, memPerCPU: int64(r.Intn(3) * 400)}
-		s.maxNodes = max(s.minNodes, s.tasks)
-		if r.Intn(3) == 0 {
-			s.tasksPerNode = int32(1 + r.Intn(4))
-			s.minNodes = max(s.minNodes, (s.tasks+s.tasksPerNode-1)/s.tasksPerNode)
-			s.maxNodes = s.minNodes
-		}
-		classFitOff = true
-		want, wok := sel.fitMany(&Job{}, &s, av, mask)
-		classFitOff = false
-		got, gok := sel.fitMany(&Job{}, &s, av, mask)
-		if wok != gok || !reflect.DeepEqual(want, got) {
-			t.Fatalf("trial %d, shape %+v:\nnode by node %v %+v\nby class     %v %+v", trial, s, wok, want, gok, got)
-		}
-		if gok {
-			runs++
+	}
+	if runs == 0 || twins == 0 {
+		t.Fatalf("%d trials placed their job, %d on twins only: the test checks too little", runs, twins)
+	}
+	t.Logf("%d placements equal, %d trials on twins only", runs, twins)
+}
+
+// randomOccupancy returns a free view of cl where a random share of the
+// nodes hold some CPUs and memory (or, half the time, all their CPUs).
+func randomOccupancy(r *rand.Rand, cl *Cluster) *Avail {
+	av := NewAvail(cl)
+	busy, full := r.Float64(), r.Intn(2) == 0
+	for i := range av.CPUs {
+		if r.Float64() < busy {
+			av.Jobs[i] = 1
+			av.CPUs[i] = int32(r.Intn(int(cl.Nodes[i].CPUs) + 1))
+			av.Mem[i] = int64(r.Intn(int(cl.Nodes[i].RealMemory) + 1))
+			if full {
+				av.CPUs[i] = 0
+			}
+			av.updateFree(i)
 		}
 	}
-	if runs == 0 {
-		t.Fatal("no trial placed its job: the test checks nothing")
+	return av
+}
+
+// randomCPUShape draws a CPU-only multi-node request.
+func randomCPUShape(r *rand.Rand) shape {
+	s := shape{minNodes: int32(1 + r.Intn(8)), tasks: int32(1 + r.Intn(150)), cpusPerTask: int32(1 + r.Intn(2)),
+		share: 1, memPerCPU: int64(r.Intn(3) * 400)}
+	s.maxNodes = max(s.minNodes, s.tasks)
+	if r.Intn(3) == 0 {
+		s.tasksPerNode = int32(1 + r.Intn(4))
+		s.minNodes = max(s.minNodes, (s.tasks+s.tasksPerNode-1)/s.tasksPerNode)
+		s.maxNodes = s.minNodes
 	}
-	t.Logf("%d placements equal", runs)
+	if r.Intn(4) == 0 {
+		s.maxNodes = s.minNodes + int32(r.Intn(4)) // -N min-max
+	}
+	return s
 }
 
 // TestClassFitSameSchedules: two States driven by the same random
