@@ -289,6 +289,11 @@ func (a *Avail) apply(al *Alloc, sign int) {
 	if a.cl != nil && !a.touchedAll {
 		a.touched = append(a.touched, al.Nodes...)
 	}
+	a.change(al, sign)
+}
+
+// change is apply without listing the nodes as touched.
+func (a *Avail) change(al *Alloc, sign int) {
 	for s, ni := range al.Nodes {
 		a.CPUs[ni] += int32(sign) * al.CPUs[s]
 		a.Mem[ni] += int64(sign) * al.Mem[s]

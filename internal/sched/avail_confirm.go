@@ -12,6 +12,10 @@ import (
 // State or another change of the view touched them too (a deep-queue
 // replay on 8,192 nodes refilled every node of every start and end).
 
+// An ended job's resources go back to the kept view at once (release),
+// which costs what the refill of its nodes would, without reading them
+// again.
+
 // startSpan is the part of Avail.touched one start's Take appended.
 type startSpan struct {
 	start  int32  // index in the cycle's Plan.Starts
@@ -81,5 +85,25 @@ func (a *Avail) refillNodes(c *Cluster, list []int32) {
 		a.stamp[i] = a.round
 		a.fillNode(&c.Nodes[i], int(i), a.Kinds)
 		a.rebucket(int(i))
+	}
+}
+
+// release frees ended job j's allocation on the nodes, and in the kept
+// free view when that view is the State's but for the changes refill
+// will bring (then its nodes need no refill).
+func (st *State) release(j *Job) {
+	v := st.bufs.avail
+	if v == nil || v.byFree == nil || v.cl != st.Cluster || v.touchedAll || v.owner != nil ||
+		st.availAll || !st.Config.IncrementalQueue || j.State.Base() == JobSuspended {
+		st.allocate(j, &j.Alloc, false)
+		return
+	}
+	st.allocNodes(j, &j.Alloc, false)
+	v.change(&j.Alloc, 1)
+	for _, ni := range j.Alloc.Nodes {
+		if st.Cluster.Nodes[ni].State.Has(NodeFlagDrain) {
+			// an idle draining node is no longer alive: refilled
+			st.availDirty = append(st.availDirty, ni)
+		}
 	}
 }

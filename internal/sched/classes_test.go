@@ -189,3 +189,32 @@ func TestUnappliedStartRefilled(t *testing.T) {
 		t.Fatal("the view was not refilled")
 	}
 }
+
+// TestEndedJobReleasedInView: an ended job's resources go back to the
+// kept free view directly (avail_confirm.go); the next cycle's view
+// equals a full fill, a draining node that fell idle included (no longer
+// alive, so refilled).
+func TestEndedJobReleasedInView(t *testing.T) {
+	h := newHarness(t, cpuConf(4, 2, "SchedulerType=sched/builtin\n"))
+	h.st.Config.IncrementalQueue = true
+	j := h.queue("u", "-N 3 -n 6 --time=60")
+	h.schedule()
+	if err := h.st.SetNodeState("node1", NodeIdle|NodeFlagDrain, "test", h.now); err != nil {
+		t.Fatal(err)
+	}
+	h.schedule() // a full fill (node change), then the view is kept
+	if err := h.st.End(j.ID, JobCompleted, 0, h.now); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.st.availDirty) != 1 {
+		t.Fatalf("dirty nodes %v: want the draining node only", h.st.availDirty)
+	}
+	got := newCycle(h.st, h.now, h.st.Config).Avail
+	want := NewAvail(h.st.Cluster)
+	if !reflect.DeepEqual(got.CPUs, want.CPUs) || !reflect.DeepEqual(got.Mem, want.Mem) ||
+		!reflect.DeepEqual(got.Jobs, want.Jobs) || !reflect.DeepEqual(got.Free, want.Free) ||
+		!reflect.DeepEqual(got.byFree, want.byFree) || !reflect.DeepEqual(got.pristine, want.pristine) ||
+		!reflect.DeepEqual(got.alive, want.alive) || !reflect.DeepEqual(got.Usable, want.Usable) {
+		t.Fatalf("view after the end: free CPUs %v alive %v, full fill %v alive %v", got.CPUs, got.alive, want.CPUs, want.alive)
+	}
+}

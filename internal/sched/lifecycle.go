@@ -274,7 +274,7 @@ func (st *State) End(id JobID, state JobState, exit int32, now time.Time) error 
 		if j.State.Base() == JobSuspended {
 			j.Suspended += now.Sub(j.SuspendTime)
 		}
-		st.allocate(j, &j.Alloc, false)
+		st.release(j)
 	}
 	st.countSubmit(j, -int64(j.Tasks()))
 	j.State = state
@@ -338,7 +338,7 @@ func (st *State) requeue(j *Job, now time.Time, runState JobState, hold bool) er
 		if j.State.Base() == JobSuspended {
 			j.Suspended += now.Sub(j.SuspendTime)
 		}
-		st.allocate(j, &j.Alloc, false)
+		st.release(j)
 	} else {
 		st.countSubmit(j, 1) // a finished job counts as submitted again
 	}
