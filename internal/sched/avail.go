@@ -136,23 +136,32 @@ func (a *Avail) fillBuckets(n int, top int32) {
 }
 
 // rebucket moves node i to the bucket of its free CPUs.
-func (a *Avail) rebucket(i int) {
+func (a *Avail) rebucket(i int) { a.placeBucket(i, a.Free.Has(i)) }
+
+// placeBucket moves node i, free or not, to the bucket of its free CPUs
+// (none when not free) and sets whether it is pristine.
+func (a *Avail) placeBucket(i int, free bool) {
 	if a.byFree == nil {
 		return
 	}
-	if old := a.bucketOf[i]; old >= 0 {
-		a.byFree[old].Clear(i)
+	w, bit := i>>6, uint64(1)<<(uint(i)&63)
+	b := int32(-1)
+	if free {
+		b = min(a.CPUs[i], int32(len(a.byFree)-1))
 	}
-	a.bucketOf[i] = -1
-	a.pristine.Clear(i)
-	if !a.Free.Has(i) {
-		return
+	if old := a.bucketOf[i]; old != b {
+		if old >= 0 {
+			a.byFree[old][w] &^= bit
+		}
+		if b >= 0 {
+			a.byFree[b][w] |= bit
+		}
+		a.bucketOf[i] = b
 	}
-	b := min(a.CPUs[i], int32(len(a.byFree)-1))
-	a.byFree[b].Set(i)
-	a.bucketOf[i] = b
-	if a.isPristine(i) {
-		a.pristine.Set(i)
+	if free && a.isPristine(i) {
+		a.pristine[w] |= bit
+	} else {
+		a.pristine[w] &^= bit
 	}
 }
 
@@ -294,29 +303,115 @@ func (a *Avail) apply(al *Alloc, sign int) {
 
 // change is apply without listing the nodes as touched.
 func (a *Avail) change(al *Alloc, sign int) {
+	for _, g := range al.Gres { // first: a node's pristine state reads its GRES
+		ni := al.Nodes[g.Slot]
+		a.Gres[int(ni)*a.Kinds+int(g.Kind)] += int64(sign) * g.Count
+	}
+	sg := int32(sign)
+	e := wordEdits{w: -1}
 	for s, ni := range al.Nodes {
-		a.CPUs[ni] += int32(sign) * al.CPUs[s]
+		a.CPUs[ni] += sg * al.CPUs[s]
 		a.Mem[ni] += int64(sign) * al.Mem[s]
-		a.Jobs[ni] -= int32(sign)
+		a.Jobs[ni] -= sg
 		if al.Exclusive {
 			a.Excl[ni] = sign < 0
 		}
 		if a.owner != nil && a.Jobs[ni] <= 0 {
 			a.owner[ni] = ""
 		}
-		a.updateFree(int(ni))
+		e.node(a, int(ni))
 	}
-	for _, g := range al.Gres {
-		ni := al.Nodes[g.Slot]
-		a.Gres[int(ni)*a.Kinds+int(g.Kind)] += int64(sign) * g.Count
+	e.flush(a)
+}
+
+// wordEdits gathers the bits of one 64-node word that change sets
+// (Free, pristine, the free-CPU buckets) and writes each word once: the
+// nodes of an allocation run in order, and a read-modify-write of the
+// same word per node chained each node's update on the last one's.
+type wordEdits struct {
+	w                 int
+	freeOn, freeOff   uint64
+	pristOn, pristOff uint64
+	fromB, toB        int32
+	from, to          uint64
+}
+
+// node records node i's new Free, bucket and pristine bits (as
+// updateFree would set them).
+func (e *wordEdits) node(a *Avail, i int) {
+	w, bit := i>>6, uint64(1)<<(uint(i)&63)
+	if w != e.w {
+		e.flush(a)
+		e.w = w
+	}
+	free := a.Usable[w]&bit != 0 && a.CPUs[i] > 0 && !a.Excl[i]
+	if free {
+		e.freeOn |= bit
+	} else {
+		e.freeOff |= bit
+	}
+	if a.byFree == nil {
+		return
+	}
+	b := int32(-1)
+	if free {
+		b = min(a.CPUs[i], int32(len(a.byFree)-1))
+	}
+	if old := a.bucketOf[i]; old != b {
+		e.move(a, old, b, bit)
+		a.bucketOf[i] = b
+	}
+	if free && a.isPristine(i) {
+		e.pristOn |= bit
+	} else {
+		e.pristOff |= bit
 	}
 }
 
-func (a *Avail) updateFree(i int) {
-	if a.Usable.Has(i) && a.CPUs[i] > 0 && !a.Excl[i] {
-		a.Free.Set(i)
-	} else {
-		a.Free.Clear(i)
+// move records a node's move from bucket old to bucket b (-1: none).
+func (e *wordEdits) move(a *Avail, old, b int32, bit uint64) {
+	if old >= 0 {
+		if e.from != 0 && e.fromB != old {
+			a.byFree[e.fromB][e.w] &^= e.from
+			e.from = 0
+		}
+		e.fromB, e.from = old, e.from|bit
 	}
-	a.rebucket(i)
+	if b >= 0 {
+		if e.to != 0 && e.toB != b {
+			a.byFree[e.toB][e.w] |= e.to
+			e.to = 0
+		}
+		e.toB, e.to = b, e.to|bit
+	}
+}
+
+// flush writes the gathered bits of word e.w.
+func (e *wordEdits) flush(a *Avail) {
+	if e.w < 0 {
+		return
+	}
+	w := e.w
+	a.Free[w] = a.Free[w]&^e.freeOff | e.freeOn
+	if a.byFree != nil {
+		a.pristine[w] = a.pristine[w]&^e.pristOff | e.pristOn
+		if e.from != 0 {
+			a.byFree[e.fromB][w] &^= e.from
+		}
+		if e.to != 0 {
+			a.byFree[e.toB][w] |= e.to
+		}
+	}
+	*e = wordEdits{w: -1}
+}
+
+func (a *Avail) updateFree(i int) {
+	w, bit := i>>6, uint64(1)<<(uint(i)&63)
+	free := a.Usable[w]&bit != 0 && a.CPUs[i] > 0 && !a.Excl[i]
+	if free {
+		a.Free[w] |= bit
+	} else {
+		a.Free[w] &^= bit
+	}
+	a.placeBucket(i, free)
 }

@@ -218,3 +218,50 @@ func TestEndedJobReleasedInView(t *testing.T) {
 		t.Fatalf("view after the end: free CPUs %v alive %v, full fill %v alive %v", got.CPUs, got.alive, want.CPUs, want.alive)
 	}
 }
+
+// TestWordEditsSameAsNodeByNode: taking and releasing random
+// allocations (Avail.change, which writes each 64-node word once) leaves
+// the free set, the free-CPU buckets and the pristine set as setting
+// each node alone does.
+func TestWordEditsSameAsNodeByNode(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	h := newHarness(t, cpuConf(300, 4, ""))
+	cl := h.st.Cluster
+	av := NewAvail(cl)
+	var held []Alloc
+	for step := 0; step < 500; step++ {
+		if len(held) > 0 && r.Intn(2) == 0 {
+			k := r.Intn(len(held))
+			av.Release(&held[k])
+			held = append(held[:k], held[k+1:]...)
+		} else if al := randomAlloc(r, av); len(al.Nodes) > 0 {
+			av.Take(&al)
+			held = append(held, al)
+		}
+		ref := NewAvail(cl)
+		copy(ref.CPUs, av.CPUs)
+		copy(ref.Mem, av.Mem)
+		copy(ref.Jobs, av.Jobs)
+		for i := range ref.CPUs {
+			ref.updateFree(i)
+		}
+		if !reflect.DeepEqual(av.Free, ref.Free) || !reflect.DeepEqual(av.byFree, ref.byFree) ||
+			!reflect.DeepEqual(av.bucketOf, ref.bucketOf) || !reflect.DeepEqual(av.pristine, ref.pristine) {
+			t.Fatalf("step %d: sets differ from node-by-node updates", step)
+		}
+	}
+}
+
+// randomAlloc draws an allocation of some free CPUs and memory of random
+// free nodes of av, in node order.
+func randomAlloc(r *rand.Rand, av *Avail) Alloc {
+	var al Alloc
+	for i := range av.CPUs {
+		if av.CPUs[i] > 0 && r.Intn(3) == 0 {
+			al.Nodes = append(al.Nodes, int32(i))
+			al.CPUs = append(al.CPUs, int32(1+r.Intn(int(av.CPUs[i]))))
+			al.Mem = append(al.Mem, int64(r.Intn(100)))
+		}
+	}
+	return al
+}

@@ -236,9 +236,10 @@ func (st *State) allocNodes(j *Job, al *Alloc, take bool) {
 		sign = -1
 	}
 	nodes := st.Cluster.Nodes
+	cpus := j.State.Base() != JobSuspended // a suspended job's CPUs are free already
 	for s, ni := range al.Nodes {
 		n := &nodes[ni]
-		if j.State.Base() != JobSuspended {
+		if cpus {
 			n.AllocCPUs += int32(sign) * al.CPUs[s]
 		}
 		n.AllocMem += sign * al.Mem[s]
