@@ -79,7 +79,7 @@ func (a *Avail) isPristine(i int) bool {
 	if a.Jobs[i] != 0 || i >= len(a.nodes) || a.class[i] < 0 {
 		return false
 	}
-	nd := &a.nodes[i]
+	nd := &a.nodes[a.classRep[a.class[i]]] // like node i, and read for every node of the class
 	if a.CPUs[i] != nd.CPUs || a.Mem[i] != nd.RealMemory {
 		return false
 	}
@@ -277,21 +277,19 @@ func (sel *selector) twinAlloc(s *shape, av *Avail, mask NodeSet, first int32, m
 	if s.tasksPerNode > 0 {
 		least = s.tasksPerNode
 	}
-	left := int64(s.tasks) - int64(m)*int64(least) // beyond the least, filling nodes in order
 	n := &sel.c.Nodes[first]
-	var tasks, cpus int32 = -1, 0
-	var mem int64
-	for slot := range al.Nodes {
-		t := least
-		if left > 0 {
-			add := min(left, int64(k-least))
-			t, left = least+int32(add), left-add
-		}
-		if t != tasks {
-			tasks, cpus = t, s.cpusFor(sel.cfg, n, t)
-			mem = s.memFor(n, cpus)
-		}
+	cpus := s.cpusFor(sel.cfg, n, least)
+	mem := s.memFor(n, cpus)
+	for slot := range al.CPUs {
 		al.CPUs[slot], al.Mem[slot] = cpus, mem
+	}
+	// the tasks beyond the least fill the nodes in order
+	left := int64(s.tasks) - int64(m)*int64(least)
+	for slot := 0; left > 0 && slot < m; slot++ {
+		add := min(left, int64(k-least))
+		left -= add
+		al.CPUs[slot] = s.cpusFor(sel.cfg, n, least+int32(add))
+		al.Mem[slot] = s.memFor(n, al.CPUs[slot])
 	}
 	return al
 }
