@@ -34,13 +34,16 @@ type Avail struct {
 	bucketOf []int32
 	// pristine are the free nodes holding nothing, of a class (classes.go):
 	// class is each node's, classSet the nodes of each, classRep one node
-	// of each, nodes the records they were read from. Maintained with
-	// the buckets.
+	// of each, nodes the records they were read from, fullCPUs and
+	// fullMem each node's CPUs and memory (read without following a
+	// pointer per node). Maintained with the buckets.
 	pristine NodeSet
 	class    []int32
 	classSet []NodeSet
 	classRep []int32
 	nodes    []Node
+	fullCPUs []int32
+	fullMem  []int64
 	// exactTop is set when no node has more CPUs than the last bucket's
 	// value, so that bucket too holds nodes of equal free CPUs.
 	exactTop bool

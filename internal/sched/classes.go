@@ -23,6 +23,7 @@ var classFitOff bool
 func (a *Avail) classify(nodes []Node) {
 	a.nodes = nodes
 	a.class = grow(a.class, len(nodes))
+	a.fullCPUs, a.fullMem = grow(a.fullCPUs, len(nodes)), grow(a.fullMem, len(nodes))
 	a.classRep = a.classRep[:0]
 	for c := range a.classSet {
 		a.classSet[c] = emptySet(a.classSet[c], len(nodes))
@@ -34,6 +35,7 @@ func (a *Avail) classify(nodes []Node) {
 			c = a.findClass(nodes, i)
 		}
 		a.class[i], last = c, c
+		a.fullCPUs[i], a.fullMem[i] = nodes[i].CPUs, nodes[i].RealMemory
 		if c >= 0 {
 			a.classSet[c].Set(i)
 		}
@@ -76,14 +78,13 @@ func sameClass(x, y *Node) bool {
 // isPristine reports whether free node i holds nothing in this view:
 // every CPU, all memory and GRES free (then its class alone decides).
 func (a *Avail) isPristine(i int) bool {
-	if a.Jobs[i] != 0 || i >= len(a.nodes) || a.class[i] < 0 {
+	if a.Jobs[i] != 0 || i >= len(a.nodes) || a.CPUs[i] != a.fullCPUs[i] || a.Mem[i] != a.fullMem[i] || a.class[i] < 0 {
 		return false
 	}
-	nd := &a.nodes[a.classRep[a.class[i]]] // like node i, and read for every node of the class
-	if a.CPUs[i] != nd.CPUs || a.Mem[i] != nd.RealMemory {
-		return false
+	if a.Kinds == 0 {
+		return true // no GRES: no node record to read
 	}
-	for k, cnt := range nd.Gres {
+	for k, cnt := range a.nodes[i].Gres {
 		if a.Gres[i*a.Kinds+k] != cnt {
 			return false
 		}
