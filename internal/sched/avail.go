@@ -310,16 +310,17 @@ func (a *Avail) change(al *Alloc, sign int) {
 		ni := al.Nodes[g.Slot]
 		a.Gres[int(ni)*a.Kinds+int(g.Kind)] += int64(sign) * g.Count
 	}
-	sg := int32(sign)
+	sg, excl, owned := int32(sign), al.Exclusive, a.owner != nil
+	cpus, mem, jobs := a.CPUs, a.Mem, a.Jobs // not reloaded per node
 	e := wordEdits{w: -1}
 	for s, ni := range al.Nodes {
-		a.CPUs[ni] += sg * al.CPUs[s]
-		a.Mem[ni] += int64(sign) * al.Mem[s]
-		a.Jobs[ni] -= sg
-		if al.Exclusive {
+		cpus[ni] += sg * al.CPUs[s]
+		mem[ni] += int64(sign) * al.Mem[s]
+		jobs[ni] -= sg
+		if excl {
 			a.Excl[ni] = sign < 0
 		}
-		if a.owner != nil && a.Jobs[ni] <= 0 {
+		if owned && jobs[ni] <= 0 {
 			a.owner[ni] = ""
 		}
 		e.node(a, int(ni))
