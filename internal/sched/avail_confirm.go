@@ -98,12 +98,13 @@ func (st *State) release(j *Job) {
 		st.allocate(j, &j.Alloc, false)
 		return
 	}
-	st.allocNodes(j, &j.Alloc, false)
 	v.change(&j.Alloc, 1)
-	for _, ni := range j.Alloc.Nodes {
-		if st.Cluster.Nodes[ni].State.Has(NodeFlagDrain) {
-			// an idle draining node is no longer alive: refilled
-			st.availDirty = append(st.availDirty, ni)
+	if st.allocNodes(j, &j.Alloc, false) {
+		for _, ni := range j.Alloc.Nodes {
+			if st.Cluster.Nodes[ni].State.Has(NodeFlagDrain) {
+				// an idle draining node is no longer alive: refilled
+				st.availDirty = append(st.availDirty, ni)
+			}
 		}
 	}
 }

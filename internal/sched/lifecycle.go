@@ -229,8 +229,9 @@ func (st *State) markDirty(al *Alloc) {
 	}
 }
 
-// allocNodes is allocate without marking the nodes dirty.
-func (st *State) allocNodes(j *Job, al *Alloc, take bool) {
+// allocNodes is allocate without marking the nodes dirty; it reports
+// whether one of the nodes is draining.
+func (st *State) allocNodes(j *Job, al *Alloc, take bool) (drain bool) {
 	sign := int64(1)
 	if !take {
 		sign = -1
@@ -252,10 +253,12 @@ func (st *State) allocNodes(j *Job, al *Alloc, take bool) {
 			}
 		}
 		n.refreshNodeState()
+		drain = drain || n.State.Has(NodeFlagDrain)
 	}
 	for _, g := range al.Gres {
 		nodes[al.Nodes[g.Slot]].AllocGres[g.Kind] += sign * g.Count
 	}
+	return drain
 }
 
 // End ends job id at now in final state (COMPLETED, FAILED, TIMEOUT,
