@@ -398,8 +398,8 @@ func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill 
 	lo := len(c.Avail.touched)
 	c.Avail.Take(&al)
 	c.Avail.noteStart(len(c.Plan.Starts), lo, &al)
-	for _, ni := range al.Nodes {
-		c.Avail.setOwner(ni, j.User)
+	for i := 0; c.Avail.owner != nil && i < len(al.Nodes); i++ { // owners tracked: ExclusiveUser
+		c.Avail.setOwner(al.Nodes[i], j.User)
 	}
 	c.use.start(c, j, rec.Part, &al)
 	if hasSingleton(j) {
