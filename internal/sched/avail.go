@@ -32,6 +32,18 @@ type Avail struct {
 	// cloned for trials), selection then scans the nodes.
 	byFree   []NodeSet
 	bucketOf []int32
+	// pristine are the free nodes holding nothing, of a class (classes.go):
+	// class is each node's, classSet the nodes of each, classRep one node
+	// of each, nodes the records they were read from, fullCPUs and
+	// fullMem each node's CPUs and memory (read without following a
+	// pointer per node). Maintained with the buckets.
+	pristine NodeSet
+	class    []int32
+	classSet []NodeSet
+	classRep []int32
+	nodes    []Node
+	fullCPUs []int32
+	fullMem  []int64
 	// exactTop is set when no node has more CPUs than the last bucket's
 	// value, so that bucket too holds nodes of equal free CPUs.
 	exactTop bool
@@ -52,6 +64,10 @@ type Avail struct {
 	// stamp is the refill round that last refilled each node (round).
 	stamp []uint32
 	round uint32
+	// starts are the spans of touched the cycle's starts appended, plan
+	// that cycle's first start (avail_confirm.go).
+	starts []startSpan
+	plan   *Start
 	// owner is the user whose jobs hold each node ("" for none, ownerMixed
 	// for several users), for ExclusiveUser partitions; nil when not
 	// tracked (then ExclusiveUser is not enforced on this view).
@@ -90,6 +106,7 @@ func (a *Avail) buildBuckets(c *Cluster) {
 	for i := range c.Nodes {
 		top = max(top, c.Nodes[i].CPUs)
 	}
+	a.classify(c.Nodes)
 	a.fillBuckets(len(c.Nodes), top)
 }
 
@@ -105,6 +122,7 @@ func (a *Avail) fillBuckets(n int, top int32) {
 	for i := range a.bucketOf {
 		a.bucketOf[i] = -1
 	}
+	a.pristine = emptySet(a.pristine, n)
 	last := int32(len(a.byFree) - 1)
 	for w, word := range a.Free { // rebucket from no bucket, inlined (once per cycle per node)
 		for word != 0 {
@@ -113,25 +131,41 @@ func (a *Avail) fillBuckets(n int, top int32) {
 			b := min(a.CPUs[i], last)
 			a.byFree[b].Set(i)
 			a.bucketOf[i] = b
+			if a.isPristine(i) {
+				a.pristine.Set(i)
+			}
 		}
 	}
 }
 
 // rebucket moves node i to the bucket of its free CPUs.
-func (a *Avail) rebucket(i int) {
+func (a *Avail) rebucket(i int) { a.placeBucket(i, a.Free.Has(i)) }
+
+// placeBucket moves node i, free or not, to the bucket of its free CPUs
+// (none when not free) and sets whether it is pristine.
+func (a *Avail) placeBucket(i int, free bool) {
 	if a.byFree == nil {
 		return
 	}
-	if old := a.bucketOf[i]; old >= 0 {
-		a.byFree[old].Clear(i)
+	w, bit := i>>6, uint64(1)<<(uint(i)&63)
+	b := int32(-1)
+	if free {
+		b = min(a.CPUs[i], int32(len(a.byFree)-1))
 	}
-	a.bucketOf[i] = -1
-	if !a.Free.Has(i) {
-		return
+	if old := a.bucketOf[i]; old != b {
+		if old >= 0 {
+			a.byFree[old][w] &^= bit
+		}
+		if b >= 0 {
+			a.byFree[b][w] |= bit
+		}
+		a.bucketOf[i] = b
 	}
-	b := min(a.CPUs[i], int32(len(a.byFree)-1))
-	a.byFree[b].Set(i)
-	a.bucketOf[i] = b
+	if free && a.isPristine(i) {
+		a.pristine[w] |= bit
+	} else {
+		a.pristine[w] &^= bit
+	}
 }
 
 // NewAvail builds the free-resource view of cluster c from its nodes'
@@ -153,6 +187,7 @@ func (a *Avail) fill(c *Cluster) {
 	a.owner = nil
 	a.alive = emptySet(a.alive, n)
 	a.touched, a.touchedAll, a.cl = a.touched[:0], false, c
+	a.starts, a.plan = a.starts[:0], nil
 	top, low := int32(0), int32(math.MaxInt32)
 	for i := range c.Nodes {
 		nd := &c.Nodes[i]
@@ -163,6 +198,7 @@ func (a *Avail) fill(c *Cluster) {
 	if top == low {
 		a.uniformCPUs = top
 	}
+	a.classify(c.Nodes)
 	a.fillBuckets(n, top)
 }
 
@@ -205,17 +241,9 @@ func (a *Avail) refill(c *Cluster, dirty []int32) bool {
 	if len(a.stamp) != len(c.Nodes) {
 		a.stamp, a.round = make([]uint32, len(c.Nodes)), 1
 	}
-	for _, list := range [][]int32{a.touched, dirty} {
-		for _, i := range list {
-			if a.stamp[i] == a.round {
-				continue
-			}
-			a.stamp[i] = a.round
-			a.fillNode(&c.Nodes[i], int(i), a.Kinds)
-			a.rebucket(int(i))
-		}
-	}
-	a.touched = a.touched[:0]
+	a.refillTouched(c)
+	a.refillNodes(c, dirty)
+	a.touched, a.starts, a.plan = a.touched[:0], a.starts[:0], nil
 	return true
 }
 
@@ -273,29 +301,121 @@ func (a *Avail) apply(al *Alloc, sign int) {
 	if a.cl != nil && !a.touchedAll {
 		a.touched = append(a.touched, al.Nodes...)
 	}
-	for s, ni := range al.Nodes {
-		a.CPUs[ni] += int32(sign) * al.CPUs[s]
-		a.Mem[ni] += int64(sign) * al.Mem[s]
-		a.Jobs[ni] -= int32(sign)
-		if al.Exclusive {
-			a.Excl[ni] = sign < 0
-		}
-		if a.owner != nil && a.Jobs[ni] <= 0 {
-			a.owner[ni] = ""
-		}
-		a.updateFree(int(ni))
-	}
-	for _, g := range al.Gres {
+	a.change(al, sign)
+}
+
+// change is apply without listing the nodes as touched.
+func (a *Avail) change(al *Alloc, sign int) {
+	for _, g := range al.Gres { // first: a node's pristine state reads its GRES
 		ni := al.Nodes[g.Slot]
 		a.Gres[int(ni)*a.Kinds+int(g.Kind)] += int64(sign) * g.Count
 	}
+	sg, excl, owned := int32(sign), al.Exclusive, a.owner != nil
+	cpus, mem, jobs := a.CPUs, a.Mem, a.Jobs // not reloaded per node
+	e := wordEdits{w: -1}
+	for s, ni := range al.Nodes {
+		cpus[ni] += sg * al.CPUs[s]
+		mem[ni] += int64(sign) * al.Mem[s]
+		jobs[ni] -= sg
+		if excl {
+			a.Excl[ni] = sign < 0
+		}
+		if owned && jobs[ni] <= 0 {
+			a.owner[ni] = ""
+		}
+		e.node(a, int(ni))
+	}
+	e.flush(a)
+}
+
+// wordEdits gathers the bits of one 64-node word that change sets
+// (Free, pristine, the free-CPU buckets) and writes each word once: the
+// nodes of an allocation run in order, and a read-modify-write of the
+// same word per node chained each node's update on the last one's.
+type wordEdits struct {
+	w                 int
+	freeOn, freeOff   uint64
+	pristOn, pristOff uint64
+	fromB, toB        int32
+	from, to          uint64
+}
+
+// node records node i's new Free, bucket and pristine bits (as
+// updateFree would set them).
+func (e *wordEdits) node(a *Avail, i int) {
+	w, bit := i>>6, uint64(1)<<(uint(i)&63)
+	if w != e.w {
+		e.flush(a)
+		e.w = w
+	}
+	free := a.Usable[w]&bit != 0 && a.CPUs[i] > 0 && !a.Excl[i]
+	if free {
+		e.freeOn |= bit
+	} else {
+		e.freeOff |= bit
+	}
+	if a.byFree == nil {
+		return
+	}
+	b := int32(-1)
+	if free {
+		b = min(a.CPUs[i], int32(len(a.byFree)-1))
+	}
+	if old := a.bucketOf[i]; old != b {
+		e.move(a, old, b, bit)
+		a.bucketOf[i] = b
+	}
+	if free && a.isPristine(i) {
+		e.pristOn |= bit
+	} else {
+		e.pristOff |= bit
+	}
+}
+
+// move records a node's move from bucket old to bucket b (-1: none).
+func (e *wordEdits) move(a *Avail, old, b int32, bit uint64) {
+	if old >= 0 {
+		if e.from != 0 && e.fromB != old {
+			a.byFree[e.fromB][e.w] &^= e.from
+			e.from = 0
+		}
+		e.fromB, e.from = old, e.from|bit
+	}
+	if b >= 0 {
+		if e.to != 0 && e.toB != b {
+			a.byFree[e.toB][e.w] |= e.to
+			e.to = 0
+		}
+		e.toB, e.to = b, e.to|bit
+	}
+}
+
+// flush writes the gathered bits of word e.w.
+func (e *wordEdits) flush(a *Avail) {
+	if e.w < 0 {
+		return
+	}
+	w := e.w
+	a.Free[w] = a.Free[w]&^e.freeOff | e.freeOn
+	if a.byFree != nil {
+		a.pristine[w] = a.pristine[w]&^e.pristOff | e.pristOn
+		if e.from != 0 {
+			a.byFree[e.fromB][w] &^= e.from
+		}
+		if e.to != 0 {
+			a.byFree[e.toB][w] |= e.to
+		}
+	}
+	*e = wordEdits{w: -1}
 }
 
 func (a *Avail) updateFree(i int) {
-	if a.Usable.Has(i) && a.CPUs[i] > 0 && !a.Excl[i] {
-		a.Free.Set(i)
+	w, bit := i>>6, uint64(1)<<(uint(i)&63)
+	free := a.Usable[w]&bit != 0 && a.CPUs[i] > 0 && !a.Excl[i]
+	if free {
+		a.Free[w] |= bit
 	} else {
-		a.Free.Clear(i)
+		a.Free[w] &^= bit
 	}
-	a.rebucket(i)
+	a.placeBucket(i, free)
 }

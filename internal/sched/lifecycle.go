@@ -19,9 +19,14 @@ func (st *State) Apply(plan *Plan) []JobID {
 		_ = st.Resume(id, now)
 	}
 	started := make([]JobID, 0, len(plan.Starts))
+	view := st.planView(plan)
 	for i := range plan.Starts {
-		if id, ok := st.applyStart(&plan.Starts[i], now); ok {
+		span := view.confirmable(i, &plan.Starts[i].Alloc)
+		if id, ok := st.applyStart(&plan.Starts[i], now, span != nil); ok {
 			started = append(started, id)
+			if span != nil {
+				span.done = true // the view holds this start already
+			}
 		}
 	}
 	for i := range plan.Pending {
@@ -80,7 +85,9 @@ func (st *State) Preempted(id JobID, mode PreemptMode, now time.Time) error {
 	return st.End(id, JobPreempted, 0, now)
 }
 
-func (st *State) applyStart(s *Start, now time.Time) (JobID, bool) {
+// applyStart starts s; inView: the kept free view took its allocation
+// already (its nodes need no refill).
+func (st *State) applyStart(s *Start, now time.Time, inView bool) (JobID, bool) {
 	j := st.jobs[s.Job]
 	if j == nil || j.State.Base() != JobPending {
 		return 0, false
@@ -103,7 +110,10 @@ func (st *State) applyStart(s *Start, now time.Time) (JobID, bool) {
 	if j.EligibleTime.IsZero() {
 		j.EligibleTime = now
 	}
-	st.allocate(j, &j.Alloc, true)
+	if !inView {
+		st.markDirty(&j.Alloc)
+	}
+	st.allocNodes(j, &j.Alloc, true)
 	st.countRun(j, 1)
 	return j.ID, true
 }
@@ -208,17 +218,29 @@ func eligibleReason(r Reason) bool {
 // allocate adds (take) or removes (!take) an allocation on the nodes.
 // cpus false leaves CPUs alone (suspend/resume move only CPUs).
 func (st *State) allocate(j *Job, al *Alloc, take bool) {
+	st.markDirty(al)
+	st.allocNodes(j, al, take)
+}
+
+// markDirty lists al's nodes for the next cycle's refill.
+func (st *State) markDirty(al *Alloc) {
+	if st.availDirty = append(st.availDirty, al.Nodes...); len(st.availDirty) > len(st.Cluster.Nodes) {
+		st.availDirty, st.availAll = st.availDirty[:0], true // refilling every node is no dearer
+	}
+}
+
+// allocNodes is allocate without marking the nodes dirty; it reports
+// whether one of the nodes is draining.
+func (st *State) allocNodes(j *Job, al *Alloc, take bool) (drain bool) {
 	sign := int64(1)
 	if !take {
 		sign = -1
 	}
 	nodes := st.Cluster.Nodes
-	if st.availDirty = append(st.availDirty, al.Nodes...); len(st.availDirty) > len(nodes) {
-		st.availDirty, st.availAll = st.availDirty[:0], true // refilling every node is no dearer
-	}
+	cpus := j.State.Base() != JobSuspended // a suspended job's CPUs are free already
 	for s, ni := range al.Nodes {
 		n := &nodes[ni]
-		if j.State.Base() != JobSuspended {
+		if cpus {
 			n.AllocCPUs += int32(sign) * al.CPUs[s]
 		}
 		n.AllocMem += sign * al.Mem[s]
@@ -231,10 +253,12 @@ func (st *State) allocate(j *Job, al *Alloc, take bool) {
 			}
 		}
 		n.refreshNodeState()
+		drain = drain || n.State.Has(NodeFlagDrain)
 	}
 	for _, g := range al.Gres {
 		nodes[al.Nodes[g.Slot]].AllocGres[g.Kind] += sign * g.Count
 	}
+	return drain
 }
 
 // End ends job id at now in final state (COMPLETED, FAILED, TIMEOUT,
@@ -254,7 +278,7 @@ func (st *State) End(id JobID, state JobState, exit int32, now time.Time) error 
 		if j.State.Base() == JobSuspended {
 			j.Suspended += now.Sub(j.SuspendTime)
 		}
-		st.allocate(j, &j.Alloc, false)
+		st.release(j)
 	}
 	st.countSubmit(j, -int64(j.Tasks()))
 	j.State = state
@@ -318,7 +342,7 @@ func (st *State) requeue(j *Job, now time.Time, runState JobState, hold bool) er
 		if j.State.Base() == JobSuspended {
 			j.Suspended += now.Sub(j.SuspendTime)
 		}
-		st.allocate(j, &j.Alloc, false)
+		st.release(j)
 	} else {
 		st.countSubmit(j, 1) // a finished job counts as submitted again
 	}

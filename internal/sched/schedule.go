@@ -100,6 +100,7 @@ func Schedule(st *State, now time.Time, cfg Config) Plan {
 		c.Plan.BackfillPass = true
 	}
 	c.finish()
+	c.Avail.notePlan(&c.Plan)
 	c.lazyKeep(!lazy)
 	st.cycUse = c.use
 	st.bufs.keep(c)
@@ -395,9 +396,11 @@ func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill 
 		}
 		c.done[rec.slot] = true
 	}
+	lo := len(c.Avail.touched)
 	c.Avail.Take(&al)
-	for _, ni := range al.Nodes {
-		c.Avail.setOwner(ni, j.User)
+	c.Avail.noteStart(len(c.Plan.Starts), lo, &al)
+	for i := 0; c.Avail.owner != nil && i < len(al.Nodes); i++ { // owners tracked: ExclusiveUser
+		c.Avail.setOwner(al.Nodes[i], j.User)
 	}
 	c.use.start(c, j, rec.Part, &al)
 	if hasSingleton(j) {

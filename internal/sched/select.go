@@ -221,6 +221,10 @@ type selector struct {
 	// weighted marks clusters whose nodes do not all have the same Weight.
 	weighted bool
 	byWeight []int32 // node indices sorted by (Weight, index)
+	// memo are the per-class decisions for the job being placed while
+	// their gen is gen (classes.go).
+	memo []classFit
+	gen  uint32
 	// chosen, tasks and gpus are byNode's, distribute's and gpuSplit's
 	// scratch.
 	chosen []cand
@@ -233,8 +237,11 @@ type cand struct {
 	node   int32
 	weight uint32
 	tasks  int32 // most tasks the node can take
-	leftG  int64 // GRES left free after the job's minimum use
 	leftC  int32 // CPUs left free after the job's minimum use
+	// twin is the node's class plus one when the node is pristine (the
+	// job's share of it is its class's, see classes.go), 0 otherwise.
+	twin  int32
+	leftG int64 // GRES left free after the job's minimum use
 }
 
 func newSelector(c *Cluster, cfg *Config) *selector {
@@ -251,11 +258,11 @@ func (s *selector) reset(c *Cluster, cfg *Config) *selector {
 		// the last cycle's order stands, without walking the 8,192 node
 		// records of a deep-queue replay on every pass.
 		*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0],
-			byWeight: s.byWeight, weighted: s.weighted}
+			byWeight: s.byWeight, weighted: s.weighted, memo: s.memo, gen: s.gen}
 		return s
 	}
 	*s = selector{c: c, cfg: cfg, cands: s.cands[:0], chosen: s.chosen[:0], tasks: s.tasks[:0],
-		byWeight: grow(s.byWeight, len(c.Nodes))}
+		byWeight: grow(s.byWeight, len(c.Nodes)), memo: s.memo, gen: s.gen}
 	for i := range c.Nodes {
 		if c.Nodes[i].Weight != c.Nodes[0].Weight {
 			s.weighted = true
@@ -540,38 +547,25 @@ func (sel *selector) fitManyBuckets(j *Job, s *shape, av *Avail, mask NodeSet) (
 	if !bucketsMayHold(s, av, mask) {
 		return Alloc{}, false
 	}
-	collect := func(b int32, cs []cand, have *int64, done func(n int, have int64) bool) ([]cand, bool) {
-		bucket := av.byFree[b]
-		for w := range bucket {
-			word := bucket[w] & mask[w]
-			for word != 0 {
-				i := int32(w<<6 + bits.TrailingZeros64(word))
-				word &= word - 1
-				if k, lg, lc := sel.nodeTasks(s, av, i, s.tasks); k > 0 {
-					cs = append(cs, cand{node: i, tasks: k, leftG: lg, leftC: lc})
-					*have += int64(k)
-					if done(len(cs), *have) {
-						return cs, true
-					}
-				}
-			}
-		}
-		return cs, false
+	if sel.gen++; sel.gen == 0 { // a new job: the per-class decisions of the last are void
+		clear(sel.memo)
+		sel.gen = 1
+	}
+	if al, fits, ok := sel.fitTwins(s, av, mask); ok {
+		return al, fits
 	}
 	var have int64
 	cs := sel.cands[:0]
 	full := false
-	bestFit := func(n int, _ int64) bool { return int32(n) >= s.minNodes }
+	g := fitGoal{minNodes: s.minNodes, maxNodes: s.maxNodes, tasks: int64(s.tasks)}
 	for b := int32(1); b <= top && !full; b++ {
-		cs, full = collect(b, cs, &have, bestFit)
+		cs, full = sel.collect(s, av, av.byFree[b], mask, &g, cs, &have)
 	}
 	if !full || have < int64(s.tasks) {
 		cs, have, full = cs[:0], 0, false
-		enough := func(n int, h int64) bool {
-			return int32(n) >= s.minNodes && h >= int64(s.tasks) || int32(n) >= s.maxNodes
-		}
+		g.enough = true
 		for b := top; b >= 1 && !full; b-- {
-			cs, full = collect(b, cs, &have, enough)
+			cs, full = sel.collect(s, av, av.byFree[b], mask, &g, cs, &have)
 		}
 	}
 	sel.cands = cs
@@ -723,55 +717,71 @@ func (sel *selector) distribute(s *shape, chosen []cand, gpus []int64) []int32 {
 	return t
 }
 
-// byNode returns a copy of cs in node order, in the selector's scratch
-// (valid until the next selection; makeAlloc copies what it keeps).
+// byNode returns cs in node order: cs itself when it is already (the
+// candidates gathered from one free-CPU bucket, every node of a cluster
+// of 1-CPU nodes: one scan instead of a copy and a sort of thousands of
+// them per start), else a sorted copy in the selector's scratch (valid
+// until the next selection; makeAlloc copies what it keeps).
 func (sel *selector) byNode(cs []cand) []cand {
-	chosen := append(sel.chosen[:0], cs...)
-	sel.chosen = chosen
-	// Candidates gathered from one free-CPU bucket (every node of a
-	// cluster of 1-CPU nodes) come in node order already: one scan
-	// instead of a sort of thousands of them per start.
-	for k := 1; k < len(chosen); k++ {
-		if chosen[k].node < chosen[k-1].node {
+	for k := 1; k < len(cs); k++ {
+		if cs[k].node < cs[k-1].node {
+			chosen := append(sel.chosen[:0], cs...)
+			sel.chosen = chosen
 			slices.SortFunc(chosen, func(a, b cand) int { return cmp.Compare(a.node, b.node) })
-			break
+			return chosen
 		}
 	}
-	return chosen
+	return cs
 }
 
 // makeAlloc builds the allocation of tasks[i] tasks on chosen[i], with
 // gpus[i] GPUs of the job's --gpus total when gpus is given.
 func (sel *selector) makeAlloc(j *Job, s *shape, av *Avail, chosen []cand, tasks []int32, gpus []int64) Alloc {
-	al := Alloc{Nodes: make([]int32, len(chosen)), CPUs: make([]int32, len(chosen)),
-		Mem: make([]int64, len(chosen)), Exclusive: s.exclusive}
+	n := len(chosen)
+	ids := make([]int32, 2*n) // Nodes and CPUs, one allocation
+	al := Alloc{Nodes: ids[:n:n], CPUs: ids[n:], Mem: make([]int64, n), Exclusive: s.exclusive}
+	plain := !s.exclusive && len(s.gres) == 0 && s.gpusPerNode == 0
+	last := -1 // the last slot computed in full
 	for slot, c := range chosen {
-		n := &sel.c.Nodes[c.node]
 		al.Nodes[slot] = c.node
-		al.CPUs[slot] = s.cpusFor(sel.cfg, n, tasks[slot])
-		al.Mem[slot] = s.memFor(n, al.CPUs[slot])
-		if s.exclusive && s.memPerNode == 0 && s.memPerCPU == 0 {
-			al.Mem[slot] = n.RealMemory
-		}
-		if s.exclusive {
-			for k, cnt := range n.Gres {
-				if cnt > 0 {
-					al.Gres = append(al.Gres, GresUse{Slot: int32(slot), Kind: int32(k), Count: cnt})
-				}
-			}
+		if plain && last >= 0 && c.twin != 0 && c.twin == chosen[last].twin && tasks[slot] == tasks[last] {
+			// a node like the last one, as many tasks: the same share,
+			// without reading its node record
+			al.CPUs[slot], al.Mem[slot] = al.CPUs[last], al.Mem[last]
 			continue
 		}
-		for gi := range s.gres {
-			al.Gres = sel.takeGres(al.Gres, av, int32(slot), c.node, s.gres[gi].Name, s.gres[gi].Type, s.gres[gi].Count)
-		}
-		if n := s.gpusPerNode; n > 0 {
-			if gpus != nil {
-				n = gpus[slot]
-			}
-			al.Gres = sel.takeGres(al.Gres, av, int32(slot), c.node, "gpu", s.gpusType, n)
-		}
+		last = slot
+		sel.allocSlot(&al, s, av, c, slot, tasks[slot], gpus)
 	}
 	return al
+}
+
+// allocSlot fills slot of al: tasks tasks on candidate c, with gpus[slot]
+// GPUs of the job's --gpus total when gpus is given.
+func (sel *selector) allocSlot(al *Alloc, s *shape, av *Avail, c cand, slot int, tasks int32, gpus []int64) {
+	n := &sel.c.Nodes[c.node]
+	al.CPUs[slot] = s.cpusFor(sel.cfg, n, tasks)
+	al.Mem[slot] = s.memFor(n, al.CPUs[slot])
+	if s.exclusive && s.memPerNode == 0 && s.memPerCPU == 0 {
+		al.Mem[slot] = n.RealMemory
+	}
+	if s.exclusive {
+		for k, cnt := range n.Gres {
+			if cnt > 0 {
+				al.Gres = append(al.Gres, GresUse{Slot: int32(slot), Kind: int32(k), Count: cnt})
+			}
+		}
+		return
+	}
+	for gi := range s.gres {
+		al.Gres = sel.takeGres(al.Gres, av, int32(slot), c.node, s.gres[gi].Name, s.gres[gi].Type, s.gres[gi].Count)
+	}
+	if g := s.gpusPerNode; g > 0 {
+		if gpus != nil {
+			g = gpus[slot]
+		}
+		al.Gres = sel.takeGres(al.Gres, av, int32(slot), c.node, "gpu", s.gpusType, g)
+	}
 }
 
 // takeGres assigns count GRES of name/type on node from the kinds in index
