@@ -19,8 +19,9 @@ import "math"
 // lazyRank is the state of DeferFairShare, in flatTree.
 type lazyRank struct {
 	// lazy is set by DeferFairShare: FairShare is computed when asked
-	// (fairShareOf) from the current usage.
-	lazy bool
+	// (fairShareOf) from the current usage. frozen (FreezeFairShare)
+	// suspends that: the last value computed is read as it is.
+	lazy, frozen bool
 	// gen counts usage changes; a value computed under another gen is
 	// stale. fullGen is the gen of the last full pass.
 	gen, fullGen uint32
@@ -78,10 +79,16 @@ func (t *Tree) DeferFairShare(cfg *Config) {
 	f.stale = true
 }
 
+// FreezeFairShare, while on, makes a deferred fair-share factor read as
+// last computed, however the usage changed since: for a provisional
+// priority that a refresh replaces before anything reads it (the
+// simulator's submissions between a recalculation and its refresh).
+func (t *Tree) FreezeFairShare(on bool) { t.flat.frozen = on }
+
 // fairShareOf is association i's fair-share factor (hot.fairShare),
 // computed first if it is deferred and stale.
 func (t *Tree) fairShareOf(i int) float64 {
-	if f := &t.flat; f.lazy && f.fullGen != f.gen && f.fsGen[i] != f.gen {
+	if f := &t.flat; f.lazy && !f.frozen && f.fullGen != f.gen && f.fsGen[i] != f.gen {
 		if !t.rankOne(int32(i)) {
 			t.lazyFull()
 		}

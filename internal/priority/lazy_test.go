@@ -71,3 +71,40 @@ func userIndexes(t *Tree) []int {
 func sameFloat(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b
 }
+
+// While frozen, a deferred factor reads as last computed although the
+// usage changed; thawed, it is the full pass's again.
+func TestFreezeFairShareReadsLastComputed(t *testing.T) {
+	tr := NewTree()
+	cfg := DefaultConfig()
+	for _, a := range []string{"a", "b"} {
+		if _, err := tr.AddAccount(a, "root", 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ua, _ := tr.AddUser("ua", "a", 1)
+	ub, _ := tr.AddUser("ub", "b", 1)
+	tr.PackUsage()
+	tr.Recompute(&cfg)
+	charge := func(i int) {
+		j := RunningJob{Assoc: i, Start: t0, Billing: 1}
+		tr.Charge(&cfg, &j, t0, t0.Add(time.Hour))
+	}
+	charge(ua) // ua used more: ub ranks first
+	tr.DeferFairShare(&cfg)
+	before := tr.fairShareOf(ua)
+	charge(ub)
+	charge(ub) // now ub used more
+	tr.FreezeFairShare(true)
+	if got := tr.fairShareOf(ua); got != before {
+		t.Fatalf("frozen: ua's factor %v, want the last computed %v", got, before)
+	}
+	tr.FreezeFairShare(false)
+	after := tr.fairShareOf(ua)
+	tr.SyncUsage()
+	want := cloneTree(tr)
+	want.Recompute(&cfg)
+	if after != want.Assocs[ua].FairShare || after == before {
+		t.Fatalf("thawed: ua's factor %v, want the full pass's %v (and not %v)", after, want.Assocs[ua].FairShare, before)
+	}
+}

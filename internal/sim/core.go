@@ -221,7 +221,13 @@ func (c *Core) Submit(now int64, j *Job) error {
 		if c.pcfg.Type == priority.Basic {
 			sj.Priority = c.basic.Next(req.Nice, sj.Hold != sched.HoldNone, 0)
 		} else {
+			// A refresh is due before any decision reads it (stale):
+			// the priority is provisional, from the fair-share factors
+			// as last computed, as a submission between Slurm's decay
+			// passes reads them.
+			c.tree.FreezeFairShare(c.stale)
 			sj.Priority = c.priority(sj, t)
+			c.tree.FreezeFairShare(false)
 		}
 	}
 	c.enqueue(sj)
