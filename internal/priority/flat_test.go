@@ -247,13 +247,7 @@ func TestPropertyPackedWallDecayMatchesEager(t *testing.T) {
 	defer func(m int) { wallLogMax = m }(wallLogMax)
 	wallLogMax = 64
 	rapid.Check(t, func(rt *rapid.T) {
-		got := randomTree(rt)
-		want := cloneTree(got)
-		cfg := DefaultConfig()
-		got.PackUsage()
-		got.Recompute(&cfg)
-		want.Recompute(&cfg)
-		both := func(f func(*Tree)) { f(got); f(want) }
+		got, want, cfg, both := packedPair(rt)
 		for step := rapid.IntRange(1, 3*wallLogMax).Draw(rt, "steps"); step > 0; step-- {
 			switch k := rapid.IntRange(0, 99).Draw(rt, "event"); {
 			case k < 80:

@@ -15,13 +15,7 @@ import (
 // full pass), and the records written afterwards must be a full pass's.
 func TestPropertyDeferredFairShareMatchesFullPass(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		got := randomTree(rt)
-		want := cloneTree(got)
-		cfg := DefaultConfig()
-		got.PackUsage()
-		got.Recompute(&cfg)
-		want.Recompute(&cfg)
-		both := func(f func(*Tree)) { f(got); f(want) }
+		got, want, cfg, both := packedPair(rt)
 		for step := rapid.IntRange(1, 40).Draw(rt, "steps"); step > 0; step-- {
 			switch k := rapid.IntRange(0, 99).Draw(rt, "event"); {
 			case k < 40:
@@ -107,4 +101,17 @@ func TestFreezeFairShareReadsLastComputed(t *testing.T) {
 	if after != want.Assocs[ua].FairShare || after == before {
 		t.Fatalf("thawed: ua's factor %v, want the full pass's %v (and not %v)", after, want.Assocs[ua].FairShare, before)
 	}
+}
+
+// packedPair draws a random tree and returns it packed (got) and a copy
+// on the records (want), both recomputed, with a function that applies a
+// change to both.
+func packedPair(rt *rapid.T) (got, want *Tree, cfg Config, both func(func(*Tree))) {
+	got = randomTree(rt)
+	want = cloneTree(got)
+	cfg = DefaultConfig()
+	got.PackUsage()
+	got.Recompute(&cfg)
+	want.Recompute(&cfg)
+	return got, want, cfg, func(f func(*Tree)) { f(got); f(want) }
 }

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -182,7 +183,7 @@ func (b *backfill) lastCandidate(i int) int {
 				}
 			}
 		}
-		slices.SortFunc(ends, func(x, y resvCPUs) int { return cmpInt64(x.first, y.first) })
+		slices.SortFunc(ends, func(x, y resvCPUs) int { return cmp.Compare(x.first, y.first) })
 		for k := 1; k < len(ends); k++ {
 			ends[k].cpus += ends[k-1].cpus // CPUs reserved from ends[k].first or earlier
 		}
@@ -193,7 +194,7 @@ func (b *backfill) lastCandidate(i int) int {
 			continue
 		}
 		// free CPUs on nodes whose first reservation is at or after recDur
-		n, _ := slices.BinarySearchFunc(ends, b.recDur[k], func(x resvCPUs, d int64) int { return cmpInt64(x.first, d) })
+		n, _ := slices.BinarySearchFunc(ends, b.recDur[k], func(x resvCPUs, d int64) int { return cmp.Compare(x.first, d) })
 		free := total
 		if n > 0 {
 			free -= ends[n-1].cpus
@@ -207,16 +208,6 @@ func (b *backfill) lastCandidate(i int) int {
 
 // resvCPUs is a free node's first reservation and its CPUs (lastCandidate).
 type resvCPUs struct{ first, cpus int64 }
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
 
 // freeCPUs is an upper bound on the CPUs a job planned for at least d can
 // start with now: the free CPUs of usable nodes, less those of free nodes

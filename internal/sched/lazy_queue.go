@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -125,7 +126,7 @@ func (c *Cycle) lazyPass() bool {
 func (c *Cycle) lazyFresh() bool {
 	st := c.State
 	q := &st.lazy
-	i, _ := slices.BinarySearchFunc(st.jobList, q.nextID, func(j *Job, id JobID) int { return cmpID(j.ID, id) })
+	i, _ := slices.BinarySearchFunc(st.jobList, q.nextID, func(j *Job, id JobID) int { return cmp.Compare(j.ID, id) })
 	q.fresh = q.fresh[:0]
 	var p PendingInfo
 	for _, j := range st.jobList[i:] {
@@ -139,16 +140,6 @@ func (c *Cycle) lazyFresh() bool {
 	}
 	slices.SortStableFunc(q.fresh, compareRecs)
 	return true
-}
-
-func cmpID(a, b JobID) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // lazyResort sorts the kept records again after the jobs' priorities

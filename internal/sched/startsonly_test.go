@@ -67,14 +67,7 @@ func compareStartsOnly(rt *rapid.T, h *harness) {
 	if d := cmp.Diff(full.Starts, short.Starts); d != "" {
 		rt.Fatalf("StartsOnly changed the starts (-full +startsOnly):\n%s", d)
 	}
-	reasons := func(p *Plan) map[JobID]Reason {
-		m := map[JobID]Reason{}
-		for _, x := range p.Pending {
-			m[x.Job] = x.Reason
-		}
-		return m
-	}
-	if d := cmp.Diff(reasons(&full), reasons(&short)); d != "" {
+	if d := cmp.Diff(pendingReasons(&full), pendingReasons(&short)); d != "" {
 		rt.Fatalf("StartsOnly changed pending reasons (-full +startsOnly):\n%s", d)
 	}
 }
@@ -126,14 +119,16 @@ PartitionName=p Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 	if d := cmp.Diff(map[JobID]bool{ids["J"]: true, ids["X"]: true, ids["Y"]: true}, planned(&full)); d != "" {
 		t.Errorf("records planned by the full pass (-want +got):\n%s", d)
 	}
-	reasons := func(p *Plan) map[JobID]Reason {
-		m := map[JobID]Reason{}
-		for _, x := range p.Pending {
-			m[x.Job] = x.Reason
-		}
-		return m
-	}
-	if d := cmp.Diff(reasons(&full), reasons(&short)); d != "" {
+	if d := cmp.Diff(pendingReasons(&full), pendingReasons(&short)); d != "" {
 		t.Errorf("StartsOnly changed pending reasons (-full +startsOnly):\n%s", d)
 	}
+}
+
+// pendingReasons maps a plan's pending jobs to their reasons.
+func pendingReasons(p *Plan) map[JobID]Reason {
+	m := map[JobID]Reason{}
+	for _, x := range p.Pending {
+		m[x.Job] = x.Reason
+	}
+	return m
 }
