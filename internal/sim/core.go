@@ -116,7 +116,8 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 	// ResetUsage and reads fair-share only through the priority package
 	// (Calculator, sprio and sshare rows), so usage and the computed
 	// values can stay in the tree's packed arrays (priority.PackUsage,
-	// RecomputeFairShare): same values, fewer memory touches.
+	// DeferFairShare): same values, fewer memory touches, and only the
+	// fair-share of the users the Calculator asks for is computed.
 	c.tree.PackUsage()
 	c.tree.Recompute(&c.pcfg)
 	c.calc.Reset(&c.pcfg, c.pcl, c.tree)
@@ -486,8 +487,8 @@ func (c *Core) charged() []*priority.RunningJob {
 // under the priorities of the last refresh, so that is one scan; it is
 // sorted again only when the order did change. The calculator is not
 // Reset: what Reset derives (the largest partition, association and QOS
-// priorities) never changes during a simulation, and RecomputeFairShare refreshes
-// the fair-share values it reads.
+// priorities) never changes during a simulation, and DeferFairShare makes
+// the fair-share values it reads those of the current usage.
 func (c *Core) refresh(t time.Time) bool {
 	c.stale = false
 	moved := false
