@@ -262,7 +262,8 @@ func TestRestartRecovers(t *testing.T) {
 		for _, id := range append(running, pending...) {
 			c.waitState(id, "COMPLETED", 20*time.Second)
 			if got := c.readOut("runs-" + idStr(id)); got != "start" {
-				t.Errorf("job %d ran %q, want exactly once", id, got)
+				j, _ := c.jobByID(id)
+				t.Errorf("job %d ran %q, want exactly once (restarts %d, runs %+v)", id, got, j.RestartCount, c.runs(id))
 			}
 		}
 		next := c.submit(c.wrap("true"))

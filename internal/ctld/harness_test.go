@@ -208,26 +208,51 @@ func shortSocket(t testing.TB) string {
 	return filepath.Join(d, "s.sock")
 }
 
+// startController starts a controller on the cluster's store. A restart
+// listens where the stopped controller did, as slurmctld comes back at
+// SlurmctldHost: the agents keep running, see the new boot id on their
+// watch stream and register again. Only when that port was taken
+// meanwhile are the agents restarted against a new address.
 func (c *cluster) startController() {
 	t := c.t
-	ctl, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.dir, Store: c.store, Accounting: c.acct,
-		Socket: shortSocket(t), Listen: "127.0.0.1:0", Logger: quietLogger(), TickInterval: 50 * time.Millisecond,
-		SchedDelay: 5 * time.Millisecond, RequeueDelay: 500 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
-		Now: c.now, BatchCadence: c.batchCadence})
-	if err != nil {
-		t.Fatalf("controller: %v", err)
+	listen, moved := "127.0.0.1:0", true
+	if c.ctl != nil {
+		if u := c.ctl.URL(); u != "" {
+			listen, moved = strings.TrimPrefix(u, "http://"), false
+		}
 	}
-	if err := ctl.Start(); err != nil {
-		t.Fatalf("controller start: %v", err)
+	ctl, err := c.newController(listen)
+	if err != nil && !moved {
+		ctl, err = c.newController("127.0.0.1:0")
+		moved = true
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { ctl.Close() })
 	c.ctl = ctl
 	c.client = api.NewUnixClient(ctl.Socket())
-	for name, a := range c.agents {
-		_ = a // agents keep the old URL: restart them against the new controller
-		a.Close()
-		c.startAgent(name)
+	if moved {
+		for name, a := range c.agents {
+			a.Close()
+			c.startAgent(name)
+		}
 	}
+}
+
+func (c *cluster) newController(listen string) (*Controller, error) {
+	ctl, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.dir, Store: c.store, Accounting: c.acct,
+		Socket: shortSocket(c.t), Listen: listen, Logger: quietLogger(), TickInterval: 50 * time.Millisecond,
+		SchedDelay: 5 * time.Millisecond, RequeueDelay: 500 * time.Millisecond, HeartbeatInterval: 200 * time.Millisecond,
+		Now: c.now, BatchCadence: c.batchCadence})
+	if err != nil {
+		return nil, fmt.Errorf("controller: %w", err)
+	}
+	if err := ctl.Start(); err != nil {
+		ctl.Close()
+		return nil, fmt.Errorf("controller start: %w", err)
+	}
+	return ctl, nil
 }
 
 func (c *cluster) startAgent(name string) {
