@@ -72,6 +72,7 @@ type flatTree struct {
 	// values in the packed arrays only; syncRecords writes them.
 	stale bool
 	lazyRank
+	keptState
 }
 
 // levelKey is what ordering a Fair Tree level compares: LevelFS, then
@@ -135,6 +136,7 @@ func (f *flatTree) build(t *Tree) {
 // shares of the fair-share siblings, computeCommon's kidSum) and Fair
 // Tree's NormShares, parents before children.
 func (f *flatTree) setShares(t *Tree) {
+	f.voidKept()
 	kidSum := make([]uint64, len(t.Assocs))
 	for p, kids := range t.fsKids {
 		for _, c := range kids {
@@ -251,6 +253,7 @@ func (f *flatTree) gather(t *Tree) {
 		}
 	}
 	f.usageOK, f.lazy = true, false
+	f.voidKept()
 	if changed {
 		f.setShares(t)
 	}
@@ -260,6 +263,7 @@ func (f *flatTree) gather(t *Tree) {
 // LevelFS (levelFS; a fixed value for Fairshare=parent) of every
 // association but the root.
 func (f *flatTree) compute() {
+	f.voidKept() // every key is rewritten, levels may be sorted
 	u := f.usage
 	nan := false
 	for i := 1; i < len(u); i++ {
@@ -527,6 +531,7 @@ func (t *Tree) decayPacked(fac float64) {
 		f.catchUp()
 	}
 	f.wallLog = append(f.wallLog, fac)
+	f.decayKept(fac)
 	for _, i := range f.tres {
 		m := t.Assocs[i].UsageTRES
 		for k, v := range m {
@@ -540,6 +545,7 @@ func (t *Tree) decayPacked(fac float64) {
 func (t *Tree) chargePacked(i int, j *RunningJob, runDecay, factor float64) {
 	f := &t.flat
 	f.usageChanged()
+	f.noteCharge(i) // kept.go
 	f.usageUpToDate(int32(i))
 	f.usage[i] += runDecay * j.Billing * factor
 	f.wallUpToDate(i)
@@ -560,6 +566,7 @@ func (t *Tree) chargePacked(i int, j *RunningJob, runDecay, factor float64) {
 func (f *flatTree) mirror(i int, u, w float64) {
 	if f.usageOK {
 		f.usageChanged()
+		f.noteCharge(i)
 		f.usage[i], f.wall[i] = u, w
 		f.wallAt[i], f.usageAt[i] = int32(len(f.wallLog)), int32(len(f.wallLog))
 	}

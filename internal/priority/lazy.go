@@ -1,7 +1,5 @@
 package priority
 
-import "math"
-
 // Fair-share on demand (DeferFairShare). A simulation recalculates at
 // every PriorityCalcPeriod, and what it needs from a pass is the
 // FairShare of the users with pending jobs: a few dozen of several
@@ -42,6 +40,7 @@ func (f *flatTree) buildLazy(t *Tree) {
 	f.pos, f.before, f.subUsers = make([]int32, n), make([]int32, n), make([]int32, n)
 	f.rankOf, f.lv = make([]int32, n), make([]levelConst, n)
 	f.lazy, f.gen, f.fullGen = false, 1, 0
+	f.buildKept(n)
 	for k := len(t.order) - 1; k >= 0; k-- {
 		i := t.order[k]
 		if t.Assocs[i].isUser {
@@ -150,7 +149,7 @@ func (t *Tree) userRank(u int32) (int32, bool) {
 		}
 	}
 	acct, seg, k := f.fsp[u], f.level[f.fsp[u]], f.pos[u]
-	for k > 0 && f.key[seg[k-1]].lfs == f.key[u].lfs {
+	for k > 0 && f.sameLFS(acct, seg[k-1], u) {
 		k--
 	}
 	r := int32(t.users) - above - f.before[seg[k]]
@@ -215,7 +214,7 @@ func (f *flatTree) tiedWithPrevious(x int32) bool {
 	for {
 		p := f.fsp[x]
 		if k := f.pos[x]; k > 0 {
-			return f.key[x].lfs == f.key[f.level[p][k-1]].lfs
+			return f.sameLFS(p, f.level[p][k-1], x)
 		}
 		if p == 0 {
 			return false
@@ -253,6 +252,9 @@ func (f *flatTree) setLevelConst(i int) {
 // refreshes at, so it is one loop over the level in the last order, the
 // positions written as it goes, and a second only after a sort.
 func (f *flatTree) prepLevel(p int32) bool {
+	if len(f.level[p]) >= keptMin && f.prepKept(p) { // kept.go
+		return true
+	}
 	f.usageUpToDate(p)
 	pu, now := f.usage[p], int32(len(f.wallLog))
 	usage, usageAt, key, lv := f.usage, f.usageAt, f.key, f.lv
@@ -270,18 +272,7 @@ func (f *flatTree) prepLevel(p int32) bool {
 			}
 			usageAt[c] = now
 		}
-		l := &lv[c]
-		lfs := l.lfs
-		if l.byUsage {
-			eu := 0.0
-			if pu > 0 {
-				eu = u / pu
-			}
-			lfs = math.Inf(1)
-			if eu != 0 {
-				lfs = l.ns / eu
-			}
-		}
+		lfs := levelFSOf(&lv[c], u, pu)
 		if lfs != lfs {
 			return false
 		}
@@ -298,5 +289,7 @@ func (f *flatTree) prepLevel(p int32) bool {
 		}
 	}
 	f.levelGen[p] = f.gen
+	f.staleKeys[p] = false
+	f.certify(p, pu)
 	return true
 }

@@ -1,6 +1,7 @@
 package priority
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 // users asked in any order, ties and NaN levels included (those go to the
 // full pass), and the records written afterwards must be a full pass's.
 func TestPropertyDeferredFairShareMatchesFullPass(t *testing.T) {
+	defer keepEveryLevel()()
 	rapid.Check(t, func(rt *rapid.T) {
 		got, want, cfg, both := packedPair(rt)
 		for step := rapid.IntRange(1, 40).Draw(rt, "steps"); step > 0; step-- {
@@ -110,6 +112,96 @@ func packedPair(rt *rapid.T) (got, want *Tree, cfg Config, both func(func(*Tree)
 	got = randomTree(rt)
 	want = cloneTree(got)
 	cfg = DefaultConfig()
+	got.PackUsage()
+	got.Recompute(&cfg)
+	want.Recompute(&cfg)
+	return got, want, cfg, func(f func(*Tree)) { f(got); f(want) }
+}
+
+// keepEveryLevel lowers keptMin so that every level with two siblings is
+// kept (kept.go); the returned function restores it.
+func keepEveryLevel() func() {
+	old := keptMin
+	keptMin = 2
+	return func() { keptMin = old }
+}
+
+// A wide level, as SDSC-SP2's 158 accounts under root: across many decays
+// and a few charges at a time, the kept levels (kept.go) give every user
+// the full pass's FairShare bit for bit, and the kept path does run.
+func TestPropertyKeptLevelMatchesFullPass(t *testing.T) {
+	kept := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		got, want, cfg, both := widePair(rt)
+		users := userIndexes(want)
+		for step := rapid.IntRange(1, 60).Draw(rt, "steps"); step > 0; step-- {
+			secs := float64(rapid.IntRange(1, 3000).Draw(rt, "decay"))
+			both(func(tr *Tree) { tr.Decay(&cfg, secs) })
+			for n := rapid.IntRange(0, 4).Draw(rt, "charges"); n > 0; n-- {
+				j := RunningJob{Assoc: rapid.SampledFrom(users).Draw(rt, "job"), Start: t0, Billing: nearBilling(rt)}
+				secs := time.Duration(rapid.IntRange(1, 600).Draw(rt, "secs"))
+				both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(secs*time.Second)) })
+			}
+			got.DeferFairShare(&cfg)
+			want.Recompute(&cfg)
+			before := keptPreps(got)
+			for _, i := range rapid.Permutation(users).Draw(rt, "asked") {
+				if g, w := got.fairShareOf(i), want.Assocs[i].FairShare; math.Float64bits(g) != math.Float64bits(w) {
+					rt.Fatalf("%s/%s: deferred FairShare %v, a full pass gives %v", want.Assocs[i].Account, want.Assocs[i].User, g, w)
+				}
+			}
+			kept += keptPreps(got) - before
+		}
+	})
+	t.Logf("kept preps %d", kept)
+	if kept == 0 {
+		t.Fatal("no level was prepared from its certificate: the test does not reach kept.go")
+	}
+}
+
+// keptPreps counts the levels prepared by prepKept at the current
+// generation.
+func keptPreps(tr *Tree) int {
+	n := 0
+	for p, s := range tr.flat.staleKeys {
+		if s && tr.flat.levelGen[p] == tr.flat.gen {
+			n++
+		}
+	}
+	return n
+}
+
+// nearBilling draws a billing from a few values and their neighbours a
+// few units in the last place apart, so that two accounts' LevelFS come within the rounding
+// of many decays of each other (ties and near ties, which kept levels
+// must leave to the full computation).
+func nearBilling(rt *rapid.T) float64 {
+	b := float64(rapid.SampledFrom([]int{1, 2, 4, 8}).Draw(rt, "billing"))
+	return b * (1 + float64(rapid.IntRange(0, 3).Draw(rt, "nudge"))*0x1p-51)
+}
+
+// widePair is packedPair on a tree of 40 accounts under root, one or two
+// users each, with distinct usages.
+func widePair(rt *rapid.T) (got, want *Tree, cfg Config, both func(func(*Tree))) {
+	got = NewTree()
+	cfg = DefaultConfig()
+	for a := 0; a < 40; a++ {
+		name := fmt.Sprintf("acc%d", a)
+		if _, err := got.AddAccount(name, "root", rapid.SampledFrom([]uint32{1, 2, 3, 5, 7}).Draw(rt, "shares")); err != nil {
+			rt.Fatal(err)
+		}
+		for u := rapid.IntRange(1, 2).Draw(rt, "users"); u > 0; u-- {
+			i, err := got.AddUser(fmt.Sprintf("u%d_%d", a, u), name, 1)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			if h := rapid.IntRange(0, 200).Draw(rt, "minutes"); h > 0 {
+				j := RunningJob{Assoc: i, Start: t0, Billing: nearBilling(rt)}
+				got.Charge(&cfg, &j, t0, t0.Add(time.Duration(h)*time.Minute))
+			}
+		}
+	}
+	want = cloneTree(got)
 	got.PackUsage()
 	got.Recompute(&cfg)
 	want.Recompute(&cfg)

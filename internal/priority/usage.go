@@ -216,6 +216,7 @@ func (t *Tree) ResetUsage() {
 	}
 	if f := &t.flat; f.usageOK {
 		f.usageChanged()
+		f.voidKept()
 		clear(f.usage)
 		clear(f.wall)
 		f.wallLog = f.wallLog[:0]
