@@ -91,6 +91,10 @@ type Calculator struct {
 	maxPart  float64
 	maxQOS   float64
 	maxAssoc float64
+	// maxAge in seconds, for the MaxAge it was computed from: age runs
+	// for every pending job at every recalculation
+	maxAge    time.Duration
+	maxAgeSec float64
 }
 
 // NewCalculator prepares a pass: it finds the largest PriorityJobFactor
@@ -245,7 +249,10 @@ func (c *Calculator) age(j *Job, now time.Time) float64 {
 	if j.AccrueTime.IsZero() || !now.After(j.AccrueTime) {
 		return 0
 	}
-	maxAge := c.cfg.MaxAge.Seconds()
+	if c.maxAge != c.cfg.MaxAge || c.maxAgeSec == 0 {
+		c.maxAge, c.maxAgeSec = c.cfg.MaxAge, c.cfg.MaxAge.Seconds()
+	}
+	maxAge := c.maxAgeSec
 	if maxAge <= 0 {
 		return 1
 	}

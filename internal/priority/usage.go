@@ -89,29 +89,40 @@ func decayed(v, f float64) float64 {
 // The decayed run time also accrues to UsedWall (grp_used_wall).
 // Intervals shorter than one second charge nothing.
 func (t *Tree) Charge(cfg *Config, j *RunningJob, from, to time.Time) {
-	var m qosMemo
+	var m chargeMemo
 	t.charge(cfg, j, from, to, &m)
 }
 
 // ChargeAll is Charge for every job of jobs, in order, over the same
-// interval, each QOS looked up once: a simulation charges every running
-// job at every PriorityCalcPeriod.
+// interval, each QOS looked up and the decay factor computed once: a
+// simulation charges every running job at every PriorityCalcPeriod.
 func (t *Tree) ChargeAll(cfg *Config, jobs []*RunningJob, from, to time.Time) {
-	var m qosMemo
+	var m chargeMemo
 	for _, j := range jobs {
 		t.charge(cfg, j, from, to, &m)
 	}
 }
 
-// qosMemo remembers the last QOS looked up by name, for the jobs charged
-// in one call (the map is not changed meanwhile).
-type qosMemo struct {
+// chargeMemo remembers, for the jobs charged in one call (the QOS map and
+// the configuration do not change meanwhile), the last QOS looked up by
+// name and the decay factor (a Duration's Seconds is two divisions).
+type chargeMemo struct {
 	name string
 	q    *QOSUsage
 	ok   bool
+	d    float64
+	hasD bool
 }
 
-func (m *qosMemo) get(t *Tree, name string) *QOSUsage {
+// decay is cfg.decayFactor(), computed once per call.
+func (m *chargeMemo) decay(cfg *Config) float64 {
+	if !m.hasD {
+		m.d, m.hasD = cfg.decayFactor(), true
+	}
+	return m.d
+}
+
+func (m *chargeMemo) get(t *Tree, name string) *QOSUsage {
 	if name == "" {
 		return nil
 	}
@@ -121,7 +132,7 @@ func (m *qosMemo) get(t *Tree, name string) *QOSUsage {
 	return m.q
 }
 
-func (t *Tree) charge(cfg *Config, j *RunningJob, from, to time.Time, m *qosMemo) {
+func (t *Tree) charge(cfg *Config, j *RunningJob, from, to time.Time, m *chargeMemo) {
 	if j.Start.After(from) {
 		from = j.Start
 	}
@@ -132,7 +143,7 @@ func (t *Tree) charge(cfg *Config, j *RunningJob, from, to time.Time, m *qosMemo
 	if run < 1 {
 		return
 	}
-	runDecay := run * t.decayOver(cfg.decayFactor(), run)
+	runDecay := run * t.decayOver(m.decay(cfg), run)
 	factor := 1.0
 	q := m.get(t, j.QOS)
 	if q != nil && q.UsageFactor >= 0 {
@@ -281,7 +292,7 @@ func (t *Tree) Pass(cfg *Config, jobs []RunningJob, last, now time.Time, loc *ti
 	}
 	if !last.IsZero() && now.After(last) {
 		t.Decay(cfg, floorSeconds(now, last))
-		var m qosMemo
+		var m chargeMemo
 		for i := range jobs {
 			t.charge(cfg, &jobs[i], last, now, &m)
 		}
