@@ -26,9 +26,9 @@ import (
 // between the old and new places of the charged siblings is rewritten,
 // and a charged sibling far enough from its new neighbours gets a
 // certified value again (rejoin), so the work follows the charges, not
-// the width of the level. A charged sibling that ties a
-// neighbour with a finite LevelFS, a NaN, or too many charged siblings
-// send the level to the full computation, which certifies it again.
+// the width of the level. A charged sibling that ties a neighbour with a
+// finite LevelFS, a NaN, or too many charged siblings send the level to
+// the full computation, which certifies it again.
 //
 // The values and order are those of the full computation bit for bit
 // (TestPropertyDeferredFairShareMatchesFullPass runs with every level
