@@ -27,8 +27,8 @@ import (
 // and a charged sibling far enough from its new neighbours gets a
 // certified value again (rejoin), so the work follows the charges, not
 // the width of the level. A charged sibling that ties a neighbour with a
-// finite LevelFS, a NaN, or too many charged siblings send the level to
-// the full computation, which certifies it again.
+// finite LevelFS, a NaN, or more than a sixteenth of the level charged
+// send the level to the full computation, which certifies it again.
 //
 // The values and order are those of the full computation bit for bit
 // (TestPropertyDeferredFairShareMatchesFullPass runs with every level
@@ -48,6 +48,10 @@ type keptLevel struct {
 	// charged lists the siblings charged since they last had a certified
 	// value (chargedIn marks them).
 	charged []int32
+	// backoff counts the full computations left before the level is
+	// certified again, after too many charged siblings made one useless
+	// (a level charged all over is not worth its bookkeeping).
+	backoff int32
 }
 
 // keptMin is the fewest siblings a level must have to be kept: smaller
@@ -60,6 +64,12 @@ const (
 	keptMargin    = 0x1p-30 // certified relative gap between neighbours
 	keptBand      = 0x1p-31 // where a scaled LevelFS cannot decide
 	keptMaxDecays = 1 << 16 // the rounding of that many decays stays under 2^-35
+	// keptMaxShare: a level with more than 1/keptMaxShare of its
+	// siblings charged is computed in full, which then costs less
+	// (BenchmarkSimPassDeferred: on 158 accounts the kept pass is faster
+	// with 5 charged, as fast with 10, slower beyond)
+	keptMaxShare = 16
+	keptBackoff  = 8 // full computations before trying again
 )
 
 // keptState is the part of flatTree the kept levels use.
@@ -144,6 +154,10 @@ func (f *flatTree) certify(p int32, pu float64) {
 	if len(seg) < keptMin || !(pu > 0) {
 		return
 	}
+	if k.backoff > 0 {
+		k.backoff--
+		return
+	}
 	minU, prev := math.Inf(1), 0.0
 	for _, c := range seg {
 		l := f.key[c].lfs
@@ -177,9 +191,13 @@ func (f *flatTree) prepKept(p int32) bool {
 	}
 	f.usageUpToDate(p)
 	pu := f.usage[p]
+	if keptMaxShare*len(k.charged) > len(f.level[p]) {
+		k.backoff = keptBackoff
+		return false
+	}
 	// no sibling's usage near the floor of decayed, no EffectvUsage near
 	// underflow: the finite values stay finite and scale alike
-	if !(pu > 0) || k.minU*k.prod <= 0x1p-900 || k.minU*k.prod/pu <= 0x1p-1000 || 2*len(k.charged) > len(f.level[p]) {
+	if !(pu > 0) || k.minU*k.prod <= 0x1p-900 || k.minU*k.prod/pu <= 0x1p-1000 {
 		return false
 	}
 	cs := append(f.keptC[:0], k.charged...)
@@ -207,15 +225,21 @@ func (f *flatTree) prepKept(p int32) bool {
 }
 
 // uncharged returns the v-th sibling of level p not charged, in order
-// (f.keptOld: the charged ones' places).
+// (f.keptOld: the charged ones' places, ascending). It sits at v + j, j
+// the number of charged places before it: the j with old[j]-j <= v
+// (old[j]-j never decreases), found by binary search.
 func (f *flatTree) uncharged(p int32, v int) int32 {
-	for _, o := range f.keptOld {
-		if int(o) > v {
-			break
+	old := f.keptOld
+	lo, hi := 0, len(old)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if int(old[m])-m <= v {
+			lo = m + 1
+		} else {
+			hi = m
 		}
-		v++
 	}
-	return f.level[p][v]
+	return f.level[p][v+lo]
 }
 
 // placeCharged finds, for each charged sibling (f.keptC, sorted), the

@@ -95,6 +95,53 @@ func BenchmarkSimPassFairShare(b *testing.B) {
 	}
 }
 
+// BenchmarkSimPassDeferred is the simulator's own pass over a tree shaped
+// like SDSC-SP2's (158 accounts under root, 1-3 users each): Decay,
+// ChargeAll, DeferFairShare, then the FairShare of 8 users (those with
+// pending jobs), with 5 running jobs (few accounts charged, as in that
+// replay) and 30 (many), with the wide levels kept between passes
+// (kept.go) and, for comparison in the same run, computed in full.
+func BenchmarkSimPassDeferred(b *testing.B) {
+	for _, running := range []int{5, 30} {
+		for _, mode := range []struct {
+			name string
+			min  int
+		}{{"kept", keptMin}, {"full", 1 << 30}} {
+			b.Run(fmt.Sprintf("running=%d/%s", running, mode.name), func(b *testing.B) {
+				defer func(old int) { keptMin = old }(keptMin)
+				keptMin = mode.min
+				w := newSimWorld(b, 158, 2, running)
+				w.tree.PackUsage()
+				w.tree.Recompute(&w.cfg)
+				b.ReportAllocs()
+				for b.Loop() {
+					w.deferredStep()
+				}
+			})
+		}
+	}
+}
+
+// deferredStep is step as the simulator does it: ChargeAll, then
+// DeferFairShare and the FairShare of 8 users.
+func (w *simWorld) deferredStep() {
+	last := w.now
+	w.now = w.now.Add(300 * time.Second)
+	for k := 0; k < 2; k++ {
+		w.runs[w.rng.Intn(len(w.runs))] = w.newJob()
+	}
+	jobs := make([]*RunningJob, 0, 32)
+	for k := range w.runs {
+		jobs = append(jobs, &w.runs[k])
+	}
+	w.tree.Decay(&w.cfg, 300)
+	w.tree.ChargeAll(&w.cfg, jobs, last, w.now)
+	w.tree.DeferFairShare(&w.cfg)
+	for k := 0; k < 8; k++ {
+		w.tree.fairShareOf(w.users[w.rng.Intn(len(w.users))])
+	}
+}
+
 // BenchmarkSimRecomputeFairShare is RecomputeFairShare alone.
 func BenchmarkSimRecomputeFairShare(b *testing.B) {
 	w := newSimWorld(b, 100, 6, 30)
