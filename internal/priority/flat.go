@@ -202,17 +202,28 @@ func (t *Tree) fairTreeFlat() {
 // written directly (after such a write call Recompute, which reads every
 // record again). Under the classic algorithms it is Recompute.
 func (t *Tree) RecomputeFairShare(cfg *Config) {
-	t.prepare()
-	f := &t.flat
-	if cfg.Flags&(FlagDepthOblivious|FlagNoFairTree) != 0 || !f.built || !f.usageOK {
-		t.Recompute(cfg)
+	if !t.packedFairTree(cfg) {
 		return
 	}
+	f := &t.flat
 	f.lazy = false
 	f.usageUpToDateAll()
 	t.fairTreePass()
 	copy(f.passUsage, f.usage)
 	f.stale = true
+}
+
+// packedFairTree prepares the tree and reports whether Fair Tree can run
+// on the packed arrays (RecomputeFairShare, DeferFairShare); if not it
+// runs Recompute, which those two then are.
+func (t *Tree) packedFairTree(cfg *Config) bool {
+	t.prepare()
+	f := &t.flat
+	if cfg.Flags&(FlagDepthOblivious|FlagNoFairTree) != 0 || !f.built || !f.usageOK {
+		t.Recompute(cfg)
+		return false
+	}
+	return true
 }
 
 // fairTreePass computes EffectvUsage, LevelFS and the ranks from the

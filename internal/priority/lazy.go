@@ -65,12 +65,10 @@ func (f *flatTree) usageChanged() { f.gen++ }
 // reads them. Same conditions as RecomputeFairShare; under the classic
 // algorithms it is Recompute.
 func (t *Tree) DeferFairShare(cfg *Config) {
-	t.prepare()
-	f := &t.flat
-	if cfg.Flags&(FlagDepthOblivious|FlagNoFairTree) != 0 || !f.built || !f.usageOK {
-		t.Recompute(cfg)
+	if !t.packedFairTree(cfg) { // flat.go
 		return
 	}
+	f := &t.flat
 	if !f.lazy {
 		f.lazy = true
 		f.usageChanged() // the values in hot are the last pass's
