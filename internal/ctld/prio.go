@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
+	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/priority"
 	"github.com/sluice-hpc/sluice/internal/sched"
@@ -245,4 +246,49 @@ func (p *prioState) charge(ls *loopState, j *sched.Job, end time.Time) {
 	rj := ls.runningJob(j)
 	rj.End = end
 	p.tree.Charge(&p.cfg, &rj, p.lastPass, end)
+}
+
+// endOverUsage ends with TIMEOUT the running jobs whose QOS or
+// association has used up a GrpTRESMins limit (sched.UsageTimedOut). The
+// usage only grows at a priority pass, so this runs after each.
+func (ls *loopState) endOverUsage(now time.Time) {
+	for _, t := range ls.st.UsageTimedOut(ls.cfg) {
+		j := ls.st.Job(t.Job)
+		nodes := append([]int32(nil), j.Alloc.Nodes...)
+		ls.prio.charge(ls, j, now)
+		if ls.st.End(t.Job, sched.JobTimeout, 0, now) != nil {
+			continue
+		}
+		ls.c.log.Info("job timed out: at or over a usage limit", "job", t.Job, "limit", t.Limit)
+		ls.touch(j, "end", "TIMEOUT ("+t.Limit+")")
+		ls.terminateOn(j, nodes, api.StateTimeout)
+		ls.wantSched = true
+	}
+}
+
+// prioUsage is the scheduler's view of the decayed usage that GrpTRESMins
+// and GrpWall are checked against (sched.State.Usage): Slurm's
+// usage_tres_raw and grp_used_wall, which the priority plugin charges and
+// decays at every PriorityCalcPeriod. It reads the tree the controller
+// holds now, which sacctmgr changes replace.
+type prioUsage struct{ p *prioState }
+
+func (u prioUsage) source() (sched.TreeUsage, bool) {
+	return sched.TreeUsage{Tree: u.p.tree}, u.p.tree != nil
+}
+
+// AssocUsage implements sched.UsageSource.
+func (u prioUsage) AssocUsage(account, user, partition string) (map[string]float64, float64, bool) {
+	if s, ok := u.source(); ok {
+		return s.AssocUsage(account, user, partition)
+	}
+	return nil, 0, false
+}
+
+// QOSUsage implements sched.UsageSource.
+func (u prioUsage) QOSUsage(name string) (map[string]float64, float64, bool) {
+	if s, ok := u.source(); ok {
+		return s.QOSUsage(name)
+	}
+	return nil, 0, false
 }

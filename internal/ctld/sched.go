@@ -19,6 +19,7 @@ func (ls *loopState) schedule(now time.Time) {
 	ls.wantSched = false
 	if now.Sub(ls.lastPrio) >= ls.prio.period() {
 		ls.recalcPriorities(now)
+		ls.endOverUsage(now)
 	}
 	t0 := time.Now()
 	cfg := ls.cfg

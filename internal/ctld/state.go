@@ -135,6 +135,7 @@ func newLoopState(ctx context.Context, c *Controller) (*loopState, error) {
 		return nil, err
 	}
 	ls.prio.init(c.cfg, ls.acctPolicy)
+	ls.st.Usage = prioUsage{&ls.prio} // GrpTRESMins, GrpWall
 	ls.recalcPriorities(c.now())
 	return ls, nil
 }

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/sluice-hpc/sluice/internal/priority"
@@ -89,4 +90,115 @@ func (cu *cycleUsage) addHistory(c *Cycle) {
 			ct.usedMins, ct.usedWall = usedMins(p, m), int64(wall)
 		}
 	}
+}
+
+// UsageTimeout is a running job whose QOS or association has used up a
+// GrpTRESMins limit: Slurm ends it with TIMEOUT (reason TimeLimit).
+type UsageTimeout struct {
+	Job JobID
+	// Limit says which limit, for the controller's log, as slurmctld
+	// words it ("QOS normal's group max tres(cpu) minutes of 2 with 3").
+	Limit string
+}
+
+// UsageTimedOut lists the running jobs to end because the decayed usage
+// (State.Usage) of their QOS or of an association on their path has
+// reached a GrpTRESMins limit. slurmctld checks this with every running
+// job's time limit (acct_policy_job_time_out): on the oracle, a job of 4
+// CPUs under an account with GrpTRESMins=cpu=2 ended TIMEOUT after 76 s
+// with "the job is at or exceeds assoc 3(budget/(null)/(null)) group max
+// tres(cpu) minutes of 2 with 3" in the log, and the account's next job
+// pended with AssocGrpCPUMinutesLimit. The QOS come first, then the
+// associations from the job's up to the root. Only with
+// AccountingStorageEnforce=limits and without safe: with safe a job
+// starts only if the limit covers its whole request, and slurmctld lets
+// it run on (oracle: a 2-CPU job kept running 70 s after its account's
+// GrpTRESMins was lowered below its usage).
+func (s *State) UsageTimedOut(cfg Config) []UsageTimeout {
+	p, src := s.Policy, s.Usage
+	if p == nil || src == nil || cfg.Enforce&EnforceLimits == 0 || cfg.Enforce&EnforceSafe != 0 || !p.hasGrpTRESMins() {
+		return nil
+	}
+	used := map[int32][]int64{} // by association, QOS as -1-q
+	var out []UsageTimeout
+	for _, j := range s.jobList {
+		if j.State.Base() != JobRunning {
+			continue
+		}
+		if why := s.usageOver(j, src, used); why != "" {
+			out = append(out, UsageTimeout{Job: j.ID, Limit: why})
+		}
+	}
+	return out
+}
+
+// usageOver names the first GrpTRESMins limit job j's QOS or
+// associations have reached, or "".
+func (s *State) usageOver(j *Job, src UsageSource, used map[int32][]int64) string {
+	p := s.Policy
+	for _, q := range orderedQOS(p, j.qos, partQOS(p, s.Cluster, j.Partition)) {
+		if q < 0 || len(p.QOS[q].GrpTRESMins) == 0 {
+			continue
+		}
+		qp := &p.QOS[q]
+		m, ok := used[-1-q]
+		if !ok {
+			tm, _, _ := src.QOSUsage(qp.Name)
+			m = usedMins(p, tm)
+			used[-1-q] = m
+		}
+		if l, ok := reachedMins(qp.GrpTRESMins, m); ok {
+			return fmt.Sprintf("QOS %s's group max tres(%s) minutes of %d with %d", qp.Name, p.TRES[l.TRES], l.Value, m[l.TRES])
+		}
+	}
+	for a := j.assocFor(p, s.Cluster, j.Partition); a >= 0; a = p.Assocs[a].Parent {
+		ap := &p.Assocs[a]
+		if len(ap.GrpTRESMins) == 0 {
+			continue
+		}
+		m, ok := used[a]
+		if !ok {
+			tm, _, _ := src.AssocUsage(ap.Account, ap.User, ap.Partition)
+			m = usedMins(p, tm)
+			used[a] = m
+		}
+		if l, ok := reachedMins(ap.GrpTRESMins, m); ok {
+			return fmt.Sprintf("assoc %s/%s/%s group max tres(%s) minutes of %d with %d",
+				ap.Account, orNull(ap.User), orNull(ap.Partition), p.TRES[l.TRES], l.Value, m[l.TRES])
+		}
+	}
+	return ""
+}
+
+// reachedMins returns the first of limits that used (minutes, Policy.TRES
+// order) has reached.
+func reachedMins(limits []TRESLimit, used []int64) (TRESLimit, bool) {
+	for _, l := range limits {
+		if int(l.TRES) < len(used) && used[l.TRES] >= l.Value {
+			return l, true
+		}
+	}
+	return TRESLimit{}, false
+}
+
+// hasGrpTRESMins reports whether a QOS or an association sets GrpTRESMins.
+func (p *Policy) hasGrpTRESMins() bool {
+	for i := range p.QOS {
+		if len(p.QOS[i].GrpTRESMins) > 0 {
+			return true
+		}
+	}
+	for i := range p.Assocs {
+		if len(p.Assocs[i].GrpTRESMins) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func orNull(s string) string {
+	if s == "" {
+		return "(null)"
+	}
+	return s
 }
