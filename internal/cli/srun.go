@@ -937,27 +937,9 @@ func srunExitParts(s string) (int, int) {
 	return code, sig
 }
 
-// srunSignalText is strsignal's text for the usual signals, the words srun
-// prints for a task killed by one.
-func srunSignalText(sig int) string {
-	switch syscall.Signal(sig) {
-	case syscall.SIGKILL:
-		return "Killed"
-	case syscall.SIGTERM:
-		return "Terminated"
-	case syscall.SIGINT:
-		return "Interrupt"
-	case syscall.SIGSEGV:
-		return "Segmentation fault"
-	case syscall.SIGABRT:
-		return "Aborted"
-	case syscall.SIGBUS:
-		return "Bus error"
-	case syscall.SIGHUP:
-		return "Hangup"
-	}
-	return fmt.Sprintf("Killed by signal %d", sig)
-}
+// srunSignalText is strsignal's text for a signal, the words srun prints
+// for a task killed by one.
+func srunSignalText(sig int) string { return api.SignalText(sig) }
 
 // srunTaskRanges prints sorted task ids as ranges: "0-2,5".
 func srunTaskRanges(ts []int) string {

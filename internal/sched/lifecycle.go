@@ -3,6 +3,8 @@ package sched
 import (
 	"fmt"
 	"time"
+
+	"github.com/sluice-hpc/sluice/internal/api"
 )
 
 // Apply carries out a plan computed by Schedule at plan.Now: preemptions
@@ -281,11 +283,32 @@ func (st *State) End(id JobID, state JobState, exit int32, now time.Time) error 
 		st.release(j)
 	}
 	st.countSubmit(j, -int64(j.Tasks()))
+	j.Reason = endReason(j, state, exit)
 	j.State = state
 	j.ExitCode = exit
 	j.EndTime = now
-	j.Reason = ReasonNone
 	return nil
+}
+
+// endReason is the reason a job ending in state with wait status exit
+// keeps, as squeue (%r, and %R for FAILED and TIMEOUT) and scontrol show
+// it. Oracle: TIMEOUT shows TimeLimit; FAILED with an exit code
+// NonZeroExitCode, killed by a signal RaisedSignal:9(Killed); a pending
+// job cancelled keeps its pending reason (CANCELLED JobHeldUser); a
+// running one cancelled, and COMPLETED, show None.
+func endReason(j *Job, state JobState, exit int32) Reason {
+	switch {
+	case state.Base() == JobTimeout:
+		return ReasonTimeLimit
+	case state.Base() == JobFailed && exit&0x7f != 0:
+		sig := exit & 0x7f
+		return Reason(fmt.Sprintf("RaisedSignal:%d(%s)", sig, api.SignalText(int(sig))))
+	case state.Base() == JobFailed && exit>>8&0xff != 0:
+		return ReasonNonZeroExitCode
+	case state.Base() == JobCancelled && j.State.Base() == JobPending && j.Reason != "":
+		return j.Reason
+	}
+	return ReasonNone
 }
 
 // Complete ends a running job: COMPLETED with exit code 0, else FAILED.

@@ -6,6 +6,13 @@ package sched
 // gate from the TRES family (see limitReason); the fixed ones are below.
 type Reason string
 
+// The reasons a finished job keeps (endReason); killed by a signal it
+// shows RaisedSignal:N(text).
+const (
+	ReasonTimeLimit       Reason = "TimeLimit"
+	ReasonNonZeroExitCode Reason = "NonZeroExitCode"
+)
+
 // Core pending reasons.
 const (
 	ReasonNone                     Reason = "None"
