@@ -298,7 +298,9 @@ func TestScancelAndScontrolAgainstController(t *testing.T) {
 		t.Errorf("sinfo -R after drain:\n%s", out)
 	}
 	_, out, _ = h.run(runSqueue, "-t", "all", "-h", "-o", "%i %T %r")
-	if out != "3 CANCELLED None\n2 CANCELLED None\n1 CANCELLED None\n" { // ties: newest first
+	// held jobs cancelled while pending keep their reason (oracle,
+	// end-states: "4 held CANCELLED JobHeldUser"); ties: newest first
+	if out != "3 CANCELLED JobHeldUser\n2 CANCELLED JobHeldUser\n1 CANCELLED JobHeldUser\n" {
 		t.Errorf("squeue after scancel -u root:\n%s", out)
 	}
 	code, out, _ := h.run(runScontrol, "token", "lifespan=60")
