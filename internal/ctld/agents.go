@@ -434,14 +434,24 @@ func (ls *loopState) checkGrace(now time.Time) {
 func (ls *loopState) checkTimeLimits(now time.Time) {
 	slack := ls.c.cfg.KillWait + time.Minute
 	for _, id := range ls.st.TimedOut(now.Add(-slack)) {
-		j := ls.st.Job(id)
-		nodes := append([]int32(nil), j.Alloc.Nodes...)
-		if ls.st.End(id, sched.JobTimeout, 0, now) == nil {
-			ls.touch(j, "end", "TIMEOUT (controller)")
-			ls.terminateOn(j, nodes, api.StateTimeout)
-			ls.wantSched = true
-		}
+		ls.endTimedOut(ls.st.Job(id), now, "controller")
 	}
+}
+
+// endTimedOut ends running job j with TIMEOUT at now on the controller's
+// own decision (why, for the job's history) and has its agents stop it.
+// Its run since the last priority pass is charged first, as an agent's
+// end report would be.
+func (ls *loopState) endTimedOut(j *sched.Job, now time.Time, why string) bool {
+	nodes := append([]int32(nil), j.Alloc.Nodes...)
+	ls.prio.charge(ls, j, now)
+	if ls.st.End(j.ID, sched.JobTimeout, 0, now) != nil {
+		return false
+	}
+	ls.touch(j, "end", "TIMEOUT ("+why+")")
+	ls.terminateOn(j, nodes, api.StateTimeout)
+	ls.wantSched = true
+	return true
 }
 
 // purge forgets jobs finished more than MinJobAge ago (they stay in the

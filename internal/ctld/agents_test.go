@@ -179,3 +179,29 @@ func waitNodeState(t *testing.T, cl *api.Client, state string, within time.Durat
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestTimeLimitBackstopCharges: a job the controller itself ends TIMEOUT
+// (its agent never reported the limit: here the controller's clock runs
+// ahead) is charged to fair-share for its run since the last priority
+// pass, as a job an agent reports ended is; before, its last stretch of
+// usage was lost.
+func TestTimeLimitBackstopCharges(t *testing.T) {
+	clock := &fakeClock{t: time.Now().Truncate(time.Minute)}
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "SlurmdTimeout=0\nPriorityType=priority/multifactor",
+		acct: acctStore(t, "test", "add account research\nadd user alice Account=research"), now: clock.now})
+	id := c.submitAs(Who{User: "alice", Group: "root", Via: "socket"}, c.wrap("sleep 300", func(s *api.JobSpec) { s.TimeLimitSec = 60 }))
+	c.waitState(id, "RUNNING", 5*time.Second)
+	if u := c.rawUsage("alice"); u != 0 {
+		t.Fatalf("RawUsage before the end: %v, want 0 (no priority pass yet)", u)
+	}
+	// past the limit, KillWait and the backstop's minute; short of the
+	// next PriorityCalcPeriod pass (5 minutes), which would charge it too
+	// (SlurmdTimeout=0: the agents' silence on the jumped clock is no
+	// node failure)
+	run := time.Minute + c.cfg.KillWait + time.Minute + 5*time.Second
+	clock.advance(run)
+	c.waitState(id, "TIMEOUT", 10*time.Second)
+	if u, want := c.rawUsage("alice"), run.Seconds(); u < want*0.99 || u > want {
+		t.Errorf("RawUsage after the controller ended the job: %v, want about %v (one CPU for the run, decayed)", u, want)
+	}
+}

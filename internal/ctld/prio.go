@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
-	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/priority"
 	"github.com/sluice-hpc/sluice/internal/sched"
@@ -253,16 +252,9 @@ func (p *prioState) charge(ls *loopState, j *sched.Job, end time.Time) {
 // usage only grows at a priority pass, so this runs after each.
 func (ls *loopState) endOverUsage(now time.Time) {
 	for _, t := range ls.st.UsageTimedOut(ls.cfg) {
-		j := ls.st.Job(t.Job)
-		nodes := append([]int32(nil), j.Alloc.Nodes...)
-		ls.prio.charge(ls, j, now)
-		if ls.st.End(t.Job, sched.JobTimeout, 0, now) != nil {
-			continue
+		if ls.endTimedOut(ls.st.Job(t.Job), now, t.Limit) {
+			ls.c.log.Info("job timed out: at or over a usage limit", "job", t.Job, "limit", t.Limit)
 		}
-		ls.c.log.Info("job timed out: at or over a usage limit", "job", t.Job, "limit", t.Limit)
-		ls.touch(j, "end", "TIMEOUT ("+t.Limit+")")
-		ls.terminateOn(j, nodes, api.StateTimeout)
-		ls.wantSched = true
 	}
 }
 
