@@ -141,12 +141,7 @@ func (s *State) usageOver(j *Job, src UsageSource, used map[int32][]int64) strin
 			continue
 		}
 		qp := &p.QOS[q]
-		m, ok := used[-1-q]
-		if !ok {
-			tm, _, _ := src.QOSUsage(qp.Name)
-			m = usedMins(p, tm)
-			used[-1-q] = m
-		}
+		m := memoMins(p, used, -1-q, func() (map[string]float64, float64, bool) { return src.QOSUsage(qp.Name) })
 		if l, ok := reachedMins(qp.GrpTRESMins, m); ok {
 			return fmt.Sprintf("QOS %s's group max tres(%s) minutes of %d with %d", qp.Name, p.TRES[l.TRES], l.Value, m[l.TRES])
 		}
@@ -156,18 +151,28 @@ func (s *State) usageOver(j *Job, src UsageSource, used map[int32][]int64) strin
 		if len(ap.GrpTRESMins) == 0 {
 			continue
 		}
-		m, ok := used[a]
-		if !ok {
-			tm, _, _ := src.AssocUsage(ap.Account, ap.User, ap.Partition)
-			m = usedMins(p, tm)
-			used[a] = m
-		}
+		m := memoMins(p, used, a, func() (map[string]float64, float64, bool) {
+			return src.AssocUsage(ap.Account, ap.User, ap.Partition)
+		})
 		if l, ok := reachedMins(ap.GrpTRESMins, m); ok {
 			return fmt.Sprintf("assoc %s/%s/%s group max tres(%s) minutes of %d with %d",
 				ap.Account, orNull(ap.User), orNull(ap.Partition), p.TRES[l.TRES], l.Value, m[l.TRES])
 		}
 	}
 	return ""
+}
+
+// memoMins returns the used TRES-minutes kept in used under key (an
+// association, or -1-q for QOS q), reading them with fetch the first time:
+// many running jobs share an association or QOS.
+func memoMins(p *Policy, used map[int32][]int64, key int32, fetch func() (map[string]float64, float64, bool)) []int64 {
+	m, ok := used[key]
+	if !ok {
+		tm, _, _ := fetch()
+		m = usedMins(p, tm)
+		used[key] = m
+	}
+	return m
 }
 
 // reachedMins returns the first of limits that used (minutes, Policy.TRES
