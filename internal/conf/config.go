@@ -76,6 +76,10 @@ type Config struct {
 	// OverTimeLimit is how far past its time limit a job may run; Unlimited
 	// is expressed as duration.Infinite (default 0).
 	OverTimeLimit time.Duration
+	// ResvOverRun is how long a job started in a reservation may run past
+	// the reservation's end, in minutes; Unlimited is duration.Infinite
+	// (default 0: the job ends with the reservation).
+	ResvOverRun time.Duration
 	// MinJobAge is how long a finished job stays in the controller's memory
 	// (default 300 s).
 	MinJobAge time.Duration

@@ -46,6 +46,20 @@ func secKey(lo, hi int64, f func(*Config) *time.Duration) setter {
 	}
 }
 
+// minutesKey sets a count of minutes up to 65533, or UNLIMITED
+// (OverTimeLimit, ResvOverRun).
+func minutesKey(f func(*Config) *time.Duration) setter {
+	return func(p *parser, pr pair) error {
+		n, err := parseLimit(pr.Value, 0, 65533)
+		if n == Unlimited {
+			*f(p.cfg) = infinite
+		} else {
+			*f(p.cfg) = time.Duration(n) * time.Minute
+		}
+		return err
+	}
+}
+
 func timeKey(f func(*Config) *time.Duration) setter {
 	return func(p *parser, pr pair) error {
 		d, err := parseTime(pr.Value)
@@ -205,15 +219,8 @@ func buildClusterKeys() map[string]clusterKey {
 		p.cfg.JobAcctGatherFrequency = d
 		return err
 	})
-	add("OverTimeLimit", func(p *parser, pr pair) error {
-		n, err := parseLimit(pr.Value, 0, 65533)
-		if n == Unlimited {
-			p.cfg.OverTimeLimit = infinite
-		} else {
-			p.cfg.OverTimeLimit = time.Duration(n) * time.Minute
-		}
-		return err
-	})
+	add("OverTimeLimit", minutesKey(func(c *Config) *time.Duration { return &c.OverTimeLimit }))
+	add("ResvOverRun", minutesKey(func(c *Config) *time.Duration { return &c.ResvOverRun }))
 	add("MinJobAge", secKey(0, 1<<31, func(c *Config) *time.Duration { return &c.MinJobAge }))
 	add("MaxJobCount", intKey(1, 1<<31, func(c *Config) *int { return &c.MaxJobCount }))
 	add("MaxArraySize", intKey(0, 4000001, func(c *Config) *int { return &c.MaxArraySize }))

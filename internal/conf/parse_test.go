@@ -530,6 +530,7 @@ func TestClusterKeys(t *testing.T) {
 SlurmdPort=7003
 EnforcePartLimits=YES
 OverTimeLimit=UNLIMITED
+ResvOverRun=15
 KillWait=45
 MinJobAge=3600
 MaxJobCount=50000
@@ -549,7 +550,7 @@ PreemptExemptTime=300
 SchedulerParameters=bf_interval=60,sched_interval=30,bf_max_job_user=20
 `)
 	if c.SlurmctldPort != 6817 || c.SlurmctldPortCount != 4 || c.SlurmdPort != 7003 || c.EnforcePartLimits != EnforcePartAll ||
-		c.OverTimeLimit != duration.Infinite || c.KillWait != 45*time.Second || c.MinJobAge != time.Hour ||
+		c.OverTimeLimit != duration.Infinite || c.ResvOverRun != 15*time.Minute || c.KillWait != 45*time.Second || c.MinJobAge != time.Hour ||
 		c.MaxJobCount != 50000 || c.MaxArraySize != 20001 || c.FirstJobId != 65536 || c.InactiveLimit != 2*time.Minute ||
 		c.SchedulerTimeSlice != time.Minute || c.JobRequeue || c.DefMemPerCPU != 2048 || len(c.Licenses) != 2 {
 		t.Errorf("cluster keys = %+v", c)

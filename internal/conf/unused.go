@@ -30,7 +30,7 @@ var knownUnusedKeys = []string{
 	"PrologSlurmctldFlags", "PrologTimeout",
 	"PropagatePrioProcess", "PropagateResourceLimits", "PropagateResourceLimitsExcept",
 	"RebootProgram", "ReconfigFlags", "RequeueExit", "RequeueExitHold", "ResumeFailProgram",
-	"ResumeProgram", "ResumeRate", "ResvEpilog", "ResvOverRun", "ResvProlog", "RoutePlugin",
+	"ResumeProgram", "ResumeRate", "ResvEpilog", "ResvProlog", "RoutePlugin",
 	"SallocDefaultCommand", "SchedulerPort", "SchedulerRootFilter", "ScronParameters",
 	"SlurmSchedLogFile", "SlurmSchedLogLevel", "SlurmctldAddr", "SlurmctldDebug",
 	"SlurmctldLogFile", "SlurmctldParameters", "SlurmctldPidFile", "SlurmctldPlugstack",

@@ -431,10 +431,15 @@ func (ls *loopState) checkGrace(now time.Time) {
 
 // checkTimeLimits is a backstop for agents that do not report a timed-out
 // job: KillWait plus a minute after the limit the controller ends it.
+// The controller itself ends the jobs whose reservation has ended (its
+// end plus ResvOverRun): their agents know only their own limit.
 func (ls *loopState) checkTimeLimits(now time.Time) {
 	slack := ls.c.cfg.KillWait + time.Minute
 	for _, id := range ls.st.TimedOut(now.Add(-slack)) {
 		ls.endTimedOut(ls.st.Job(id), now, "controller")
+	}
+	for _, id := range ls.st.ResvEnded(now) {
+		ls.endTimedOut(ls.st.Job(id), now, "reservation ended")
 	}
 }
 

@@ -162,33 +162,37 @@ func (ls *loopState) showReservations(name string, oneLiner bool, now time.Time)
 	return api.TextResponse{Text: resv.Show(r, now, o)}, nil
 }
 
-// resvJobState is what a reservation change may alter in a pending job.
+// resvJobState is what a reservation change may alter in a job: a
+// pending one's reservation, hold and reason, a running one's end.
 type resvJobState struct {
-	resv   string
-	hold   sched.Hold
-	reason sched.Reason
+	resv    string
+	hold    sched.Hold
+	reason  sched.Reason
+	resvEnd time.Time
 }
 
-// resvJobs snapshots the pending jobs that name a reservation.
+// resvJobs snapshots the pending jobs that name a reservation and the
+// jobs that run in one.
 func (ls *loopState) resvJobs() map[sched.JobID]resvJobState {
 	out := map[sched.JobID]resvJobState{}
 	for _, j := range ls.st.Jobs() {
-		if j.State.Base() == sched.JobPending && j.Req.Reservation != "" {
-			out[j.ID] = resvJobState{j.Req.Reservation, j.Hold, j.Reason}
+		if j.State.Base() == sched.JobPending && j.Req.Reservation != "" || !j.ResvEnd.IsZero() {
+			out[j.ID] = resvJobState{j.Req.Reservation, j.Hold, j.Reason, j.ResvEnd}
 		}
 	}
 	return out
 }
 
 // touchResvJobs marks changed the jobs a deletion or purge released or
-// held (their stored record must show it after a restart).
+// held, or whose reservation's end an update moved (their stored record
+// must show it after a restart).
 func (ls *loopState) touchResvJobs(before map[sched.JobID]resvJobState) {
 	for id, was := range before {
 		j := ls.st.Job(id)
 		if j == nil {
 			continue
 		}
-		if j.Req.Reservation != was.resv || j.Hold != was.hold || j.Reason != was.reason {
+		if j.Req.Reservation != was.resv || j.Hold != was.hold || j.Reason != was.reason || !j.ResvEnd.Equal(was.resvEnd) {
 			ls.touch(j, "reservation", string(j.Reason))
 		}
 	}

@@ -158,6 +158,9 @@ type Config struct {
 	RequeueDelay time.Duration
 	// SchedulerTimeSlice is SchedulerTimeSlice= (gang scheduling).
 	SchedulerTimeSlice time.Duration
+	// ResvOverRun is how long a job started in a reservation may run past
+	// its end (Infinite = UNLIMITED; default 0: ended with it).
+	ResvOverRun time.Duration
 	// DefaultQueueDepth is default_queue_depth (0 = the whole queue).
 	DefaultQueueDepth int
 	// MaxJobStart is sched_max_job_start (0 = no limit).

@@ -189,6 +189,7 @@ func ConfigFromConf(c *conf.Config) Config {
 		cfg.FirstJobID = JobID(c.FirstJobId)
 	}
 	cfg.JobRequeue = c.JobRequeue
+	cfg.ResvOverRun = c.ResvOverRun
 	if c.SchedulerTimeSlice > 0 {
 		cfg.SchedulerTimeSlice = c.SchedulerTimeSlice
 	}

@@ -162,6 +162,10 @@ func (h *harness) advance(d time.Duration) {
 					state = JobTimeout
 				}
 			}
+			if !j.ResvEnd.IsZero() && !next.Before(j.ResvEnd) &&
+				(h.runs[id] == 0 || j.StartTime.Add(h.runs[id]+j.Suspended).After(j.ResvEnd)) {
+				state = JobTimeout // ended with its reservation (the controller's ResvEnded)
+			}
 			if err := h.st.End(id, state, 0, next); err != nil {
 				h.t.Fatalf("end %d: %v", id, err)
 			}
@@ -182,6 +186,9 @@ func (h *harness) nextEnds(limit time.Time) (time.Time, []JobID) {
 			continue
 		}
 		at := j.EndTime
+		if !j.ResvEnd.IsZero() && (at.IsZero() || j.ResvEnd.Before(at)) {
+			at = j.ResvEnd
+		}
 		if run := h.runs[j.ID]; run > 0 {
 			if done := j.StartTime.Add(run + j.Suspended); at.IsZero() || done.Before(at) {
 				at = done

@@ -106,6 +106,7 @@ func (st *State) applyStart(s *Start, now time.Time, inView bool) (JobID, bool) 
 	j.TimeLimit = s.TimeLimit
 	j.StartTime = now
 	j.EndTime = endTime(now, s.TimeLimit)
+	j.ResvEnd = s.ResvEnd
 	j.Alloc = s.Alloc
 	j.ExpectedStart, j.PlannedNodes = time.Time{}, nil
 	j.Suspended = 0
@@ -333,6 +334,19 @@ func (st *State) TimedOut(now time.Time) []JobID {
 	var out []JobID
 	for _, j := range st.jobList {
 		if j.State.Base() == JobRunning && !j.EndTime.IsZero() && !now.Before(j.EndTime) {
+			out = append(out, j.ID)
+		}
+	}
+	return out
+}
+
+// ResvEnded lists the running or suspended jobs started in a reservation
+// whose end (plus ResvOverRun, Job.ResvEnd) has come by now: Slurm ends
+// them with TIMEOUT whatever their own limit.
+func (st *State) ResvEnded(now time.Time) []JobID {
+	var out []JobID
+	for _, j := range st.jobList {
+		if isActive(j) && !j.ResvEnd.IsZero() && !now.Before(j.ResvEnd) {
 			out = append(out, j.ID)
 		}
 	}

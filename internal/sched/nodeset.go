@@ -106,6 +106,17 @@ func (s NodeSet) IntersectsAnd(a, b NodeSet) bool {
 	return false
 }
 
+// IntersectsAndNot reports whether s and a share a node that is not in
+// b, without allocating.
+func (s NodeSet) IntersectsAndNot(a, b NodeSet) bool {
+	for i := range s {
+		if s[i]&a[i]&^b[i] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // SubsetOf reports whether every node of s is in o.
 func (s NodeSet) SubsetOf(o NodeSet) bool {
 	for i := range s {

@@ -82,6 +82,9 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	if sh == nil || !sh.capable.Intersects(e.nodes) {
 		return true
 	}
+	if b.laterResvsHold(rec, sh, e) {
+		return true
+	}
 	w := c.rx.win[ei]
 	limit := c.TimeLimit(rec.Job, rec.Part)
 	d := int64(PlanDuration(limit, &c.Cluster.Partitions[rec.Part]))
@@ -122,6 +125,24 @@ func (b *backfill) resvPlan(rec *QueueRec) bool {
 	return true
 }
 
+// laterResvsHold reports whether the reservations after e hold, within
+// rec's whole time limit from now, every node of e the job could use:
+// it cannot start in e now (Slurm's ReqNodeNotAvail, "Reserved for
+// maintenance", as the main pass sets it) and is not planned there. A
+// later start is planned inside e's window only.
+func (b *backfill) laterResvsHold(rec *QueueRec, sh *bfShape, e *resvEntry) bool {
+	c := b.c
+	m := sh.capable.Clone()
+	m.And(e.nodes)
+	c.dropLaterResvs(rec, e, m)
+	if !m.Empty() {
+		return false
+	}
+	c.setReason(rec, ReasonReqNodeNotAvail)
+	c.pend[rec.slot].StateDesc = StateDescReservedMaint
+	return true
+}
+
 // startInResv starts rec now on its reservation's free nodes none of
 // whose blackouts (other reservations) begins before the job's end.
 func (b *backfill) startInResv(rec *QueueRec, sh *bfShape, e *resvEntry, d int64, limit time.Duration) bool {
@@ -132,6 +153,7 @@ func (b *backfill) startInResv(rec *QueueRec, sh *bfShape, e *resvEntry, d int64
 		mask.And(c.Avail.Free)
 	}
 	b.m.dropReserved(mask, d)
+	c.dropLaterResvs(rec, e, mask) // over its whole limit, past e's end
 	if mask.Empty() {
 		return false
 	}

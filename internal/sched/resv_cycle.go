@@ -174,15 +174,14 @@ func (c *Cycle) resvGate(rec *QueueRec) bool {
 	return false
 }
 
-// recEnd is the time a record's job would end if started now (capped at
-// its reservation's end when confined).
-func (c *Cycle) recEnd(rec *QueueRec, own *resvEntry, oi int) time.Time {
-	limit := PlanDuration(c.TimeLimit(rec.Job, rec.Part), &c.Cluster.Partitions[rec.Part])
-	end := c.Now.Add(limit)
-	if own != nil && own.confined() && c.rx.win[oi].End.Before(end) {
-		end = c.rx.win[oi].End
-	}
-	return end
+// recEnd is the time a record's job would end if started now, by its own
+// time limit: Slurm tests a job in a reservation against the later
+// reservations on its nodes over its whole limit, not only up to its
+// reservation's end (oracle, resv-overlap: a 150-minute job in a
+// one-hour reservation starts before a maintenance three hours away, an
+// unlimited one waits).
+func (c *Cycle) recEnd(rec *QueueRec) time.Time {
+	return c.Now.Add(PlanDuration(c.TimeLimit(rec.Job, rec.Part), &c.Cluster.Partitions[rec.Part]))
 }
 
 // resvMask narrows m to the nodes rec may use now: a job confined to a
@@ -192,12 +191,18 @@ func (c *Cycle) resvMask(rec *QueueRec, m NodeSet) {
 	if len(c.State.resvs.list) == 0 {
 		return
 	}
-	rx := c.resvc()
-	own, oi := c.recEntry(rec)
+	own, _ := c.recEntry(rec)
 	if own != nil && own.confined() {
 		m.And(own.nodes)
 	}
-	end := c.recEnd(rec, own, oi)
+	c.dropLaterResvs(rec, own, m)
+}
+
+// dropLaterResvs takes out of m the nodes of the reservations other than
+// own whose window begins before rec's job would end.
+func (c *Cycle) dropLaterResvs(rec *QueueRec, own *resvEntry, m NodeSet) {
+	rx := c.resvc()
+	end := c.recEnd(rec)
 	for i, e := range rx.entries {
 		if e != own && rx.win[i].Start.Before(end) {
 			m.AndNot(e.nodes)
@@ -205,28 +210,66 @@ func (c *Cycle) resvMask(rec *QueueRec, m NodeSet) {
 	}
 }
 
-// resvFitFailed handles a record that did not fit: a job confined to a
-// reservation blocks only that reservation's nodes (reason Resources); a
-// plain job kept off nodes by a MAINT reservation it would otherwise fit
-// on gets Slurm's "ReqNodeNotAvail, Reserved for maintenance". It
-// reports whether it dealt with the record.
+// resvFitFailed handles a record that did not fit. A job confined to a
+// reservation that would fit on its nodes but for a later reservation its
+// time limit runs into pends with ReqNodeNotAvail, "Reserved for
+// maintenance", whatever that reservation's flags (oracle, resv-overlap),
+// and blocks nothing; one short of resources blocks only its
+// reservation's nodes (reason Resources). A plain job kept off nodes by a
+// MAINT reservation it would otherwise fit on gets ReqNodeNotAvail too.
+// It reports whether it dealt with the record.
 func (c *Cycle) resvFitFailed(rec *QueueRec) bool {
 	if len(c.State.resvs.list) == 0 {
 		return false
 	}
-	own, oi := c.recEntry(rec)
+	own, _ := c.recEntry(rec)
 	if own != nil && own.confined() {
+		if c.laterResvBlocks(rec, own) {
+			c.setReason(rec, ReasonReqNodeNotAvail)
+			c.pend[rec.slot].StateDesc = StateDescReservedMaint
+			return true
+		}
 		c.setReason(rec, ReasonResources)
 		c.passNodes.AndNot(own.nodes)
 		return true
 	}
-	if !c.maintBlocks(rec, own, oi) {
+	if !c.maintBlocks(rec, own) {
 		return false
 	}
 	c.setReason(rec, ReasonReqNodeNotAvail)
-	c.pend[rec.slot].StateDesc = StateDescReservedMaint
-	c.failPartition(rec)
+	c.pend[rec.slot].StateDesc = c.reservedDesc(rec)
+	if !c.blockNamedNodes(rec) {
+		c.failPartition(rec)
+	}
 	return true
+}
+
+// laterResvBlocks reports whether rec, confined to reservation own, would
+// fit on own's nodes now if no later reservation held any of them.
+func (c *Cycle) laterResvBlocks(rec *QueueRec, own *resvEntry) bool {
+	m := c.Cluster.Partitions[rec.Part].Nodes.Clone()
+	m.And(c.passNodes)
+	m.And(own.nodes)
+	if jm := c.JobMask(rec.Job); jm != nil {
+		m.And(jm)
+	}
+	all := m.Clone()
+	if c.dropLaterResvs(rec, own, m); all.SubsetOf(m) {
+		return false
+	}
+	_, ok := c.Fit(rec, c.Avail, all)
+	return ok
+}
+
+// reservedDesc is the description of a job without a reservation kept
+// off its nodes by reservations: "May be reserved for other job" when it
+// named its nodes (-w), "Reserved for maintenance" otherwise (oracle,
+// resv-end-running: -w jobs before a later plain or MAINT reservation).
+func (c *Cycle) reservedDesc(rec *QueueRec) string {
+	if len(rec.Job.Req.NodeList) > 0 {
+		return StateDescMayBeReserved
+	}
+	return StateDescReservedMaint
 }
 
 // StateDescReservedMaint is what squeue shows for a job kept off nodes by
@@ -235,9 +278,9 @@ const StateDescReservedMaint = "ReqNodeNotAvail, Reserved for maintenance"
 
 // maintBlocks reports whether a MAINT reservation starting before rec's
 // job would end holds nodes without which the job does not fit.
-func (c *Cycle) maintBlocks(rec *QueueRec, own *resvEntry, oi int) bool {
+func (c *Cycle) maintBlocks(rec *QueueRec, own *resvEntry) bool {
 	rx := c.rx
-	end := c.recEnd(rec, own, oi)
+	end := c.recEnd(rec)
 	m := c.Cluster.Partitions[rec.Part].Nodes.Clone()
 	m.And(c.passNodes)
 	if jm := c.JobMask(rec.Job); jm != nil {
@@ -261,10 +304,12 @@ func (c *Cycle) maintBlocks(rec *QueueRec, own *resvEntry, oi int) bool {
 	return ok
 }
 
-// resvOnStart is called as rec starts: it takes the job's licenses and,
-// for a job confined to a reservation, caps its time limit at the
-// reservation's end (Slurm ends such jobs when the reservation ends).
-func (c *Cycle) resvOnStart(rec *QueueRec, limit time.Duration) time.Duration {
+// resvOnStart is called as rec starts: it takes the job's licenses and
+// returns when a job confined to a reservation is ended if still running,
+// the reservation's end plus ResvOverRun (zero: never). The job keeps its
+// own limit, as in Slurm (oracle, resv-end-running: TimeLimit=00:05:00
+// shown, the job ends TIMEOUT with the reservation's one minute).
+func (c *Cycle) resvOnStart(rec *QueueRec) time.Time {
 	j := rec.Job
 	if len(j.Req.Licenses) > 0 && len(c.Cluster.Licenses) > 0 {
 		used := c.licensesUsed()
@@ -274,12 +319,11 @@ func (c *Cycle) resvOnStart(rec *QueueRec, limit time.Duration) time.Duration {
 			}
 		}
 	}
-	if own, oi := c.recEntry(rec); own != nil && own.confined() {
-		if rem := c.rx.win[oi].End.Sub(c.Now); rem > 0 && (limit <= 0 || limit == Infinite || limit > rem) {
-			limit = rem
-		}
+	own, oi := c.recEntry(rec)
+	if own == nil || !own.confined() || c.Config.ResvOverRun == Infinite {
+		return time.Time{}
 	}
-	return limit
+	return c.rx.win[oi].End.Add(c.Config.ResvOverRun)
 }
 
 // licensesUsed returns the cycle's license counts in use.

@@ -298,8 +298,8 @@ func TestFlexSpills(t *testing.T) {
 
 // TestDailyReservationRecurs: a DAILY reservation is active in its hour
 // every day; a job asking for it outside the hour waits (Reservation),
-// is planned for the next occurrence and starts then, its time limit cut
-// at the reservation's end.
+// is planned for the next occurrence and starts then, keeping its time
+// limit, and ends TIMEOUT with the occurrence (ResvOverRun=0).
 func TestDailyReservationRecurs(t *testing.T) {
 	h := newHarness(t, resvConf)
 	h.mustScontrol("create reservation ReservationName=lab StartTime=now+1hour Duration=1:00:00 Nodes=node1 Users=alice Flags=DAILY")
@@ -325,11 +325,16 @@ func TestDailyReservationRecurs(t *testing.T) {
 	t.Logf("%s", out)
 	h.advance(22 * time.Hour)
 	h.expectState(j.ID, JobRunning, "")
-	if got := h.job(j.ID); !got.StartTime.Equal(t0.Add(25*time.Hour)) || got.TimeLimit != time.Hour {
-		t.Fatalf("started %v with limit %v, want %v with the reservation's remaining hour", got.StartTime, got.TimeLimit, t0.Add(25*time.Hour))
+	if got := h.job(j.ID); !got.StartTime.Equal(t0.Add(25*time.Hour)) || got.TimeLimit != 3*time.Hour ||
+		!got.ResvEnd.Equal(t0.Add(26*time.Hour)) {
+		t.Fatalf("started %v with limit %v ending by %v, want %v with its 3 hours, ended at the occurrence's end %v",
+			got.StartTime, got.TimeLimit, got.ResvEnd, t0.Add(25*time.Hour), t0.Add(26*time.Hour))
 	}
 	h.advance(2 * time.Hour)
 	h.expectState(j.ID, JobTimeout, "")
+	if end := h.job(j.ID).EndTime; !end.Equal(t0.Add(26 * time.Hour)) {
+		t.Fatalf("ended %v, want the occurrence's end %v", end, t0.Add(26*time.Hour))
+	}
 }
 
 // TestDeleteReservationReleasesJobs: deleting a reservation takes it off
@@ -581,8 +586,13 @@ func TestUpdateReservationAccess(t *testing.T) {
 	}
 	j := h.mustSubmitRL("bob", "-N 1 --time=3:00:00 --reservation=r")
 	h.expectState(j.ID, JobRunning, "")
-	if lim := h.job(j.ID).TimeLimit; lim != 2*time.Hour {
-		t.Fatalf("limit %v, want the 2 hours left in the reservation", lim)
+	if got := h.job(j.ID); got.TimeLimit != 3*time.Hour || !got.ResvEnd.Equal(t0.Add(2*time.Hour)) {
+		t.Fatalf("limit %v ending by %v, want its 3 hours, ended with the reservation at %v", got.TimeLimit, got.ResvEnd, t0.Add(2*time.Hour))
+	}
+	// moving the end of a reservation moves the end of its running jobs
+	h.mustScontrol("update ReservationName=r Duration=2:30:00")
+	if got := h.job(j.ID).ResvEnd; !got.Equal(t0.Add(150 * time.Minute)) {
+		t.Fatalf("after the update the job ends by %v, want %v", got, t0.Add(150*time.Minute))
 	}
 }
 

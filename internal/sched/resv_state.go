@@ -163,7 +163,18 @@ func (st *State) UpdateReservation(cmd *resv.Command, now time.Time, loc *time.L
 		return err
 	}
 	*old = *e
+	st.moveResvEnds(old)
 	return nil
+}
+
+// moveResvEnds gives the jobs running in e the end of their window as it
+// is now (an update may have moved it): they are ended then.
+func (st *State) moveResvEnds(e *resvEntry) {
+	for _, j := range st.jobList {
+		if !j.ResvEnd.IsZero() && e.confined() && st.jobRunsIn(j, e) {
+			j.ResvEnd = e.R.Window(j.StartTime).End.Add(st.Config.ResvOverRun)
+		}
+	}
 }
 
 // DeleteReservation removes a reservation that no running job uses

@@ -224,29 +224,59 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 	if c.Config.PreemptType != PreemptNone && preemptStep != nil && preemptStep(c, rec) {
 		return true
 	}
+	if c.namedNodesTaken(rec) {
+		return false
+	}
 	if c.resvFitFailed(rec) {
 		return false // a reservation's job blocks only its reservation; MAINT reason
 	}
 	if desc := c.unusableDesc(rec); desc != "" {
 		// Too few nodes are up and unreserved for it even with every job
 		// ended: Slurm's ReqNodeNotAvail, which does not block the
-		// partition.
+		// partition (a job naming its nodes blocks those).
 		c.setReason(rec, ReasonReqNodeNotAvail)
 		c.pend[rec.slot].StateDesc = desc
+		c.blockNamedNodes(rec)
 		return false
 	}
 	c.setReason(rec, ReasonResources)
 	c.blockers = append(c.blockers, j.ID)
-	if len(j.Req.NodeList) > 0 {
-		// A job that needs specific nodes blocks only those nodes, not
-		// its whole partition (job_scheduler.c).
-		if jm := c.JobMask(j); jm != nil {
-			c.passNodes.AndNot(jm)
-		}
+	if !c.blockNamedNodes(rec) {
+		c.failPartition(rec)
+	}
+	return false
+}
+
+// blockNamedNodes takes the nodes a job named (-w) out of the rest of the
+// main pass when it cannot start: such a job blocks only those nodes, not
+// its whole partition (job_scheduler.c). It reports whether the job named
+// nodes.
+func (c *Cycle) blockNamedNodes(rec *QueueRec) bool {
+	if len(rec.Job.Req.NodeList) == 0 {
 		return false
 	}
-	c.failPartition(rec)
-	return false
+	if jm := c.JobMask(rec.Job); jm != nil {
+		c.passNodes.AndNot(jm)
+	}
+	return true
+}
+
+// namedNodesTaken gives ReqNodeNotAvail, "May be reserved for other job"
+// to a job naming (-w) a usable node that a higher-priority job naming it
+// took out of this pass by failing to start, busy or reserved (oracle,
+// named-nodes-blocked); backfill may still start it. It reports whether
+// it did.
+func (c *Cycle) namedNodesTaken(rec *QueueRec) bool {
+	if len(rec.Job.Req.NodeList) == 0 {
+		return false
+	}
+	jm := c.JobMask(rec.Job)
+	if jm == nil || !jm.IntersectsAndNot(c.Avail.Usable, c.passNodes) {
+		return false
+	}
+	c.setReason(rec, ReasonReqNodeNotAvail)
+	c.pend[rec.slot].StateDesc = StateDescMayBeReserved
+	return true
 }
 
 // unusableDesc returns the state description of rec when the nodes of
@@ -268,7 +298,7 @@ func (c *Cycle) unusableDesc(rec *QueueRec) string {
 	c.resvMask(rec, m)
 	switch {
 	case m.Empty():
-		return StateDescReservedMaint
+		return c.reservedDesc(rec)
 	case !c.State.everFit.canEverFit(c.State, c.sel, rec.Job, rec.Part, c.State.emptyView(), m):
 		return StateDescMayBeReserved
 	}
@@ -385,7 +415,7 @@ func (c *Cycle) Fit(rec *QueueRec, av *Avail, mask NodeSet) (Alloc, bool) {
 // it (already recorded with c.Preempt).
 func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill bool, preempts []JobID) {
 	j := rec.Job
-	limit = c.resvOnStart(rec, limit) // licenses taken; capped at the reservation's end
+	resvEnd := c.resvOnStart(rec) // licenses taken
 	task := int32(-1)
 	if j.Array != nil && j.Array.TaskID < 0 {
 		task = c.nextTask(rec)
@@ -410,7 +440,7 @@ func (c *Cycle) StartJob(rec *QueueRec, al Alloc, limit time.Duration, backfill 
 		c.singletons[singletonKey(j)] = true
 	}
 	c.Plan.Starts = append(c.Plan.Starts, Start{Job: j.ID, ArrayTask: task, Partition: rec.Part,
-		Alloc: al, TimeLimit: limit, Backfill: backfill, Preempts: preempts})
+		Alloc: al, TimeLimit: limit, Backfill: backfill, Preempts: preempts, ResvEnd: resvEnd})
 	if backfill {
 		c.Plan.Stats.Backfilled++
 	} else {

@@ -565,6 +565,10 @@ type Job struct {
 	AccrueTime   time.Time
 	StartTime    time.Time
 	EndTime      time.Time
+	// ResvEnd is when a job running in a reservation is ended with
+	// TIMEOUT whatever its limit: the reservation's end plus ResvOverRun
+	// (zero: never). Slurm keeps the job's own limit, and its EndTime.
+	ResvEnd time.Time `json:",omitzero"`
 	// SuspendTime is when the job was last suspended or resumed; Suspended
 	// is the total time spent suspended (the time limit is extended by it).
 	SuspendTime time.Time
@@ -636,6 +640,9 @@ type Start struct {
 	Backfill bool
 	// Preempts lists the jobs this start needs preempted first.
 	Preempts []JobID
+	// ResvEnd is when a job started in a reservation is ended, if still
+	// running: its window's end plus ResvOverRun (zero: never).
+	ResvEnd time.Time
 }
 
 // Preemption is a decision to preempt a running job.

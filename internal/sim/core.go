@@ -395,12 +395,24 @@ func (c *Core) started(id sched.JobID, backfill bool, t time.Time) (Started, boo
 		}
 	}
 	c.addRunning(id, rj)
+	return Started{ID: tid, TimeLimit: runLimit(j, t), Backfill: backfill, CPUs: cpus, GPUs: gpus,
+		Account: j.Account, User: j.User, QOS: j.QOS, Partition: part}, true
+}
+
+// runLimit is how long job j, started at t, may run in seconds (0: no
+// limit): its time limit, or less when its reservation ends first
+// (Job.ResvEnd, ended TIMEOUT as the controller does).
+func runLimit(j *sched.Job, t time.Time) int64 {
 	limit := int64(0)
 	if j.TimeLimit > 0 && j.TimeLimit != sched.Infinite {
 		limit = int64(j.TimeLimit / time.Second)
 	}
-	return Started{ID: tid, TimeLimit: limit, Backfill: backfill, CPUs: cpus, GPUs: gpus,
-		Account: j.Account, User: j.User, QOS: j.QOS, Partition: part}, true
+	if !j.ResvEnd.IsZero() {
+		if left := max(int64(j.ResvEnd.Sub(t)/time.Second), 1); limit == 0 || left < limit {
+			limit = left
+		}
+	}
+	return limit
 }
 
 // billing applies the partition's TRESBillingWeights through the priority
