@@ -659,7 +659,7 @@ func jobIDLine(j *api.JobInfo) string {
 }
 
 func jobReason(j *api.JobInfo) string {
-	if j.StateDesc != "" && j.State == "PENDING" {
+	if j.StateDesc != "" {
 		// scontrol prints the description as one word:
 		// Reason=job_requeued_in_held_state.
 		return strings.ReplaceAll(j.StateDesc, " ", "_")
@@ -683,13 +683,22 @@ func jobResourceLines(j *api.JobInfo) []string {
 		memKey = "MinMemoryCPU"
 	}
 	return []string{
-		fmt.Sprintf("NumNodes=%s NumCPUs=%d NumTasks=%d CPUs/Task=%d ReqB:S:C:T=0:0:*:*", nodes, j.NumCPUs, j.NumTasks, j.CPUsPerTask),
+		fmt.Sprintf("NumNodes=%s NumCPUs=%d NumTasks=%s CPUs/Task=%d ReqB:S:C:T=0:0:*:*", nodes, j.NumCPUs, numTasks(j), j.CPUsPerTask),
 		"ReqTRES=" + orNull(j.ReqTRES),
 		"AllocTRES=" + orNull(j.AllocTRES),
 		fmt.Sprintf("Socks/Node=* NtasksPerN:B:S:C=%d:0:*:* CoreSpec=*", j.NTasksPerNode),
 		fmt.Sprintf("MinCPUsNode=%d %s=%s MinTmpDiskNode=0", max(j.MinCPUsNode, 1), memKey, mem),
 		fmt.Sprintf("Features=%s DelayBoot=00:00:00", orNull(j.Features)),
 	}
+}
+
+// numTasks is NumTasks=: N/A for a job that ended pending without -n
+// (the controller sends 0).
+func numTasks(j *api.JobInfo) string {
+	if j.NumTasks <= 0 {
+		return "N/A"
+	}
+	return strconv.Itoa(j.NumTasks)
 }
 
 // jobTresPerLines are TresPerJob=, TresPerNode=, TresPerTask= (Slurm's order).
@@ -721,11 +730,12 @@ func jobDetailLines(j *api.JobInfo) []string {
 	return lines
 }
 
-// nodeListLine is NodeList=: a pending job's is empty in Slurm 24.11,
-// followed by SchedNodeList= once backfill has planned it (oracle).
+// nodeListLine is NodeList=: empty for a job without nodes (pending, or
+// ended pending) in Slurm 24.11, a pending one's followed by
+// SchedNodeList= once backfill has planned it (oracle).
 func nodeListLine(j *api.JobInfo) string {
 	if j.State != "PENDING" {
-		return "NodeList=" + orNull(j.NodeList)
+		return "NodeList=" + j.NodeList
 	}
 	if j.SchedNodes != "" {
 		return "NodeList= SchedNodeList=" + j.SchedNodes

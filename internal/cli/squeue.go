@@ -725,9 +725,9 @@ func squeueField(j *api.JobInfo, c byte, now time.Time) string {
 		}
 		return j.NodeList
 	case 'r':
-		// A pending job's state description (requeued in held state, a
-		// failed launch) stands in for its reason, as in %R.
-		if j.State == "PENDING" && j.StateDesc != "" {
+		// A state description (requeued in held state, a failed launch,
+		// kept by a job cancelled while pending) stands in for the reason.
+		if j.StateDesc != "" {
 			return j.StateDesc
 		}
 		return noneIfEmpty(j.Reason)

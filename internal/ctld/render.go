@@ -141,7 +141,18 @@ func (ls *loopState) briefInfo(j *sched.Job, now time.Time) api.JobInfo {
 		info.NumNodes = len(j.Alloc.Nodes)
 		info.BatchHost = cl.Nodes[j.Alloc.Nodes[0]].Name
 	}
+	if neverStarted(j) {
+		// Slurm gives a job that ended pending (cancelled) its end time as
+		// start time: squeue %S and scontrol StartTime= show it (oracle,
+		// cancel-pending-show).
+		info.StartTime = j.EndTime
+	}
 	return info
+}
+
+// neverStarted reports whether j ended without ever running.
+func neverStarted(j *sched.Job) bool {
+	return j.State.Finished() && j.StartTime.IsZero() && !j.EndTime.IsZero()
 }
 
 // fullInfo adds to briefInfo what scontrol show job and the other
@@ -230,6 +241,9 @@ func (ls *loopState) shapeInfo(j *sched.Job, info *api.JobInfo) {
 	r := &j.Req
 	_, tasks := sched.JobTasks(j)
 	info.NumTasks = int(tasks)
+	if neverStarted(j) && r.NTasks == 0 {
+		info.NumTasks = 0 // NumTasks=N/A: no -n and never laid out (oracle, cancel-pending-show)
+	}
 	info.NTasksPerNode = int(r.NTasksPerNode)
 	info.MinCPUsNode = int(max(r.MinCPUsPerNode, max(r.NTasksPerNode, 1)*max(r.CPUsPerTask, 1)))
 	info.MaxNodes = int(max(r.MaxNodes, r.MinNodes, 1))

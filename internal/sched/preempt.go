@@ -195,10 +195,14 @@ func preemptExempt(cfg *Config, p *Policy, v *Job) time.Duration {
 // PreemptExemptTime, which scontrol shows as PreemptEligibleTime for a
 // job that started in a cluster with preemption (zero otherwise).
 func PreemptEligibleTime(cfg *Config, p *Policy, j *Job) time.Time {
-	if cfg.PreemptType == PreemptNone || j.StartTime.IsZero() {
+	start := j.StartTime
+	if start.IsZero() && j.State.Finished() {
+		start = j.EndTime // Slurm starts a job cancelled while pending as it ends it
+	}
+	if cfg.PreemptType == PreemptNone || start.IsZero() {
 		return time.Time{}
 	}
-	return j.StartTime.Add(max(preemptExempt(cfg, p, j), 0))
+	return start.Add(max(preemptExempt(cfg, p, j), 0))
 }
 
 // makeVictim applies the mode (OFF: not a candidate; REQUEUE of a job that
