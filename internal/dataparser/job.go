@@ -103,7 +103,7 @@ func Job(j *api.JobInfo, c Cluster) Obj {
 		{"tasks_per_board", N(0)},
 		{"cpus", N(j.NumCPUs)},
 		{"node_count", N(j.NumNodes)},
-		{"tasks", N(j.NumTasks)},
+		{"tasks", tasksNum(j.NumTasks)},
 		{"partition", j.Partition},
 		{"prefer", ""},
 	}...)
@@ -388,4 +388,13 @@ func nodeMemory(j *api.JobInfo, cpus, nodes int) int64 {
 		return j.MinMemoryMB
 	}
 	return tresCount(j.AllocTRES, "mem") / int64(nodes)
+}
+
+// tasksNum is "tasks": unset for a job that ended pending without -n,
+// whose NumTasks scontrol shows as N/A (the controller sends 0).
+func tasksNum(n int) Num {
+	if n <= 0 {
+		return Unset()
+	}
+	return N(n)
 }
