@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"strings"
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/acct"
@@ -46,6 +47,9 @@ func (p *prioState) init(c *conf.Config, ap *acct.Policy) {
 	if p.tree == nil {
 		p.tree = priority.NewTree()
 	}
+	// sshare's TRESRunMins and GrpTRESRaw list the tracked TRES (oracle,
+	// acct-shows: gres/gpu brings gres/gpumem and gres/gpuutil)
+	p.tree.TRESNames = strings.Split(accountingTRES(strings.Join(c.Accounting.TRES, ",")), ",")
 	p.tree.Recompute(&p.cfg)
 	p.calc = priority.NewCalculator(&p.cfg, p.cluster, p.tree)
 	for _, cp := range c.Partitions {

@@ -17,6 +17,7 @@ func (t *Tree) ContinueFrom(old *Tree, cfg *Config) {
 	if old == nil {
 		return
 	}
+	t.TRESNames = old.TRESNames
 	old.syncRecords()
 	for i := 1; i < len(t.Assocs); i++ {
 		a := &t.Assocs[i]

@@ -23,6 +23,8 @@ type SshareOptions struct {
 	InvokingUser string
 	// Cluster is the cluster name for the Cluster field.
 	Cluster string
+
+	indentFrom int // the depth printed flush left (sshareTop)
 }
 
 // sshareField is one sshare column: name and Slurm's width (negative =
@@ -124,14 +126,31 @@ func FormatSshare(tr *Tree, cfg *Config, opt SshareOptions) (string, error) {
 			b.WriteByte('\n')
 		}
 	}
+	var keep []int
 	for _, i := range tr.Order() {
-		a := &tr.Assocs[i]
-		if !sshareKeep(a, users, opt) {
-			continue
+		if sshareKeep(&tr.Assocs[i], users, opt) {
+			keep = append(keep, i)
 		}
+	}
+	opt.indentFrom = sshareTop(tr, keep, opt)
+	for _, i := range keep {
 		writeSshareLine(&b, cols, opt, func(f sshareField) string { return sshareCell(tr, cfg, i, f.name, opt) })
 	}
 	return b.String(), nil
+}
+
+// sshareTop is the depth printed without indentation: the root's, or with
+// -A the shallowest listed account's (oracle, acct-shows: "sshare -A
+// physics -a" prints physics flush left and its users one space in).
+func sshareTop(tr *Tree, keep []int, opt SshareOptions) int {
+	if len(opt.Accounts) == 0 || len(keep) == 0 {
+		return 0
+	}
+	top := tr.Assocs[keep[0]].depth
+	for _, i := range keep {
+		top = min(top, tr.Assocs[i].depth)
+	}
+	return top
 }
 
 func sshareKeep(a *Assoc, users []string, opt SshareOptions) bool {
@@ -184,7 +203,7 @@ func sshareCell(tr *Tree, cfg *Config, i int, name string, opt SshareOptions) st
 	isRoot := i == 0
 	switch name {
 	case "Account":
-		return strings.Repeat(" ", a.depth) + a.Account
+		return strings.Repeat(" ", max(a.depth-opt.indentFrom, 0)) + a.Account
 	case "User":
 		return a.User
 	case "RawShares":
