@@ -283,6 +283,8 @@ const (
 	OpRequeueHold = "requeuehold"
 	OpSuspend     = "suspend"
 	OpResume      = "resume"
+	// OpTop is scontrol top: Jobs in order, moved up their user's queue.
+	OpTop = "top"
 	// OpComplete ends a salloc allocation with ExitCode (Slurm's
 	// slurm_complete_job); OpKeepalive says its holder is still there.
 	OpComplete  = "complete"

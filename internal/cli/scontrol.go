@@ -25,7 +25,7 @@ const scontrolUsage = `Usage: scontrol COMMAND
   show job [ID] | show node [NAME] | show partition [NAME] | show config
   update JobId=ID Partition= TimeLimit= QOS= Nice= SiteFactor= Priority= Name=
   update NodeName=NODES State=DRAIN|RESUME|DOWN|UNDRAIN Reason="..."
-  hold|uhold|release|requeue|requeuehold|suspend|resume JOB_LIST
+  hold|uhold|release|requeue|requeuehold|suspend|resume|top JOB_LIST
   token [lifespan=SECONDS] [username=USER]
   create partition PartitionName=P Nodes=... [K=V...] | update PartitionName=P K=V... | delete PartitionName=P
   create reservation K=V... | update ReservationName=R K=V... | delete ReservationName=R
@@ -107,7 +107,7 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 		return s.reservation(args) // scontrol_resv.go
 	case "update":
 		return s.update(args[1:])
-	case "hold", "uhold", "release", "requeue", "requeuehold", "suspend", "resume":
+	case "hold", "uhold", "release", "requeue", "requeuehold", "suspend", "resume", "top":
 		return s.control(cmd, args[1:])
 	case "token":
 		return s.token(args[1:])

@@ -338,6 +338,9 @@ func (ls *loopState) control(w Who, req api.JobControlRequest) (api.JobControlRe
 	if (req.Op == api.OpSuspend || req.Op == api.OpResume) && !admin {
 		return res, denied()
 	}
+	if req.Op == api.OpTop {
+		return ls.top(w, admin, req), nil
+	}
 	type target struct {
 		name  string
 		j     *sched.Job
@@ -463,6 +466,36 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		return &apiErr{status: http.StatusBadRequest, msg: "unknown operation " + req.Op}
 	}
 	return nil
+}
+
+// top is scontrol top (sched.Top): each listed job must exist, be the
+// caller's own (unless an operator; users need
+// SchedulerParameters=enable_user_top) and pend; the valid ones move up
+// their user's queue by nice values.
+func (ls *loopState) top(w Who, admin bool, req api.JobControlRequest) api.JobControlResponse {
+	var res api.JobControlResponse
+	var ids []sched.JobID
+	userTop := ls.c.cfg.SchedulerParameters.EnableUserTop
+	for _, spec := range req.Jobs {
+		r := api.JobResult{Job: spec}
+		js, _, err := ls.jobsByID(spec)
+		switch {
+		case err != nil || len(js) == 0:
+			r.Error = sched.ErrInvalidJobID.Error()
+		case !admin && (!userTop || js[0].UID != w.UID):
+			r.Error = sched.ErrAccessDenied.Error()
+		case js[0].State.Base() != sched.JobPending:
+			r.Error = sched.ErrNotPending.Error()
+		default:
+			ids = append(ids, js[0].ID)
+		}
+		res.Results = append(res.Results, r)
+	}
+	for _, j := range ls.st.Top(ids) {
+		ls.touch(j, "top", w.User) // its priority set now, recomputed at the next pass
+	}
+	ls.wantSched = true
+	return res
 }
 
 // cancelledBy records uid as the canceller of task t of array arrayID.
