@@ -285,6 +285,8 @@ const (
 	OpResume      = "resume"
 	// OpTop is scontrol top: Jobs in order, moved up their user's queue.
 	OpTop = "top"
+	// OpNotify is scontrol notify: a message for the job's srun (Message).
+	OpNotify = "notify"
 	// OpComplete ends a salloc allocation with ExitCode (Slurm's
 	// slurm_complete_job); OpKeepalive says its holder is still there.
 	OpComplete  = "complete"

@@ -99,6 +99,10 @@ type StepLaunchRequest struct {
 	// Distribution is -m/--distribution as given ("" : Slurm's default,
 	// cyclic when there are no more tasks than nodes, else block).
 	Distribution string `json:"distribution,omitempty"`
+	// SrunHost and SrunPid name the srun process (scontrol show step's
+	// SrunHost:Pid=).
+	SrunHost string `json:"srun_host,omitempty"`
+	SrunPid  int    `json:"srun_pid,omitempty"`
 	// PlaneSize is N of -m plane=N.
 	PlaneSize int `json:"plane_size,omitempty"`
 	// Overcommit is -O: more tasks than the allocation's CPUs.
@@ -144,6 +148,14 @@ type StepInfo struct {
 	NodeList     string    `json:"nodelist"`
 	NTasks       int       `json:"ntasks"`
 	State        string    `json:"state"`
+	// CPUs and MemMB are what the step holds of its job's allocation on
+	// its nodes (0 for the batch step, as Slurm shows it); Dist is its task
+	// distribution as scontrol prints it, SrunHost and SrunPid its srun.
+	CPUs     int    `json:"cpus,omitempty"`
+	MemMB    int64  `json:"mem_mb,omitempty"`
+	Dist     string `json:"dist,omitempty"`
+	SrunHost string `json:"srun_host,omitempty"`
+	SrunPid  int    `json:"srun_pid,omitempty"`
 }
 
 // Steps lists the running steps.

@@ -89,7 +89,7 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 	for _, w := range warns {
 		fmt.Fprintf(env.Stderr, "ctld: warning: %v\n", w)
 	}
-	log := newLogger(env, *verbose)
+	log, level := newLogger(env, *verbose)
 	mode := ctld.StartNormal
 	switch {
 	case *clear && *recover:
@@ -104,7 +104,7 @@ func runCtld(ctx context.Context, env *Env, args []string) int {
 		return Errorf(env, "ctld", "%v", err)
 	}
 	defer restStop()
-	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, BatchCadence: true, StartMode: mode,
+	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: *listen, Logger: log, LogLevel: level, BatchCadence: true, StartMode: mode,
 		FenceFraction: fenceOption(*fence)}, func(c *ctld.Controller, first bool) error {
 		restSet(c)
 		if first {
@@ -173,17 +173,19 @@ func serveReconfigurable(ctx context.Context, cfg *conf.Config, opts ctld.Option
 	}
 }
 
-func newLogger(env *Env, verbose bool) *slog.Logger {
-	level := slog.LevelInfo
+// newLogger is a daemon's logger and its level, which scontrol setdebug
+// changes.
+func newLogger(env *Env, verbose bool) (*slog.Logger, *slog.LevelVar) {
+	level := new(slog.LevelVar)
 	if verbose {
-		level = slog.LevelDebug
+		level.Set(slog.LevelDebug)
 	}
 	// The daemons log from several goroutines while the command itself
 	// still prints to stderr: route both through one lock.
 	if _, ok := env.Stderr.(*SyncWriter); !ok {
 		env.Stderr = &SyncWriter{W: env.Stderr}
 	}
-	return slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})), level
 }
 
 // startController opens the accounting store slurm.conf names and starts

@@ -65,7 +65,7 @@ func runRestd(ctx context.Context, env *Env, args []string) int {
 	if *addr == "" {
 		*addr = controllerAddr(cfg)
 	}
-	log := newLogger(env, *verbose)
+	log, _ := newLogger(env, *verbose)
 	b := restd.Remote{Addr: *addr, Socket: filepath.Join(cfg.StateSaveLocation, api.SocketFile)}
 	stop, err := serveREST(*listen, b, log)
 	if err != nil {

@@ -241,8 +241,7 @@ func fillSubmitContext(env *Env, s *api.JobSpec) {
 		s.WorkDir = filepath.Join(env.Cwd, s.WorkDir)
 	}
 	if s.AllocNode == "" {
-		host, _ := os.Hostname()
-		s.AllocNode, _, _ = strings.Cut(host, ".")
+		s.AllocNode = shortHostname()
 		s.AllocSID, _ = unix.Getsid(0)
 	}
 	if s.Environment == nil {

@@ -26,6 +26,8 @@ const scontrolUsage = `Usage: scontrol COMMAND
   update JobId=ID Partition= TimeLimit= QOS= Nice= SiteFactor= Priority= Name=
   update NodeName=NODES State=DRAIN|RESUME|DOWN|UNDRAIN Reason="..."
   hold|uhold|release|requeue|requeuehold|suspend|resume|top JOB_LIST
+  write batch_script JOBID [FILE|-] | wait_job JOBID | notify JOBID MESSAGE | setdebug LEVEL
+  show daemons
   token [lifespan=SECONDS] [username=USER]
   create partition PartitionName=P Nodes=... [K=V...] | update PartitionName=P K=V... | delete PartitionName=P
   create reservation K=V... | update ReservationName=R K=V... | delete ReservationName=R
@@ -84,6 +86,9 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 		if code, ok := showHostlist(env, args[1:]); ok {
 			return code
 		}
+		if strings.HasPrefix("daemons", strings.ToLower(args[1])) && len(args[1]) >= 2 {
+			return showDaemons(env) // scontrol_admin.go: read from slurm.conf
+		}
 	}
 	cl, err := controllerClient(env)
 	if err != nil {
@@ -109,6 +114,14 @@ func runScontrol(ctx context.Context, env *Env, args []string) int {
 		return s.update(args[1:])
 	case "hold", "uhold", "release", "requeue", "requeuehold", "suspend", "resume", "top":
 		return s.control(cmd, args[1:])
+	case "write":
+		return s.writeBatchScript(args[1:]) // scontrol_admin.go
+	case "wait_job":
+		return s.waitJob(args[1:])
+	case "notify":
+		return s.notify(args[1:])
+	case "setdebug":
+		return s.setDebug(args[1:])
 	case "token":
 		return s.token(args[1:])
 	case "ping":
@@ -230,6 +243,8 @@ func (s *scontrolRun) show(args []string) int {
 			recs = append(recs, JobRecordLines(&res.Jobs[i], res.Now))
 		}
 		s.printTrailed(recs)
+	case what == "step" || what == "steps":
+		return s.showSteps(name) // scontrol_admin.go
 	case strings.HasPrefix(what, "node"):
 		res, err := s.cl.Nodes(s.ctx)
 		if err != nil {

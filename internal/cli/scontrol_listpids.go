@@ -9,7 +9,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -137,9 +136,7 @@ func renderListPids(stdout, stderr io.Writer, q listPidsQuery, node string, step
 // listPids runs scontrol listpids.
 func (s *scontrolRun) listPids(args []string) int {
 	return listPidsOn(s.env.Stdout, s.env.Stderr, args, func(q listPidsQuery) (string, []api.StepPids, int) {
-		host, _ := os.Hostname()
-		host, _, _ = strings.Cut(host, ".")
-		res, err := s.cl.ListPids(s.ctx, api.ListPidsRequest{Node: q.node, Host: host})
+		res, err := s.cl.ListPids(s.ctx, api.ListPidsRequest{Node: q.node, Host: shortHostname()})
 		if err != nil {
 			return "", nil, clientError(s.env, "scontrol", err)
 		}

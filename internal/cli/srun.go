@@ -373,7 +373,7 @@ func srunStep(ctx context.Context, env *Env, cl *api.Client, o *srunOpts, job st
 		Env: srunStepEnviron(env, o), NTasks: spec.NTasks, NNodes: spec.MinNodes, CPUsPerTask: spec.CPUsPerTask,
 		TimeLimitSec: limit, Input: input, Distribution: o.distribution, PlaneSize: o.planeSize, Overcommit: o.overcommit, Exact: o.exact,
 		CPUBind: o.cpuBind, Pty: pty, MPI: o.mpi,
-		NodeList: spec.NodeList, Exclude: spec.Exclude}
+		NodeList: spec.NodeList, Exclude: spec.Exclude, SrunHost: shortHostname(), SrunPid: os.Getpid()}
 	if o.multiProg {
 		m, err := readMultiProg(env.Cwd, o.command[0], o.command[1:])
 		var fatal *srunFatal

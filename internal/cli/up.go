@@ -75,7 +75,7 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 	if f.conf != "" && f.state != "" {
 		cfg.StateSaveLocation = f.state
 	}
-	log := newLogger(env, f.verbose)
+	log, level := newLogger(env, f.verbose)
 	listen := net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.SlurmctldPort))
 	var agents []*noded.Agent
 	restSet, restStop, err := restInProcess(f.restListen, log)
@@ -85,7 +85,7 @@ func runUp(ctx context.Context, env *Env, args []string) int {
 	defer restStop()
 	// The agents are started once: a reconfigure keeps the controller's
 	// address and cluster key, and they register again with the next one.
-	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: listen, Logger: log, BatchCadence: true}, func(c *ctld.Controller, first bool) error {
+	err = serveReconfigurable(ctx, cfg, ctld.Options{Listen: listen, Logger: log, LogLevel: level, BatchCadence: true}, func(c *ctld.Controller, first bool) error {
 		restSet(c)
 		if !first {
 			return nil

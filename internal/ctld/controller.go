@@ -41,6 +41,9 @@ type Options struct {
 	Listen string
 	// Logger receives the controller's log (default slog.Default()).
 	Logger *slog.Logger
+	// LogLevel, when set, is Logger's level, which scontrol setdebug
+	// changes.
+	LogLevel *slog.LevelVar
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// TickInterval is how often timers are checked (default 1 s).

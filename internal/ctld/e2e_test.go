@@ -50,8 +50,10 @@ func TestCancelPendingAndRunning(t *testing.T) {
 	})
 	c.control(api.OpCancel, idStr(pend))
 	c.control(api.OpCancel, idStr(run))
-	if j := c.waitState(pend, "CANCELLED", 5*time.Second); !j.StartTime.IsZero() {
-		t.Errorf("cancelled pending job has a start time %v", j.StartTime)
+	// Slurm shows a job cancelled while pending as started when it ended
+	// (oracle, cancel-pending-show: StartTime= and squeue %S the cancel time).
+	if j := c.waitState(pend, "CANCELLED", 5*time.Second); !j.StartTime.Equal(j.EndTime) || j.StartTime.IsZero() {
+		t.Errorf("cancelled pending job shows start %v and end %v, want both the cancel time", j.StartTime, j.EndTime)
 	}
 	c.waitState(run, "CANCELLED", 5*time.Second)
 	checkCancelledRecords(t, c, pend, run)

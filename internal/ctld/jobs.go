@@ -389,6 +389,9 @@ func (ls *loopState) control(w Who, req api.JobControlRequest) (api.JobControlRe
 
 // controlOne applies one operation to one job record.
 func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j *sched.Job, tasks []int32) error {
+	if req.Op == api.OpNotify {
+		return ls.notifyCheck(w, j) // admin.go
+	}
 	if !ls.mayModify(w, j) {
 		if req.Op == api.OpHold || req.Op == api.OpUHold || req.Op == api.OpRelease {
 			return notOwner()

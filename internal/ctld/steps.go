@@ -33,6 +33,12 @@ type stepRec struct {
 	End      time.Time
 	State    string
 	ExitCode string
+	// What scontrol show step prints besides (kept in memory only: after
+	// a controller restart a step shows no limit, its default
+	// distribution and no srun).
+	TimeLimitSec   int64
+	Dist, SrunHost string
+	SrunPid        int
 }
 
 func (s *stepRec) record() api.AcctRecord {
@@ -207,6 +213,7 @@ func (c *Controller) registerStepRoutes(mux *http.ServeMux) {
 		return c.launchStep(ctx, w, req)
 	}))
 	c.registerStepList(mux)    // squeue -s: steps_list.go
+	c.registerAdminRoutes(mux) // scontrol write batch_script, setdebug: admin.go
 	c.registerAttachRoute(mux) // sattach.go
 	c.recoverSteps()
 }
@@ -398,7 +405,8 @@ func (ls *loopState) planStep(w Who, req api.StepLaunchRequest, next int) (*step
 	}
 	plan.rec = stepRec{JobID: uint32(j.ID), StepID: next, Name: name, User: j.User, UID: j.UID, Account: j.Account,
 		QOS: j.QOS, Part: ls.partitionName(j), NodeList: nodeList, NTasks: ntasks, Start: ls.c.now(), State: "RUNNING",
-		ExitCode: "0:0"}
+		ExitCode: "0:0", TimeLimitSec: req.TimeLimitSec, Dist: stepDist(req.Distribution, ntasks, nodeList),
+		SrunHost: req.SrunHost, SrunPid: req.SrunPid}
 	if ls.ext.steps == nil {
 		ls.ext.steps = map[sched.JobID][]stepRec{}
 	}

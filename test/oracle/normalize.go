@@ -18,6 +18,8 @@ var (
 	// "alice(1001)" in scontrol show job, squeue %U...: host uids differ.
 	userID   = regexp.MustCompile(`\b([a-z_][a-z0-9_-]*)\((\d+)\)`)
 	allocSid = regexp.MustCompile(`(AllocNode:Sid=)\S+`)
+	// scontrol show step names the srun process: its pid differs.
+	srunPid = regexp.MustCompile(`(SrunHost:Pid=\S+:)[1-9]\d*`)
 	// slurmrestd's slurmdb errors and warnings name the function called
 	// with a pointer argument, "slurmdb_qos_remove(0x7fa2ac0046a0) failed":
 	// an address of that process, never the same twice.
@@ -54,6 +56,7 @@ func (n Normalizer) Apply(st Step, text string) string {
 	text = ctime.ReplaceAllString(text, "<CTIME>")
 	text = userID.ReplaceAllString(text, "$1(<ID>)")
 	text = allocSid.ReplaceAllString(text, "$1<ALLOC>")
+	text = srunPid.ReplaceAllString(text, "$1<PID>")
 	text = cPointer.ReplaceAllString(text, "()")
 	for _, m := range st.Masks {
 		switch m {
