@@ -549,11 +549,13 @@ func (st *State) checkGresNames(j *Job, _ Submitter) error {
 	return nil
 }
 
-// checkPrivileges applies the operator-only options: --priority, and a
-// negative --nice (priority.ValidateNice, Slurm's messages).
+// checkPrivileges applies the operator-only options: a negative --nice
+// is refused (priority.ValidateNice, Slurm's messages); a user's
+// --priority is ignored, the job accepted with its computed priority
+// (oracle, sbatch-options-more: --priority=100 from alice pends at 39).
 func (st *State) checkPrivileges(j *Job, who Submitter) error {
 	if j.Req.Priority > 0 && !who.Admin {
-		return reject(ErrAccessDenied)
+		j.Req.Priority = 0
 	}
 	if err := priority.ValidateNice(int64(j.Req.Nice), who.Admin); err != nil {
 		return reject(err)
