@@ -50,11 +50,7 @@ func runPreempt(c *Cycle, rec *QueueRec) bool {
 // preemptMask is the nodes the preemptor may run on: its partition's
 // nodes still offered by this pass, within its constraints.
 func preemptMask(c *Cycle, rec *QueueRec) NodeSet {
-	m := c.Cluster.Partitions[rec.Part].Nodes.Clone()
-	m.And(c.passNodes)
-	if jm := c.JobMask(rec.Job); jm != nil {
-		m.And(jm)
-	}
+	m := c.passMask(rec)
 	c.resvMask(rec, m) // reserved nodes (resv_cycle.go)
 	return m
 }

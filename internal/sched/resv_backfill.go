@@ -138,8 +138,7 @@ func (b *backfill) laterResvsHold(rec *QueueRec, sh *bfShape, e *resvEntry) bool
 	if !m.Empty() {
 		return false
 	}
-	c.setReason(rec, ReasonReqNodeNotAvail)
-	c.pend[rec.slot].StateDesc = StateDescReservedMaint
+	c.setReqNodeNotAvail(rec, StateDescReservedMaint)
 	return true
 }
 

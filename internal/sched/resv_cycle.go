@@ -225,8 +225,7 @@ func (c *Cycle) resvFitFailed(rec *QueueRec) bool {
 	own, _ := c.recEntry(rec)
 	if own != nil && own.confined() {
 		if c.laterResvBlocks(rec, own) {
-			c.setReason(rec, ReasonReqNodeNotAvail)
-			c.pend[rec.slot].StateDesc = StateDescReservedMaint
+			c.setReqNodeNotAvail(rec, StateDescReservedMaint)
 			return true
 		}
 		c.setReason(rec, ReasonResources)
@@ -236,8 +235,7 @@ func (c *Cycle) resvFitFailed(rec *QueueRec) bool {
 	if !c.maintBlocks(rec, own) {
 		return false
 	}
-	c.setReason(rec, ReasonReqNodeNotAvail)
-	c.pend[rec.slot].StateDesc = c.reservedDesc(rec)
+	c.setReqNodeNotAvail(rec, c.reservedDesc(rec))
 	if !c.blockNamedNodes(rec) {
 		c.failPartition(rec)
 	}
@@ -247,12 +245,8 @@ func (c *Cycle) resvFitFailed(rec *QueueRec) bool {
 // laterResvBlocks reports whether rec, confined to reservation own, would
 // fit on own's nodes now if no later reservation held any of them.
 func (c *Cycle) laterResvBlocks(rec *QueueRec, own *resvEntry) bool {
-	m := c.Cluster.Partitions[rec.Part].Nodes.Clone()
-	m.And(c.passNodes)
+	m := c.passMask(rec)
 	m.And(own.nodes)
-	if jm := c.JobMask(rec.Job); jm != nil {
-		m.And(jm)
-	}
 	all := m.Clone()
 	if c.dropLaterResvs(rec, own, m); all.SubsetOf(m) {
 		return false
@@ -281,11 +275,7 @@ const StateDescReservedMaint = "ReqNodeNotAvail, Reserved for maintenance"
 func (c *Cycle) maintBlocks(rec *QueueRec, own *resvEntry) bool {
 	rx := c.rx
 	end := c.recEnd(rec)
-	m := c.Cluster.Partitions[rec.Part].Nodes.Clone()
-	m.And(c.passNodes)
-	if jm := c.JobMask(rec.Job); jm != nil {
-		m.And(jm)
-	}
+	m := c.passMask(rec)
 	maint := false
 	for i, e := range rx.entries {
 		if e == own || !rx.win[i].Start.Before(end) {

@@ -234,8 +234,7 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 		// Too few nodes are up and unreserved for it even with every job
 		// ended: Slurm's ReqNodeNotAvail, which does not block the
 		// partition (a job naming its nodes blocks those).
-		c.setReason(rec, ReasonReqNodeNotAvail)
-		c.pend[rec.slot].StateDesc = desc
+		c.setReqNodeNotAvail(rec, desc)
 		c.blockNamedNodes(rec)
 		return false
 	}
@@ -245,6 +244,24 @@ func (c *Cycle) tryStart(rec *QueueRec) bool {
 		c.failPartition(rec)
 	}
 	return false
+}
+
+// passMask is a new set of the nodes rec may use in the rest of the main
+// pass: its partition's still offered, within its -w/-x/-C mask.
+func (c *Cycle) passMask(rec *QueueRec) NodeSet {
+	m := c.Cluster.Partitions[rec.Part].Nodes.Clone()
+	m.And(c.passNodes)
+	if jm := c.JobMask(rec.Job); jm != nil {
+		m.And(jm)
+	}
+	return m
+}
+
+// setReqNodeNotAvail gives rec Slurm's ReqNodeNotAvail with the state
+// description squeue shows in its place.
+func (c *Cycle) setReqNodeNotAvail(rec *QueueRec, desc string) {
+	c.setReason(rec, ReasonReqNodeNotAvail)
+	c.pend[rec.slot].StateDesc = desc
 }
 
 // blockNamedNodes takes the nodes a job named (-w) out of the rest of the
@@ -274,8 +291,7 @@ func (c *Cycle) namedNodesTaken(rec *QueueRec) bool {
 	if jm == nil || !jm.IntersectsAndNot(c.Avail.Usable, c.passNodes) {
 		return false
 	}
-	c.setReason(rec, ReasonReqNodeNotAvail)
-	c.pend[rec.slot].StateDesc = StateDescMayBeReserved
+	c.setReqNodeNotAvail(rec, StateDescMayBeReserved)
 	return true
 }
 
