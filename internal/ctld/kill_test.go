@@ -114,8 +114,10 @@ PartitionName=all Nodes=k[1-2] Default=YES MaxTime=INFINITE State=UP
 		return res.JobID
 	}
 	var ids []uint32
+	// Long enough that all 8 run at once and still run at the kill on a
+	// loaded machine, where one agent may launch seconds after the other.
 	for i := 0; i < 8; i++ {
-		ids = append(ids, submit("echo run >> runs-$SLURM_JOB_ID; sleep 3"))
+		ids = append(ids, submit("echo run >> runs-$SLURM_JOB_ID; sleep 15"))
 	}
 	waitFor(t, 20*time.Second, "8 jobs running", logPath, func() bool { return countState(cl, "RUNNING") == 8 })
 	for i := 0; i < 40; i++ {
