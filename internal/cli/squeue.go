@@ -518,13 +518,19 @@ func permute(jobs []api.JobInfo, idx []int32) {
 // before 4_2, ids 5 and 6; squeue -r expands a record in order), except
 // that the running tasks of the one array -j names come newest first, as
 // slurmctld returns a single job's records (oracle: squeue -j 1 lists 1_2,
-// 1_1, 1_0; squeue -j 4_4,4 lists 4_1, 4_2).
+// 1_1, 1_0; squeue -j 4_4,4 lists 4_1, 4_2). Running jobs that are not
+// array tasks come oldest first (oracle: jobs 1, 2 and 7, started
+// together at equal priority, list 1, 2, 7 where pending jobs 11, 12, 13
+// list 13, 12, 11).
 func tieOrder(a, b *api.JobInfo, byID bool) bool {
 	if a.JobID == b.JobID {
 		return taskKey(a) < taskKey(b)
 	}
 	if a.ArrayJobID != 0 && a.ArrayJobID == b.ArrayJobID && !byID {
 		return taskKey(a) < taskKey(b)
+	}
+	if a.State == "RUNNING" && b.State == "RUNNING" && a.ArrayJobID == 0 && b.ArrayJobID == 0 {
+		return a.JobID < b.JobID
 	}
 	return a.JobID > b.JobID
 }

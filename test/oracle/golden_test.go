@@ -13,6 +13,13 @@ import (
 // each point with what real Slurm printed (golden/*.golden). A point that
 // differs fails the test unless differences.txt lists it with its reason.
 // SLUICE_DIFF_ONLY=a,b plays only the named scenarios.
+// checkParallel is how many scenarios play on Sluice at once. A scenario
+// mostly waits (for a job to end, for a recalculation period): the whole
+// suite uses about a minute of CPU over its few minutes, so eight at once
+// keep a 2-core machine far from busy while cutting the wall time to the
+// longest scenarios'.
+const checkParallel = 8
+
 func TestSluiceAgainstGolden(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("the differential suite needs root: it starts clusters and runs commands as alice, bob, charlie and dave (CI runs as root)")
@@ -36,7 +43,7 @@ func TestSluiceAgainstGolden(t *testing.T) {
 	defer cancel()
 	var log strings.Builder
 	newSluice := func() Target { return &SluiceTarget{Binary: bin, BaseConf: suite.BaseConf} }
-	outs := suite.CheckGolden(ctx, newSluice, 4, &log)
+	outs := suite.CheckGolden(ctx, newSluice, checkParallel, &log)
 	var report strings.Builder
 	total, unexpected, stale := Report(&report, outs, suite.Known)
 	t.Log("\n" + report.String())
@@ -46,7 +53,7 @@ func TestSluiceAgainstGolden(t *testing.T) {
 	if retry := scenariosOf(outs, unexpected); len(retry) > 0 {
 		again := *suite
 		again.Scenarios = retry
-		outs2 := again.CheckGolden(ctx, newSluice, 4, &log)
+		outs2 := again.CheckGolden(ctx, newSluice, checkParallel, &log)
 		var report2 strings.Builder
 		_, unexpected2, _ := Report(&report2, outs2, suite.Known)
 		t.Logf("played again: %d scenarios\n%s", len(retry), report2.String())

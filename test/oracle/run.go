@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Suite is the differential suite on disk: scenarios, golden files and the
@@ -111,11 +112,12 @@ func (s *Suite) CheckGolden(ctx context.Context, newSluice func() Target, parall
 			return Outcome{Scenario: sc, Err: fmt.Errorf("%v (record it with `make oracle-record ONLY=%s`)", err, sc.Name)}
 		}
 		t := newSluice()
+		began := time.Now()
 		got, err := Play(ctx, t, sc, nil)
 		if err != nil {
 			return Outcome{Scenario: sc, Err: err}
 		}
-		fmt.Fprintf(log, "played %s on sluice\n", sc.Name)
+		fmt.Fprintf(log, "played %s on sluice in %.1f s\n", sc.Name, time.Since(began).Seconds())
 		diffs, tally, err := Compare(sc, want, wantNorm, got, t.Normalizer(), s.Known)
 		return Outcome{Scenario: sc, Diffs: diffs, Tally: tally, Err: err}
 	})
