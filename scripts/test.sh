@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FUZZTIME=${FUZZTIME:-5s}
+# elapsed is the time since the start, for the phase lines.
+elapsed() { printf '%dm%02ds' $((SECONDS / 60)) $((SECONDS % 60)); }
 
 echo "== gofmt"
 bad=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -23,18 +25,16 @@ export SLUICE_REQUIRE_PG=1
 echo "== test packages (MPICH for the MPI test, Chromium for the report layout test)"
 eval "$(./scripts/test-deps.sh)"
 
-echo "== go test -race"
+echo "== go test -race ($(elapsed))"
 # This includes test/multihost, the multi-host test bed (a controller, three
 # node hosts and a login host, each in network and mount namespaces of its
 # own; about 15 s): it needs root and says it skipped otherwise.
 if [ "$(id -u)" != 0 ]; then echo "(not root: test/multihost, the multi-host test bed, will skip)"; fi
-go test -race -count=1 -timeout 20m $(go list ./... | grep -v '/test/oracle$')
+# -parallel 4: the controller's and the commands' tests that start
+# clusters mostly wait on them (about a fifth of a core each), and run four
+# at a time.
+go test -race -count=1 -timeout 20m -parallel 4 $(go list ./... | grep -v '/test/oracle$')
 
-# The differential suite plays every scenario on `sluice up` and compares
-# it with real Slurm's recorded output (test/oracle/golden); alone, after
-# the rest, so that its timing does not compete with the race tests.
-echo "== differential suite (Sluice against Slurm 24.11's golden files)"
-go test -count=1 -timeout 15m -v ./test/oracle 2>&1 | grep -v '^=== RUN\|^=== PAUSE\|^=== CONT'
 
 # run_fuzz fuzzes one target. Two ways a run can fail that are the
 # fuzzing harness, not the code, and write no failing input; such a run is
@@ -50,7 +50,7 @@ run_fuzz() {
   local log why
   log=$(mktemp)
   for attempt in 1 2 3; do
-    if go test -run '^$' -fuzz "^${2}\$" -fuzztime "$FUZZTIME" "$1" >"$log" 2>&1; then
+    if go test -run '^$' -fuzz "^${2}\$" -fuzztime "$FUZZTIME" -parallel 1 "$1" >"$log" 2>&1; then
       rm -f "$log"; return 0
     fi
     grep -q 'Failing input written' "$log" && break
@@ -62,11 +62,33 @@ run_fuzz() {
   exit 1
 }
 
-echo "== fuzz (${FUZZTIME} each)"
-for pkg in $(go list ./...); do
-  for f in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
-    echo "-- $pkg $f"
-    run_fuzz "$pkg" "$f"
+# fuzz_all fuzzes every target with one worker (-parallel 1): it runs
+# beside the differential suite, which mostly waits on its clusters, and
+# leaves it the other core.
+fuzz_all() {
+  for pkg in $(go list ./...); do
+    for f in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
+      echo "-- $pkg $f ($(elapsed))"
+      run_fuzz "$pkg" "$f"
+    done
   done
-done
-echo "== all tests passed"
+}
+
+# The differential suite plays every scenario on `sluice up` and compares
+# it with real Slurm's recorded output (test/oracle/golden); after the race
+# tests, so that its timing does not compete with them. The fuzzing runs
+# at the same time, its lines shown when the suite is done.
+echo "== differential suite (Sluice against Slurm 24.11's golden files) and fuzzing (${FUZZTIME} each), at once ($(elapsed))"
+fuzzlog=$(mktemp)
+( fuzz_all ) >"$fuzzlog" 2>&1 &
+fuzzpid=$!
+diffrc=0
+go test -count=1 -timeout 15m -v ./test/oracle 2>&1 | grep -v '^=== RUN\|^=== PAUSE\|^=== CONT' || diffrc=$?
+fuzzrc=0
+wait "$fuzzpid" || fuzzrc=$?
+echo "== fuzz (${FUZZTIME} each, $(elapsed))"
+cat "$fuzzlog"; rm -f "$fuzzlog"
+if [ "$diffrc" != 0 ] || [ "$fuzzrc" != 0 ]; then
+  echo "FAILED: differential suite exit $diffrc, fuzzing exit $fuzzrc"; exit 1
+fi
+echo "== all tests passed ($(elapsed))"

@@ -16,6 +16,7 @@ import (
 // "-") and of an srun step inside a batch job (two tasks, ranks 0 and 1),
 // and prints Slurm's messages for a job, a step or a node without steps.
 func TestE2EListPids(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 3, "")
 	one := c.submit("-w", "node1", "-o", "/dev/null", "--wrap", "sleep 300")
 	script := filepath.Join(c.state, "step.sh")

@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
 // the program). Needs mpicc (Debian's mpich, libmpich-dev): skipped
 // without it unless SLUICE_REQUIRE_MPI is set (the suite installs it).
 func TestMPIHelloPMI2(t *testing.T) {
+	t.Parallel()
 	mpicc, err := exec.LookPath("mpicc.mpich") // MPICH even where Open MPI owns "mpicc"
 	if err != nil {
 		mpicc, err = exec.LookPath("mpicc")

@@ -14,6 +14,7 @@ import (
 // fails on node2 drains it ("Prolog error" in sinfo -R) and requeues the job
 // held (squeue "(launch failed requeued held)"), as Slurm 24.11 does.
 func TestPrologEpilogUp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.Chmod(dir, 0o755)
 	write := func(name, body string) string {

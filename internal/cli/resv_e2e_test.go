@@ -66,6 +66,7 @@ func (c resvCluster) waitSqueue(id, want string) {
 // scontrol show reservation and sinfo -T show it; deleting it lets the
 // long job start.
 func TestE2EReservationMaint(t *testing.T) {
+	t.Parallel()
 	c := resvCluster{upCluster(t, 2, "")}
 	out := c.ok("scontrol", "create", "reservation", "ReservationName=maint", "StartTime=now+2hours",
 		"Duration=1:00:00", "Nodes=ALL", "Flags=MAINT", "Users=root")
@@ -111,6 +112,7 @@ func TestE2EReservationMaint(t *testing.T) {
 // the reservation in sacct --reservation and sreport reservation
 // utilization.
 func TestE2EReservationUsers(t *testing.T) {
+	t.Parallel()
 	c := resvCluster{upCluster(t, 4, "")}
 	c.ok("sacctmgr", "-i", "add", "account", "team")
 	c.ok("sacctmgr", "-i", "add", "user", "nobody", "account=team")
@@ -167,6 +169,7 @@ func TestE2EReservationUsers(t *testing.T) {
 // NO_HOLD_JOBS_AFTER_END). Bad requests are refused with Slurm's
 // messages and change nothing; only admins manage reservations.
 func TestE2EReservationDeleteAndBadInput(t *testing.T) {
+	t.Parallel()
 	c := resvCluster{upCluster(t, 2, "Licenses=matlab:4\n")}
 	c.ok("scontrol", "create", "reservation", "ReservationName=later", "StartTime=now+1hour", "Duration=1:00:00",
 		"Nodes=node1", "Users=root")
@@ -228,6 +231,7 @@ func TestE2EReservationDeleteAndBadInput(t *testing.T) {
 // matlab:2 run two at a time; the third pends (Licenses) in squeue;
 // scontrol show licenses and show job report the use.
 func TestE2ELicenses(t *testing.T) {
+	t.Parallel()
 	c := resvCluster{upCluster(t, 2, "Licenses=matlab:4\n")}
 	a := c.submit("-L", "matlab:2", "-t", "10", "--wrap", "sleep 60")
 	b := c.submit("-L", "matlab:2", "-t", "10", "--wrap", "sleep 60")
@@ -299,6 +303,7 @@ func TestSimReservationsOption(t *testing.T) {
 // that did not name it (squeue %v shows it), a FLEX job spills outside
 // its one-node reservation, and scontrol update changes a reservation.
 func TestE2EReservationMagneticFlex(t *testing.T) {
+	t.Parallel()
 	c := resvCluster{upCluster(t, 3, "")}
 	c.ok("scontrol", "create", "reservation", "ReservationName=mag", "StartTime=now", "Duration=1:00:00",
 		"Nodes=node3", "Users=root", "Flags=MAGNETIC")

@@ -230,6 +230,7 @@ func (c *extCluster) submit(args ...string) string {
 // requeued while running (two records with -D, the first REQUEUED), a
 // pending held job, and the scheduler counters.
 func TestE2EAccounting(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 2, "")
 	ok := c.submit("-J", "ok", "--wrap", "true")
 	bad := c.submit("-J", "bad", "--wrap", "exit 3")
@@ -350,6 +351,7 @@ func TestE2EAccounting(t *testing.T) {
 // allocation (SLURM_JOB_ID set, steps numbered 0 and 1), and checks
 // sacct's records of all of them.
 func TestE2ESrunSalloc(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 2, "")
 	// The tasks' stderr comes back on srun's stderr, as Slurm's I/O forwarding does.
 	rc, out, errs := c.run("srun", "-J", "hello", "sh", "-c", "echo hello from $SLURM_JOB_ID; echo to-stderr >&2")
@@ -412,6 +414,7 @@ func TestE2ESrunSalloc(t *testing.T) {
 // user: no sacctmgr change, no scancel/update of root's job, no
 // `scontrol update node`, no sdiag -r, and sacct shows only own jobs.
 func TestE2ESacctmgrThroughController(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 1, "")
 	rc, out, errs := c.run("sacctmgr", "-i", "add", "account", "physics", "fairshare=10")
 	if rc != 0 {
@@ -531,6 +534,7 @@ func (c *extCluster) addr(t *testing.T) string {
 // back to PENDING, and sacct shows its first run PREEMPTED and the
 // preemptor running.
 func TestE2ESacctPreemptedRun(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 1, "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n"+
 		"PartitionName=high Nodes=node1 PriorityTier=2 MaxTime=INFINITE State=UP\n")
 	low := c.submit("-J", "charlie", "-p", "debug", "-n", "2", "--requeue", "--wrap", "sleep 60")

@@ -13,6 +13,7 @@ import (
 // "no-shell") stays RUNNING past the silence that ends a salloc's
 // allocation whose holder died (InactiveLimit=1 here) until scancel.
 func TestE2ESallocNoShell(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 1, "InactiveLimit=1\n")
 	marker := filepath.Join(c.state, "ran")
 	rc, out, errs := c.run("salloc", "--no-shell", "-N1", "touch", marker)

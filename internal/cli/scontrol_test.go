@@ -162,6 +162,7 @@ func TestScontrolArgErrors(t *testing.T) {
 // with scontrol and checks what scontrol, sinfo, sbatch and squeue see at
 // once, and Slurm's error lines and exit codes for refused commands.
 func TestE2EScontrolPartition(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 2, "")
 	steps := []struct {
 		name    string

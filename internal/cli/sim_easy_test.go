@@ -109,6 +109,7 @@ func easyShadow(run []struct{ end, limitEnd, procs int64 }, free, need int64) (i
 // tested, conservative backfilling) the gap is logged too: it is the
 // difference between the two algorithms, not an error.
 func TestSimBackfillAgainstEASY(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("four replays (skipped with -short)")
 	}

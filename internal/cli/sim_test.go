@@ -193,6 +193,7 @@ func TestSimFCFSExactOnSDSC(t *testing.T) {
 // start time must equal the independent FCFS loop's on the same
 // transformed workload (computed here from the raw SWF records).
 func TestSimFCFSExactDeepQueue(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("a 10,000-job deep-queue replay (skipped with -short)")
 	}

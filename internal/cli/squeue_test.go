@@ -315,6 +315,7 @@ func FuzzSqueueFormat(f *testing.F) {
 // interrupted, each report headed by the time; -h drops the time with the
 // header; a zero or non-numeric interval is refused.
 func TestSqueueIterate(t *testing.T) {
+	t.Parallel()
 	h := newCtlHarness(t, "")
 	if rc, _, errs := h.run(runSbatch, "-H", "-J", "waits", "--wrap", "true"); rc != 0 {
 		t.Fatalf("sbatch: %s", errs)

@@ -146,6 +146,7 @@ func TestSreportDownPlanned(t *testing.T) {
 // hour, which slurmdbd has not rolled up yet, nor for a day before the
 // cluster existed (oracle, sreport-basic).
 func TestE2ESreportDown(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 2, "")
 	before := time.Now()
 	if rc, _, errs := c.run("scontrol", "update", "NodeName=node1", "State=DRAIN", "Reason=test"); rc != 0 {

@@ -33,6 +33,7 @@ func (c *extCluster) srunWith(ctx context.Context, stdin string, vars []string, 
 // tasks (all of them by default, one with --input=TASKID, none with
 // --input=none) and returns the highest task exit code.
 func TestE2ESrunStdin(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 2, "")
 	cases := []struct {
 		args []string
@@ -73,6 +74,7 @@ func sortedCopy(s []string) []string {
 // node2), its output lands in the job's output file, and sacct records
 // the step.
 func TestE2ESrunInBatchScript(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 2, "")
 	out := filepath.Join(c.state, "batch.out")
 	script := "#!/bin/sh\n" + c.bin + " srun -l sh -c 'echo $SLURMD_NODENAME $SLURM_STEP_NODELIST'\n"
@@ -106,6 +108,7 @@ func TestE2ESrunInBatchScript(t *testing.T) {
 // file, and a step asking for more nodes than the allocation has gets
 // srun's error.
 func TestE2ESrunInterruptAndLimits(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 2, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -140,6 +143,7 @@ func TestE2ESrunInterruptAndLimits(t *testing.T) {
 // terminal on stdin srun says so as Slurm does and runs the step without
 // one.
 func TestE2ESrunPty(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 2, "")
 	master, slave := testPty(t)
 	env, out, errb := c.env(0)

@@ -12,6 +12,7 @@ import (
 // termination after a second), and srun --quit-on-interrupt ends the
 // step at once without forwarding SIGINT.
 func TestE2ESrunInterruptOptions(t *testing.T) {
+	t.Parallel()
 	c := upCluster(t, 1, "")
 	slow := "trap 'echo caught INT; sleep 2; exit 3' INT; echo ready; while :; do sleep 0.1; done"
 	interrupted := func(args ...string) (int, string, string) {

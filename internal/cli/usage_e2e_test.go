@@ -99,6 +99,7 @@ func within(got, want, frac float64) bool { return got >= want*(1-frac) && got <
 // CPU and lasts 10 s, and checks that sacct's MaxRSS, TotalCPU and
 // Elapsed are within 10% of that (issue 15's acceptance).
 func TestE2EUsageMatchesReality(t *testing.T) {
+	t.Parallel()
 	c := confinedCluster(t)
 	hog := usageHog(t)
 	id := c.submit("--mem=1G", "--wrap", hog+" -mb 200 -cpu 2s -wall 10s")
@@ -124,6 +125,7 @@ func TestE2EUsageMatchesReality(t *testing.T) {
 // TestE2EOutOfMemory checks that a job using more than its --mem ends
 // OUT_OF_MEMORY with ExitCode 0:125, as Slurm's with ConstrainRAMSpace.
 func TestE2EOutOfMemory(t *testing.T) {
+	t.Parallel()
 	c := confinedCluster(t)
 	hog := usageHog(t)
 	id := c.submit("--mem=64M", "--wrap", hog+" -mb 300 -cpu 10ms")
@@ -139,6 +141,7 @@ func TestE2EOutOfMemory(t *testing.T) {
 // its allocated CPUs (nproc, taskset), in the batch script and in srun's
 // steps.
 func TestE2ECoresConfined(t *testing.T) {
+	t.Parallel()
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs two CPUs")
 	}

@@ -29,6 +29,7 @@ import (
 // job ends COMPLETED with one accounting record, also as `sacct` shows it.
 // Against SQLite and PostgreSQL.
 func TestAcceptRestartController(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	for _, store := range []string{"sqlite", "postgres"} {
 		t.Run(store, func(t *testing.T) {
@@ -144,6 +145,7 @@ func restartController(t *testing.T, c *acceptCluster) {
 // went DOWN; then the waiting jobs run on it. Every job runs once and has
 // one COMPLETED accounting record.
 func TestAcceptRestartAgent(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 2, cpus: 4})
 	t0 := time.Now()
@@ -261,6 +263,7 @@ func contains(ids []uint32, id uint32) bool {
 // must exist afterwards; every job the controller knows (acknowledged or
 // not) must run exactly once and be accounted once.
 func TestAcceptKillDuringSubmitAndLaunch(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 5, cpus: 4})
 	t0 := time.Now()
@@ -355,6 +358,7 @@ func TestAcceptKillDuringSubmitAndLaunch(t *testing.T) {
 // completes (Slurm requeues a batch job whose launch failed; it never
 // reports it as the job's own failure).
 func TestAcceptAgentDownAtLaunch(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 4})
 	c.agents["a1"].kill9(t)
@@ -397,6 +401,7 @@ func TestAcceptAgentDownAtLaunch(t *testing.T) {
 // change, kills the cancelled job's processes if its agent still runs
 // them, and never starts the cancelled pending job.
 func TestAcceptAcknowledgedChangesSurviveKill(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	for _, store := range []string{"sqlite", "postgres"} {
 		t.Run(store, func(t *testing.T) {
@@ -476,6 +481,7 @@ func acknowledgedChanges(t *testing.T, c *acceptCluster) {
 // agent's spool reach the new controller, and every job is COMPLETED and
 // accounted once.
 func TestAcceptControllerAndAgentDown(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 2, cpus: 2})
 	gate := c.gate("G")
@@ -514,6 +520,7 @@ func TestAcceptControllerAndAgentDown(t *testing.T) {
 // restarted agent must carry the kill sequence on (SIGKILL) and the job
 // must end CANCELLED, once, with the processes gone.
 func TestAcceptAgentKilledDuringKillSequence(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 2})
 	gate := c.gate("G")

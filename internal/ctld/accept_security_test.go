@@ -34,6 +34,7 @@ import (
 // TestAcceptSecurity runs every refusal against one cluster in which root
 // owns a running job, a held job and a job pending for its begin time.
 func TestAcceptSecurity(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 4})
 	gate := c.gate("S")

@@ -22,6 +22,7 @@ import (
 // open neither ctld.db nor the keys (job scripts and environments are in
 // the database).
 func TestAcceptStateDirLeastPrivilege(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 2})
 	id := c.submit("", "")

@@ -13,6 +13,7 @@ import (
 // exit code; a killed run's step CANCELLED by SIGTERM); pending jobs and
 // salloc/srun allocations get none; steps sort batch, extern, 0, 1, 10.
 func TestBatchStepRecords(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
 	run := func(id uint32, state, exit string) api.AcctRecord {
 		return api.AcctRecord{JobID: id, Name: "job", User: "alice", State: state, ExitCode: exit, Submit: t0,
@@ -80,6 +81,7 @@ func TestBatchStepRecords(t *testing.T) {
 // with the whole allocation but billing, COMPLETED 0:0 however the job
 // ended, RUNNING while it runs; a pending job has none.
 func TestExternStepRecords(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
 	run := func(id uint32, state, exit string) api.AcctRecord {
 		return api.AcctRecord{JobID: id, Name: "job", State: state, ExitCode: exit, Submit: t0, Start: t0.Add(time.Minute),
@@ -104,6 +106,7 @@ func TestExternStepRecords(t *testing.T) {
 // and finds its extern step in the accounting records beside the batch
 // step; without the flag there is none.
 func TestExternStepInSacct(t *testing.T) {
+	t.Parallel()
 	for _, contain := range []bool{true, false} {
 		extra := ""
 		if contain {
@@ -137,6 +140,7 @@ func TestExternStepInSacct(t *testing.T) {
 // its partition, as slurmctld fills it in at submission (oracle,
 // DefMemPerCPU=1000: sbatch -n3 recorded billing=3,cpu=3,mem=3000M,node=1).
 func TestReqTRESMemoryDefault(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "DefMemPerCPU=300\nPartitionName=big Nodes=n1 DefMemPerNode=700 State=UP"})
 	cases := []struct {
 		mod  func(*api.JobSpec)

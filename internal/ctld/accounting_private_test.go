@@ -9,6 +9,7 @@ import (
 // accounting (slurmdbd's rule, checked on Slurm 24.11: alice's sacct -a
 // and /slurmdb/jobs list bob's job), except with PrivateData=jobs.
 func TestAccountingPrivateData(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		extra    string
 		wantSeen bool

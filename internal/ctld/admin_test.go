@@ -12,6 +12,7 @@ import (
 // script, another user gets Slurm's "Invalid user id", an unknown job
 // "Invalid job id specified"; scontrol notify answers the same way.
 func TestJobScriptAndNotifyAccess(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submitAs(alice, c.wrap("sleep 30", func(s *api.JobSpec) { s.Hold = true }))
 	job := api.JobControlRequest{Op: api.OpNotify, Jobs: []string{itoa32(id)}}
@@ -47,6 +48,7 @@ func TestJobScriptAndNotifyAccess(t *testing.T) {
 // name or number 0-9 is accepted, anything else refused with Slurm's
 // words.
 func TestSetDebug(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	level := new(slog.LevelVar)
 	c.ctl.opts.LogLevel = level

@@ -18,6 +18,7 @@ import (
 // backstop, KillWait plus a minute later) and keeps the raised one running
 // past its original limit.
 func TestTimeLimitUpdateReachesAgent(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	lowered := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.TimeLimitSec = 600 }))
 	raised := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.TimeLimitSec = 3 }))
@@ -47,6 +48,7 @@ func TestTimeLimitUpdateReachesAgent(t *testing.T) {
 // the node is back (with its running job re-attached) within seconds,
 // not at the next heartbeat.
 func TestAgentsReregisterAtControllerRestart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConf(t, dir, 1, "SlurmdTimeout=60") // silence is not what is tested
 	store := openTestSQLite(t)
@@ -107,6 +109,7 @@ func TestAgentsReregisterAtControllerRestart(t *testing.T) {
 // allocated devices' indices in CUDA_VISIBLE_DEVICES and SLURM_JOB_GPUS,
 // not their positions.
 func TestGPUIndicesFromGresConf(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "GresTypes=gpu\nNodeName=DEFAULT Gres=gpu:4\n", gpus: 4})
 	c.agents["n1"].Close()
 	c.startAgentGres("n1", "Name=gpu File=/dev/nvidia[2,5-7]\n")
@@ -186,6 +189,7 @@ func waitNodeState(t *testing.T, cl *api.Client, state string, within time.Durat
 // pass, as a job an agent reports ended is; before, its last stretch of
 // usage was lost.
 func TestTimeLimitBackstopCharges(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{t: time.Now().Truncate(time.Minute)}
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "SlurmdTimeout=0\nPriorityType=priority/multifactor",
 		acct: acctStore(t, "test", "add account research\nadd user alice Account=research"), now: clock.now})

@@ -68,6 +68,7 @@ func httpsOf(u string) string {
 // an agent), and a client expecting n2 refuses n1's agent. The cluster
 // key alone obtains certificates only for the node it signs as.
 func TestAgentTrafficMutualTLS(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
 	key := c.ctl.ClusterKey()
 	n1, err := api.LoadIdentity(filepath.Join(c.dir, "spool", "n1"), api.AgentCertFile, api.AgentKeyFile)
@@ -161,6 +162,7 @@ func TestAgentTrafficMutualTLS(t *testing.T) {
 // CA in its spool, 0600; a wrong cluster key gets nothing (an answer not
 // MACed with the key is not believed: api's TestEnrollAnswerAuthenticated).
 func TestEnrollWithClusterKey(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	spool := filepath.Join(c.dir, "spool", "n1")
 	for _, f := range []string{api.AgentKeyFile, api.AgentCertFile, api.CACertFile} {

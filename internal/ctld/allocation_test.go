@@ -14,6 +14,7 @@ import (
 // (30 s when unset: salloc killed, its host lost). Only the owner may keep
 // or complete it, and only an allocation can be completed this way.
 func TestAllocationLifecycle(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, extra: "InactiveLimit=3\n"})
 	alloc := func(s *api.JobSpec) { s.Allocation = true }
 	control := func(who Who, op string, id uint32, code int) string {

@@ -56,6 +56,7 @@ func (c *cluster) assocUsage(account, user string) float64 {
 // (scontrol) and its accounting record's AllocTRES (sacct) show the same
 // billing count.
 func TestFairShareChargedWithBillingWeights(t *testing.T) {
+	t.Parallel()
 	store := acctStore(t, "test", `
 add account plainacct,dearacct,newacct
 add user root account=plainacct,dearacct,newacct`)

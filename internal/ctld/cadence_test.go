@@ -49,6 +49,7 @@ func (c *cluster) sshareText(format ...string) string {
 // and sprio FAIRSHARE 0 for the new association, and the values appear
 // at the pass a minute later). The shares themselves apply at once.
 func TestFairShareWaitsForCalcPeriod(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{t: time.Now().Truncate(time.Minute)}
 	store := acctStore(t, "test", `
 add account research Fairshare=10
@@ -87,6 +88,7 @@ add user root account=research`)
 // pass, 30 s after slurmctld started, then ran; the big job then expected
 // the running job's exact end.
 func TestBackfillRunsEveryInterval(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{t: time.Now().Truncate(time.Minute)}
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, now: clock.now,
 		extra: "SlurmdTimeout=0\nSchedulerParameters=bf_interval=30"})
@@ -118,6 +120,7 @@ func TestBackfillRunsEveryInterval(t *testing.T) {
 // TestBackfillMark: the next backfill pass is due bf_interval after the
 // last one was due, not after the tick that ran it.
 func TestBackfillMark(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 26, 16, 38, 27, 0, time.UTC)
 	iv := 15 * time.Second
 	for _, tc := range []struct {
@@ -141,6 +144,7 @@ func TestBackfillMark(t *testing.T) {
 // :48.005 and :48.007; one at :48.065 at :51.005; the first after a
 // start at :43.27 at :44.005).
 func TestBatchPassAt(t *testing.T) {
+	t.Parallel()
 	at := func(s string) time.Time {
 		v, err := time.Parse("2006-01-02T15:04:05.000", "2026-11-26T17:34:"+s)
 		if err != nil {
@@ -171,6 +175,7 @@ func TestBatchPassAt(t *testing.T) {
 // id, before the array's tasks start and take theirs (oracle,
 // array-throttle: arr is 1, arr2 is 2, arr's tasks 3 and 4).
 func TestSubmitWaitsForBatchPass(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, batchCadence: true})
 	// Submit just after a whole second, so that the pass on the next one
 	// finds both jobs queued (a burst straddling a second is judged in two

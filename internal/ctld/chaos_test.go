@@ -188,6 +188,8 @@ const chaosInvariantNames = "every acknowledged job present, refused submissions
 // After each round it checks the invariants (chaosInvariantNames). Not
 // covered here: a cut network (test/multihost TestMultiHostChaosNetCut).
 func TestChaos(t *testing.T) {
+	// Beside the other tests: the rounds are meant to run under load.
+	t.Parallel()
 	bin := acceptSluice(t)
 	extra := fmt.Sprintf("SlurmdTimeout=%d\nReturnToService=1\nSchedulerParameters=requeue_delay=2\n", int(chaosSlurmdTimeout/time.Second))
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 2, cpus: 4, extra: extra, stateTmpfs: "512m"})

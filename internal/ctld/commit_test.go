@@ -10,6 +10,7 @@ import (
 // row written by a later batch replaces the earlier one, events all stay
 // in order, the later counter wins.
 func TestMergeBatch(t *testing.T) {
+	t.Parallel()
 	row := func(id uint32, state int) JobRow {
 		return JobRow{ID: id, State: state, Data: []byte{byte('0' + state)}}
 	}

@@ -14,6 +14,7 @@ import (
 // MinJobAge, and after a controller restart that no longer loads the
 // parent, as in Slurm; it never runs.
 func TestFailedDependencySurvivesPurgeAndRestart(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{t: time.Now().Truncate(time.Second)}
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, now: clock.now})
 	parent := c.submit(c.wrap("true"))
@@ -46,6 +47,7 @@ func TestFailedDependencySurvivesPurgeAndRestart(t *testing.T) {
 // A_[...%K]); Slurm refuses it on a task id or a plain job, to a user who
 // does not own the array, and a negative value.
 func TestArrayTaskThrottleUpdate(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
 	arr := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Array = "0-7%1" }))
 	plain := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
@@ -99,6 +101,7 @@ func TestArrayTaskThrottleUpdate(t *testing.T) {
 // once its dependency fails, as Slurm does, and scontrol show job says
 // KillOInInvalidDependent=Yes (Slurm's spelling).
 func TestKillOnInvalidDep(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	bad := c.submit(c.wrap("exit 1"))
 	dep := c.submit(c.wrap("true", func(s *api.JobSpec) {
@@ -114,6 +117,7 @@ func TestKillOnInvalidDep(t *testing.T) {
 // an array's id with all its tasks (running ones and the pending
 // record's), or the task asked for.
 func TestUpdateLabel(t *testing.T) {
+	t.Parallel()
 	pending := sched.NewNodeSet(10)
 	for i := 2; i <= 9; i++ {
 		pending.Set(i)

@@ -18,6 +18,7 @@ import (
 // (short shell commands) against SQLite and PostgreSQL.
 
 func TestSubmitRunComplete(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, b backend) {
 		c := newCluster(t, b.open(t), clusterOpts{})
 		id := c.submit(c.wrap(`echo "job $SLURM_JOB_ID on $SLURM_JOB_NODELIST in $SLURM_JOB_PARTITION"`))
@@ -40,6 +41,7 @@ func TestSubmitRunComplete(t *testing.T) {
 }
 
 func TestCancelPendingAndRunning(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	run := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.NTasks = 2 }))
 	c.waitState(run, "RUNNING", 5*time.Second)
@@ -98,6 +100,7 @@ func checkCancelledRecords(t *testing.T, c *cluster, pend, run uint32) {
 }
 
 func TestHoldRelease(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
 	time.Sleep(200 * time.Millisecond)
@@ -125,6 +128,7 @@ func TestHoldRelease(t *testing.T) {
 // priority 0, scontrol release gives "R None" and its priority back) and
 // refuses a hold of a finished job with "Job has already finished".
 func TestHoldRunningJob(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("sleep 30"))
 	c.waitState(id, "RUNNING", 10*time.Second)
@@ -146,6 +150,7 @@ func TestHoldRunningJob(t *testing.T) {
 }
 
 func TestTimeLimitTimeout(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.TimeLimitSec = 1 }))
 	j := c.waitState(id, "TIMEOUT", 15*time.Second)
@@ -158,6 +163,7 @@ func TestTimeLimitTimeout(t *testing.T) {
 }
 
 func TestArrayJob(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
 	id := c.submit(c.wrap(`echo "$SLURM_ARRAY_JOB_ID $SLURM_ARRAY_TASK_ID $SLURM_ARRAY_TASK_COUNT"`,
 		func(s *api.JobSpec) { s.Array = "1-4%2"; s.Output = "arr-%A_%a.out" }))
@@ -183,6 +189,7 @@ func TestArrayJob(t *testing.T) {
 }
 
 func TestDependencyAfterOK(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
 	first := c.submit(c.wrap("sleep 1; echo first > order.txt"))
 	second := c.submit(c.wrap("echo second >> order.txt", func(s *api.JobSpec) { s.Dependency = "afterok:" + idStr(first) }))
@@ -203,6 +210,7 @@ func TestDependencyAfterOK(t *testing.T) {
 }
 
 func TestRequeueRecordsRuns(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap(`if [ "$SLURM_RESTART_COUNT" = "" ] || [ "$SLURM_RESTART_COUNT" = 0 ]; then sleep 30; fi; echo done`))
 	c.waitState(id, "RUNNING", 5*time.Second)
@@ -219,6 +227,7 @@ func TestRequeueRecordsRuns(t *testing.T) {
 }
 
 func TestSuspendResume(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("sleep 30"))
 	c.waitState(id, "RUNNING", 5*time.Second)
@@ -238,6 +247,7 @@ func TestSuspendResume(t *testing.T) {
 // starts a new one on the same store: every job is back with its state,
 // the running ones are kept (not started twice) and finish.
 func TestRestartRecovers(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, b backend) {
 		c := newCluster(t, b.open(t), clusterOpts{nodes: 2})
 		var running, pending []uint32
@@ -280,6 +290,7 @@ func TestRestartRecovers(t *testing.T) {
 // pending again with its first run recorded as NODE_FAIL. A restarted
 // agent brings the node back (ReturnToService=1).
 func TestSilentNodeGoesDown(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	no := false
 	keep := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Requeue = &no }))
@@ -314,6 +325,7 @@ func TestSilentNodeGoesDown(t *testing.T) {
 }
 
 func TestCancelOneArrayTask(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Array = "0-3"; s.Hold = true }))
 	c.control(api.OpCancel, idStr(id)+"_2")
@@ -336,6 +348,7 @@ func TestCancelOneArrayTask(t *testing.T) {
 // TestArrayTaskByOwnID: a started task is found by its own job id alone,
 // as Slurm 24.11's scontrol show job 4 of task 3_0 (json-array scenario).
 func TestArrayTaskByOwnID(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Array = "0-3%1" }))
 	var task api.JobInfo
@@ -356,6 +369,7 @@ func TestArrayTaskByOwnID(t *testing.T) {
 // TestGPUDevicesAreDistinct runs two one-GPU jobs on a two-GPU node: each
 // sees a different CUDA_VISIBLE_DEVICES.
 func TestGPUDevicesAreDistinct(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "GresTypes=gpu\nNodeName=DEFAULT Gres=gpu:2\n", gpus: 2})
 	var ids []uint32
 	for i := 0; i < 2; i++ {
@@ -392,6 +406,7 @@ PartitionName=hipri Nodes=ALL PriorityTier=2 OverSubscribe=NO State=UP
 // stopped); when the hipri job ends the debug job runs again with its end
 // time moved by the time it spent suspended.
 func TestS5SuspendAndResume(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{conf: s5Conf})
 	var low []uint32
 	for i := 0; i < 4; i++ {
@@ -452,6 +467,7 @@ func (f *failingStore) Commit(ctx context.Context, b *Batch) error {
 // the refused submission stays refused (it is not stored late: issue 17,
 // finding 2).
 func TestStoreFailureAcknowledgesNothing(t *testing.T) {
+	t.Parallel()
 	fs := &failingStore{Store: openTestSQLite(t)}
 	c := newCluster(t, fs, clusterOpts{nodes: 1})
 	fs.broken.Store(true)
@@ -477,6 +493,7 @@ func TestStoreFailureAcknowledgesNothing(t *testing.T) {
 // TestSignalRunningJob is scancel --full --signal=USR1: the job's
 // processes get the signal (the trap ends the script).
 func TestSignalRunningJob(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap(`trap 'echo got USR1 > sig.txt; exit 0' USR1; while :; do sleep 0.1; done`))
 	c.waitState(id, "RUNNING", 5*time.Second)
@@ -496,6 +513,7 @@ func TestSignalRunningJob(t *testing.T) {
 // the node's agent never comes back: after SlurmdTimeout the node is DOWN
 // and the job requeued (its run NODE_FAIL).
 func TestAgentLostAcrossRestart(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("sleep 30"))
 	c.waitState(id, "RUNNING", 5*time.Second)
@@ -541,6 +559,7 @@ PartitionName=gpu Nodes=g[1-2] Default=YES MaxTime=INFINITE State=UP
 // TestS3QOSPolicy runs SCENARIOS.md S3 with real agents and processes.
 // The users are identities given to the API (their jobs run as root).
 func TestS3QOSPolicy(t *testing.T) {
+	t.Parallel()
 	script, err := os.ReadFile("../../examples/qos-demo/accounts.sacctmgr")
 	if err != nil {
 		t.Fatal(err)

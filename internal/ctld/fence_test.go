@@ -18,6 +18,7 @@ import (
 // the job's processes, before the controller marks the node DOWN and
 // requeues the job elsewhere: the job never runs twice at once.
 func TestFenceJobsOfDeadAgent(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	if got := c.ctl.fenceAfterSec(); got != 1 {
 		t.Fatalf("fence delay %d s, want 1 (half of SlurmdTimeout=2)", got)
@@ -54,6 +55,7 @@ func TestFenceJobsOfDeadAgent(t *testing.T) {
 // its job after half of SlurmdTimeout (15 s here), before the controller
 // marks the node DOWN (30 s) and requeues the job.
 func TestAcceptFenceStoppedAgent(t *testing.T) {
+	t.Parallel()
 	bin := acceptSluice(t)
 	c := startAcceptCluster(t, bin, acceptOpts{nodes: 1, cpus: 2})
 	id := c.submit(c.gate("stopped"), "")

@@ -15,6 +15,7 @@ import (
 // AccountingStorageEnforce=associations, and sacctmgr shows the cluster's
 // root association and root's (checked on a fresh Slurm 24.11).
 func TestFreshAccountingRootSubmits(t *testing.T) {
+	t.Parallel()
 	store := acct.NewMemStore()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{extra: "AccountingStorageEnforce=associations,limits,qos", acct: store})
 	id := c.submit(c.wrap("true"))

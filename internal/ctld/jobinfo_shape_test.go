@@ -17,6 +17,7 @@ import (
 // TresPerTask=cpu=2, --gpus=2 TresPerJob=gres/gpu:2. A job started at
 // once shows its AccrueTime (its eligible time) and LastSchedEval.
 func TestJobInfoSubmitShape(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, extra: "DefMemPerCPU=100"})
 	held := func(mods ...func(*api.JobSpec)) api.JobInfo {
 		return c.job(c.submit(c.wrap("true", append(mods, func(s *api.JobSpec) { s.Hold = true })...)))
@@ -51,6 +52,7 @@ func TestJobInfoSubmitShape(t *testing.T) {
 // with slurmctld's bare message (scontrol adds "for job 1"; oracle:
 // "Job is in held state, pending scheduler release for job 1").
 func TestUpdateHeldPriorityMessage(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
 	err := c.client.UpdateJob(c.ctx(), api.JobUpdateRequest{Job: idStr(id), Set: map[string]string{"Priority": "5000"}})
@@ -64,6 +66,7 @@ func TestUpdateHeldPriorityMessage(t *testing.T) {
 // it reaches, two decimals when not whole (oracle: RealMemory=64000 with
 // 8 CPUs and 4 GPUs is cpu=8,mem=62.50G,billing=8,gres/gpu=4).
 func TestNodeCfgTRES(t *testing.T) {
+	t.Parallel()
 	cases := map[int64]string{64000: "cpu=8,mem=62.50G,billing=8,gres/gpu=4", 65536: "cpu=8,mem=64G,billing=8,gres/gpu=4",
 		1000: "cpu=8,mem=1000M,billing=8,gres/gpu=4"}
 	for mem, want := range cases {
@@ -78,6 +81,7 @@ func TestNodeCfgTRES(t *testing.T) {
 // both; the REST job update sends comment the same way), surviving a
 // restart of the controller.
 func TestUpdateCommentAndExtra(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
 	set := map[string]string{"Comment": "via update", "Extra": "tag=1"}

@@ -16,6 +16,7 @@ import (
 // controller over TCP with it), signed with the controller's JWT key and
 // valid past the job's time limit.
 func TestJobToken(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	out := filepath.Join(c.work, "token")
 	id := c.submit(c.wrap("echo $"+api.JobTokenEnv+" > "+out, func(s *api.JobSpec) { s.TimeLimitSec = 600 }))
@@ -40,6 +41,7 @@ func TestJobToken(t *testing.T) {
 // TestSubmitHostInJob: the job's SLURM_SUBMIT_HOST is the host sbatch ran
 // on (its AllocNode), as Slurm sets it; it was empty.
 func TestSubmitHostInJob(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	out := filepath.Join(c.work, "host")
 	id := c.submit(c.wrap("echo $SLURM_SUBMIT_HOST > "+out, func(s *api.JobSpec) { s.AllocNode = "login7" }))

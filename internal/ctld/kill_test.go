@@ -64,6 +64,7 @@ func (p *upProcess) kill9() {
 // full acceptance figures (200 pending, 20 running, separate ctld and
 // noded, PostgreSQL) are TestAcceptRestartController's.
 func TestSIGKILLRecovery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -18,6 +18,7 @@ import (
 // of one id gets that id's records whatever their state, so that squeue
 // can tell an unknown id from a finished job.
 func TestListFilterServerSide(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	held := func(name string) func(*api.JobSpec) {
 		return func(s *api.JobSpec) { s.Hold, s.Name = true, name }
@@ -69,6 +70,7 @@ var briefFields = []string{"JobID", "JobIDStr", "ArrayJobID", "ArrayTaskID", "Ar
 // squeue's usual columns print with the full record's value, for
 // pending, held, running, finished and array jobs.
 func TestBriefListingMatchesFull(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	done := c.submit(c.wrap("true"))
 	c.waitState(done, "COMPLETED", 10*time.Second)
@@ -131,6 +133,7 @@ func briefDiffs(full, brief api.JobsResponse) []string {
 // TestExpandStdPattern: the one-pass expansion gives what Slurm's
 // filename patterns give (%% %j %x %u %A %a; anything else is kept).
 func TestExpandStdPattern(t *testing.T) {
+	t.Parallel()
 	j := &sched.Job{ID: 42, User: "alice"}
 	j.Req.Name = "job"
 	task := &sched.Job{ID: 45, User: "bob", Array: &sched.ArrayInfo{JobID: 40, TaskID: 5}}
@@ -155,6 +158,7 @@ func TestExpandStdPattern(t *testing.T) {
 // different submissions share one copy; the tables start over once they
 // outgrow the live jobs.
 func TestInternerSharesEnvironments(t *testing.T) {
+	t.Parallel()
 	var in interner
 	a := in.env(append(make([]string, 0, 8), "A=1", "PWD=/x"))
 	b := in.env([]string{"A=1", "PWD=/x"})

@@ -17,6 +17,7 @@ import (
 // the node with the reason, instead of the node failing every job while
 // it shows idle; once resumed (and the socket free) jobs run again.
 func TestSupervisorUnreachableDrains(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	addr, err := noded.SupervisorAddr(filepath.Join(c.dir, "spool", "n1"))
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 // fully drained (sreport's Down) and in a MAINT reservation (PlannedDown),
 // stores the spans, and keeps counting a span a restart left open.
 func TestNodeUsageHistory(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, b backend) {
 		c := newCluster(t, b.open(t), clusterOpts{nodes: 2})
 		start := time.Now().Truncate(time.Second)

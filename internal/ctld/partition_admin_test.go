@@ -70,6 +70,7 @@ func inPart(names ...string) func(*api.JobSpec) {
 // PartitionDown (UP starts them), INACTIVE refuses new jobs, and delete
 // is refused while a job is pending in it, accepted once it is gone.
 func TestPartitionCreateUpdateDelete(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, b backend) {
 		c := newCluster(t, b.open(t), clusterOpts{nodes: 2})
 		c.mustPart(api.PartitionCreate, "PartitionName=gpu", "Nodes=n2", "MaxTime=30", "PriorityTier=5",
@@ -131,6 +132,7 @@ func TestPartitionCreateUpdateDelete(t *testing.T) {
 // for every change (a malformed command still gets scontrol's usage
 // message first); nothing changes.
 func TestPartitionAdminOnly(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	before := c.partitionNames()
 	cases := []struct {
@@ -159,6 +161,7 @@ func TestPartitionAdminOnly(t *testing.T) {
 // TestPartitionBadInput: malformed or invalid commands are refused with
 // scontrol's and Slurm's messages and leave the partition as it was.
 func TestPartitionBadInput(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
 	want, _ := c.partition("debug")
 	cases := []struct {
@@ -198,6 +201,7 @@ func TestPartitionBadInput(t *testing.T) {
 // a restart, a pending job in a created partition is recovered, and
 // slurm.conf wins for a partition whose definition changed in the file.
 func TestPartitionChangesSurviveRestart(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, b backend) {
 		c := newCluster(t, b.open(t), clusterOpts{conf: twoPartConf})
 		c.mustPart(api.PartitionCreate, "PartitionName=new", "Nodes=n[1-2]", "State=DOWN",
@@ -273,6 +277,7 @@ PartitionName=batch Nodes=n2 State=UP
 // TestPartitionDeleteRenumbers: deleting a partition before others keeps
 // every other job in its own partition, live and after a restart.
 func TestPartitionDeleteRenumbers(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{conf: twoPartConf})
 	c.mustPart(api.PartitionUpdate, "PartitionName=batch", "State=DOWN")
 	held := c.submit(c.wrap("true", inPart("batch")))
@@ -332,6 +337,7 @@ func FuzzPartitionWords(f *testing.F) {
 // before those made with scontrol, live and after a restart; jobs keep
 // their partitions.
 func TestPartitionRecreatedInPlace(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{conf: twoPartConf})
 	c.mustPart(api.PartitionUpdate, "PartitionName=batch", "State=DOWN")
 	held := c.submit(c.wrap("true", inPart("batch")))
@@ -364,6 +370,7 @@ func TestPartitionRecreatedInPlace(t *testing.T) {
 // before the jobs): the default and its jobs survive a restart with
 // accounting.
 func TestPartitionDefaultBeyondConf(t *testing.T) {
+	t.Parallel()
 	store := acctStore(t, "test", `
 add account a
 add user root account=a`)
@@ -392,6 +399,7 @@ add user root account=a`)
 // NodeSets=ALL for a partition of Nodes=ALL and no NodeSets for a node
 // list.
 func TestPartitionNodeSets(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, extra: "PartitionName=every Nodes=ALL State=UP\n"})
 	if p, _ := c.partition("every"); p.NodeSets != "ALL" || p.Nodes != "n[1-2]" {
 		t.Errorf("Nodes=ALL: NodeSets=%q Nodes=%q, want ALL and n[1-2]", p.NodeSets, p.Nodes)
@@ -405,6 +413,7 @@ func TestPartitionNodeSets(t *testing.T) {
 // memory as its agent reports them (sinfo %O/%e, scontrol CPULoad= and
 // FreeMem=, as slurmd reports them to Slurm's controller).
 func TestNodeHostLoad(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	res, err := c.client.Nodes(c.ctx())
 	if err != nil {

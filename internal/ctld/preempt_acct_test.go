@@ -55,6 +55,7 @@ func (c *cluster) rawUsage(user string) float64 {
 // code 0:0, and a PENDING record submitted at the requeue and eligible at
 // its begin time.
 func TestPreemptedRunChargedAndRecorded(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: preemptQOSExtra,
 		acct: acctStore(t, "test", preemptQOSAccounts)})
 	as := func(name string) Who { return Who{UID: 0, GID: 0, User: name, Group: "root", Via: "socket"} }
@@ -111,6 +112,7 @@ func TestPreemptedRunChargedAndRecorded(t *testing.T) {
 // 16 × 174 for her 16 CPUs of jobs started at once, two of which had been
 // suspended 60 s and 150 s of it).
 func TestSuspendedJobChargedToFairShare(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{t: time.Now().Truncate(time.Second)}
 	c := newCluster(t, openTestSQLite(t), clusterOpts{conf: s5Conf + "PriorityCalcPeriod=1\n", now: clock.now,
 		acct: acctStore(t, "ack", "add account research\nadd user alice,bob Account=research")})
@@ -149,6 +151,7 @@ func TestSuspendedJobChargedToFairShare(t *testing.T) {
 // TestNodeFailRunCharged: a run ended by a node failure (NODE_FAIL, or
 // requeued) is charged to fair-share up to the failure, like any run.
 func TestNodeFailRunCharged(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: preemptQOSExtra,
 		acct: acctStore(t, "test", preemptQOSAccounts)})
 	as := func(name string) Who { return Who{UID: 0, GID: 0, User: name, Group: "root", Via: "socket"} }

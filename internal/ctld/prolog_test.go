@@ -54,6 +54,7 @@ func (c *cluster) node(name string) api.NodeRecord {
 // (launch failed requeued held)", priority 0, Restarts=1, the user may
 // release it); EpilogSlurmctld runs for the failed run.
 func TestPrologFailureRequeuesHeld(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t, 0o755)
 	c := scriptCluster(t, dir, map[string]string{
 		"Prolog":          "exit 3",
@@ -88,6 +89,7 @@ func TestPrologFailureRequeuesHeld(t *testing.T) {
 // TestEpilogFailureDrains checks that a failed Epilog drains the node
 // ("Epilog error") and leaves the job's state alone (oracle: COMPLETED).
 func TestEpilogFailureDrains(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t, 0o755)
 	c := scriptCluster(t, dir, map[string]string{"Epilog": "exit 4"})
 	id := c.submit(c.wrap("true"))
@@ -100,6 +102,7 @@ func TestEpilogFailureDrains(t *testing.T) {
 // requeues the job (not held: oracle "PD (BeginTime)", Restarts=1), or
 // cancels a --no-requeue job (oracle: CANCELLED 0:0).
 func TestPrologSlurmctld(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t, 0o755)
 	c := scriptCluster(t, dir, map[string]string{"PrologSlurmctld": `env > ` + dir + `/pctld.$SLURM_JOB_ID
 test -e ` + dir + `/fail && exit 5
@@ -150,6 +153,7 @@ func itoa32(v uint32) string { return strconv.FormatUint(uint64(v), 10) }
 // with a PrologSlurmctld it cannot run, as slurmctld 24.11 (oracle: "error:
 // Invalid PrologSlurmctld(`/tmp/x`): No such file or directory", fatal).
 func TestMissingCtldScriptRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConf(t, dir, 1, "PrologSlurmctld="+dir+"/missing\n")
 	_, err := New(context.Background(), Options{Conf: cfg, StateDir: dir, Store: openTestSQLite(t), Listen: "none"})
@@ -163,6 +167,7 @@ func TestMissingCtldScriptRefused(t *testing.T) {
 // the job's Prolog: PrologEpilogTimeout (Slurm's 65534 s when unset) plus
 // the kill grace, nothing without a Prolog.
 func TestPrologWait(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		extra string
 		want  time.Duration
@@ -183,6 +188,7 @@ func TestPrologWait(t *testing.T) {
 // steps runs its Epilog on both nodes), and that the node whose Epilog
 // failed, and only it, is drained.
 func TestEpilogOnEveryNode(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t, 0o755)
 	epilog := scriptFile(t, dir, "epilog", `env > `+dir+`/epilog.$SLURMD_NODENAME
 [ "$SLURMD_NODENAME" = n2 ] && exit 1
@@ -207,6 +213,7 @@ exit 0`)
 // per run (oracle 24.11 without PrologFlags=Alloc), and that a failure
 // there refuses the step, drains that node and requeues the job held.
 func TestPrologAtFirstStep(t *testing.T) {
+	t.Parallel()
 	dir := sharedDir(t, 0o755)
 	prolog := scriptFile(t, dir, "prolog", `echo $SLURM_SCRIPT_CONTEXT >> `+dir+`/prolog.$SLURMD_NODENAME.$SLURM_JOB_ID
 [ "$SLURMD_NODENAME" = n2 ] && [ -e `+dir+`/fail ] && exit 1

@@ -52,6 +52,7 @@ func slowRequest(t *testing.T, addr, token string) net.Conn {
 // wckey over Slurm's 1024 characters and an environment no kernel
 // would exec; a newline in a name is accepted, as by Slurm.
 func TestRequestLimits(t *testing.T) {
+	t.Parallel()
 	ctl := limitsCtl(t)
 	tok := func(user string) string {
 		s, _, err := IssueToken(ctl.jwtKey, user, time.Now(), time.Hour)

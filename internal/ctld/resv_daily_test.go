@@ -29,6 +29,7 @@ func (f *fakeClock) advance(d time.Duration) {
 // controller rolls forward one day once its window has passed, as Slurm's
 // recurring reservations do, instead of being purged.
 func TestDailyReservationRecurs(t *testing.T) {
+	t.Parallel()
 	clock := &fakeClock{t: time.Now().Truncate(time.Minute)}
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, now: clock.now})
 	c.mustResv("create", "reservation", "ReservationName=nightly", "StartTime=now+1hour", "Duration=1:00:00",

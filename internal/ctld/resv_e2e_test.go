@@ -13,6 +13,7 @@ import (
 // holder ends; -L over the configured count is rejected with Slurm's
 // message.
 func TestLicensesEndToEnd(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2, extra: "Licenses=matlab:4\n"})
 	lic := func(s *api.JobSpec) { s.Licenses = "matlab:2" }
 	a := c.submit(c.wrap("sleep 2", lic))

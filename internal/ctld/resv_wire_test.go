@@ -29,6 +29,7 @@ func (c *cluster) mustResv(words ...string) string {
 // job waiting for one keeps waiting for it after a restart, and a job
 // held by a deletion stays held (ReservationDeleted).
 func TestReservationsSurviveRestart(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, b backend) {
 		c := newCluster(t, b.open(t), clusterOpts{nodes: 2})
 		if out := c.mustResv("create", "reservation", "ReservationName=r", "StartTime=now+1hour", "Duration=1:00:00",
@@ -71,6 +72,7 @@ func TestReservationsSurviveRestart(t *testing.T) {
 // name (sacct --reservation) and sreport reservation utilization still
 // lists it with the CPU time the job used.
 func TestReservationPurgedAtEnd(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
 	start := time.Now()
 	c.mustResv("create", "reservation", "ReservationName=short", "StartTime=now", "EndTime=now+3seconds",
@@ -109,6 +111,7 @@ func TestReservationPurgedAtEnd(t *testing.T) {
 // RESERVED (resv), and a busy node in a MAINT reservation gets sinfo's
 // '$' suffix; scontrol show job names the reservation and the licenses.
 func TestReservedNodeStates(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 3, extra: "Licenses=matlab:4\n"})
 	c.mustResv("create", "reservation", "ReservationName=m", "StartTime=now", "Duration=1:00:00", "Nodes=n1",
 		"Flags=MAINT", "Users=root")
@@ -145,6 +148,7 @@ func TestReservedNodeStates(t *testing.T) {
 // reservation starts as soon as the window opens, not at the next
 // periodic cycle (30 s here).
 func TestReservationWindowStartWakesScheduler(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
 	c.mustResv("create", "reservation", "ReservationName=soon", "StartTime=now+2seconds", "Duration=10",
 		"Nodes=n1", "Users=root")
@@ -165,6 +169,7 @@ func TestReservationWindowStartWakesScheduler(t *testing.T) {
 // job's requested and allocated TRES, in squeue/scontrol and in its
 // accounting record, carry license/matlab as Slurm's do.
 func TestLicenseTRESTracked(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "Licenses=matlab:4\nAccountingStorageTRES=license/matlab\n"})
 	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.Licenses = "matlab:2" }))
 	j := c.waitState(id, "RUNNING", 10*time.Second)

@@ -11,6 +11,7 @@ import (
 // type for a route that has one (refined by the operation for scancel and
 // scontrol), SLUICE_<path> with number 0 for the rest.
 func TestRPCNames(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		got  rpcType
 		name string
@@ -36,6 +37,7 @@ func TestRPCNames(t *testing.T) {
 // TestRPCStatsCountAndReset checks the tables' sums and that a reset
 // empties them.
 func TestRPCStatsCountAndReset(t *testing.T) {
+	t.Parallel()
 	var s rpcStats
 	alice, bob := rpcUser{"alice", 1001}, rpcUser{"bob", 1002}
 	s.record(rpcJobInfo, alice, 3*time.Millisecond)
@@ -68,6 +70,7 @@ func TestRPCStatsCountAndReset(t *testing.T) {
 // being answered, the sdiag request itself among them (slurmctld shows 1
 // on an idle controller; the exporters graph it), not every goroutine.
 func TestServerThreadCount(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	res, err := c.client.Sdiag(c.ctx())
 	if err != nil {

@@ -43,6 +43,7 @@ func (s *faultyStore) setFail(err error) {
 // working, ping and sdiag say state save is failing and why, and writes
 // resume by themselves when the store takes them again.
 func TestFailedSubmitIsRolledBack(t *testing.T) {
+	t.Parallel()
 	fs := &faultyStore{Store: openTestSQLite(t)}
 	c := newCluster(t, fs, clusterOpts{nodes: 2})
 	first := c.submit(c.wrap("sleep 30"))
@@ -101,6 +102,7 @@ func TestFailedSubmitIsRolledBack(t *testing.T) {
 // the submission that no longer fits is refused and not kept; once the
 // filler is removed submissions work again. Needs root (mount).
 func TestFullDiskSubmit(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a small tmpfs")
 	}
@@ -163,6 +165,7 @@ func TestFullDiskSubmit(t *testing.T) {
 // TestFailedUpdateIsRolledBack: a release the store could not take
 // leaves the job held, in memory as on disk (finding 2, updates).
 func TestFailedUpdateIsRolledBack(t *testing.T) {
+	t.Parallel()
 	fs := &faultyStore{Store: openTestSQLite(t)}
 	c := newCluster(t, fs, clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))

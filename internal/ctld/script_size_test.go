@@ -14,6 +14,7 @@ import (
 // 24.11, oracle: "Batch job submission failed: Pathname of a file,
 // directory or other parameter too long", and the next job got the next id).
 func TestMaxScriptSize(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "SchedulerParameters=max_script_size=1000"})
 	script := func(n int) func(*api.JobSpec) {
 		return func(s *api.JobSpec) {

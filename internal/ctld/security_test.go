@@ -71,6 +71,7 @@ func (c *cluster) controlAs(who Who, op, job string) string {
 }
 
 func TestUsersActOnlyOnTheirOwnJobs(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	held := func(s *api.JobSpec) { s.Hold = true; s.TimeLimitSec = 600 }
 	id := idStr(c.submitAs(alice, c.wrap("true", held)))
@@ -134,6 +135,7 @@ func TestUsersActOnlyOnTheirOwnJobs(t *testing.T) {
 }
 
 func TestSubmitAsAnotherUserOnlyForRoot(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	uid := uint32(1001)
 	spec := c.wrap("true", func(s *api.JobSpec) { s.UID = &uid; s.Hold = true })
@@ -159,6 +161,7 @@ func TestSubmitAsAnotherUserOnlyForRoot(t *testing.T) {
 }
 
 func TestNodeUpdateAndTokensNeedAdmin(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	drain := api.NodeUpdateRequest{Nodes: "n1", State: "DRAIN", Reason: "maintenance"}
 	if code, msg := c.as(alice, "POST", api.PathNodeUpdate, drain, nil); code != 403 || msg != "Invalid user id" {
@@ -184,6 +187,7 @@ func TestNodeUpdateAndTokensNeedAdmin(t *testing.T) {
 }
 
 func TestTokensOverTCP(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	now := time.Now()
 	good, _, _ := IssueToken(c.ctl.jwtKey, "root", now, time.Minute)
@@ -217,6 +221,7 @@ func TestTokensOverTCP(t *testing.T) {
 // socket (root only): the controller sees nobody's uid whatever the
 // request says, and refuses to let nobody cancel root's job.
 func TestPeerCredentialsForReal(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a client as nobody")
 	}
@@ -288,6 +293,7 @@ func testClient(sock string, args []string) int {
 // refused with "Invalid user id" (oracle: "slurm_reconfigure error:
 // Invalid user id") and hands nothing to the daemon.
 func TestReconfigureIsForAdministrators(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	if code, msg := c.as(alice, "POST", api.PathReconfigure, struct{}{}, &api.ReconfigureResponse{}); code != 403 || msg != "Invalid user id" {
 		t.Errorf("alice reconfigure: %d %q", code, msg)
@@ -304,6 +310,7 @@ func TestReconfigureIsForAdministrators(t *testing.T) {
 // authentication (as slurmctld); without it, or with PrivateData set
 // (what users may not see of each other), it serves none.
 func TestMetricsEndpoints(t *testing.T) {
+	t.Parallel()
 	get := func(url string) (int, string) {
 		resp, err := http.Get(url)
 		if err != nil {

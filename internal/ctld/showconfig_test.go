@@ -12,6 +12,7 @@ import (
 // slurmctld 24.11 does (oracle, test/oracle scenario scontrol-show-config)
 // and unset keys as Slurm shows them unset.
 func TestShowConfigValues(t *testing.T) {
+	t.Parallel()
 	base := "ClusterName=c1\nSlurmctldHost=head(10.0.0.1)\nNodeName=n1 CPUs=8 RealMemory=1000\nPartitionName=p Nodes=ALL\n"
 	cases := []struct {
 		name, conf string

@@ -17,6 +17,7 @@ import (
 // agent's heartbeat is every 30 s, so nothing but the stall credit can
 // keep the node up in the second after the stall.
 func TestControllerStallIsNotNodeSilence(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cfg := testConf(t, dir, 1, "SlurmdTimeout=3")
 	ctl, err := New(context.Background(), Options{Conf: cfg, StateDir: dir, Store: openTestSQLite(t), Socket: shortSocket(t),

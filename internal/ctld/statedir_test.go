@@ -16,6 +16,7 @@ import (
 // files are tightened; any other group/other-readable directory is refused with an
 // error naming it and the chmod that fixes it.
 func TestPrepareStateDir(t *testing.T) {
+	t.Parallel()
 	t.Run("created", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "a", "state")
 		if err := PrepareStateDir(dir); err != nil {
@@ -69,6 +70,7 @@ func TestPrepareStateDir(t *testing.T) {
 // other's socket and write one database); once the first closes, the
 // directory can be taken again.
 func TestSecondControllerRefused(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	_, err := New(context.Background(), Options{Conf: c.cfg, StateDir: c.ctl.opts.StateDir, Store: c.store, Listen: "none"})
 	want := fmt.Sprintf("another controller (pid %d) is using the state directory %s", os.Getpid(), c.ctl.opts.StateDir)

@@ -59,6 +59,7 @@ func copyFiles(t *testing.T, from, to string, names ...string) {
 // and the -c / -R ways to start anyway; with them it starts and never
 // hands out a job id twice.
 func TestStateLossRefused(t *testing.T) {
+	t.Parallel()
 	dbFiles := []string{"ctld.db", "ctld.db-wal", "ctld.db-shm"}
 	cases := []struct {
 		name    string

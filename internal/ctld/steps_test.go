@@ -19,6 +19,7 @@ import (
 // nodes and tasks, fewer tasks than nodes, too many nodes, and the block
 // distribution's SLURM_TASKS_PER_NODE.
 func TestStepShape(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		alloc, jobTasks, n, N int
 		nodes, tasks          int
@@ -59,6 +60,7 @@ func TestStepShape(t *testing.T) {
 // 0,2,3 on n1 and 1 on n2; plane=2 0,1,3 and 2; block 0-2 and 3; a node
 // whose CPUs are used up is skipped, and -O goes on round the nodes.
 func TestStepLayout(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		caps   []int
 		ntasks int
@@ -85,6 +87,7 @@ func TestStepLayout(t *testing.T) {
 
 // TestCombineStep: a step's state and ExitCode from its nodes' results.
 func TestCombineStep(t *testing.T) {
+	t.Parallel()
 	node := func(state string, exits ...string) api.StepNodeResult {
 		r := api.StepNodeResult{Done: true, State: state}
 		for i, e := range exits {
@@ -196,6 +199,7 @@ func (c *cluster) stepRecord(job uint32, step int) api.AcctRecord {
 // and the step is recorded COMPLETED; a failing step is recorded FAILED
 // with its highest exit code.
 func TestStepOnAllocatedNodes(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
 	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.MinNodes, s.NTasks = 2, 3 }))
 	c.waitState(id, "RUNNING", 10*time.Second)
@@ -234,6 +238,7 @@ func TestStepOnAllocatedNodes(t *testing.T) {
 // sees slurmstepd's CANCELLED line; the step is recorded CANCELLED), and
 // a step's own time limit ends it TIMEOUT.
 func TestStepEndsWithJob(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("sleep 30"))
 	c.waitState(id, "RUNNING", 10*time.Second)
@@ -274,6 +279,7 @@ func TestStepEndsWithJob(t *testing.T) {
 // TestStepRefused: only the job's owner (or an admin) may run steps in
 // it, only while it runs, and only within its nodes.
 func TestStepRefused(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	mine := c.submitAs(alice, c.wrap("sleep 30"))
 	c.waitState(mine, "RUNNING", 10*time.Second)
@@ -308,6 +314,7 @@ func TestStepRefused(t *testing.T) {
 // (SIGSTOP; the agents here run without cgroups) and resume continues
 // them, so the step ends normally afterwards.
 func TestStepFollowsSuspend(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("sleep 30"))
 	c.waitState(id, "RUNNING", 10*time.Second)
@@ -356,6 +363,7 @@ func procState(pid string) string {
 // runs (its agents and their tasks stay) takes the step up again from the
 // store and records its end when the tasks finish.
 func TestStepSurvivesControllerRestart(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("sleep 30"))
 	c.waitState(id, "RUNNING", 10*time.Second)
@@ -401,6 +409,7 @@ func TestStepSurvivesControllerRestart(t *testing.T) {
 // got: the second of two one-GPU jobs on a two-GPU node runs its step on
 // device 1.
 func TestStepGPUs(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "GresTypes=gpu\nNodeName=DEFAULT Gres=gpu:2\n", gpus: 2})
 	gpu := func(s *api.JobSpec) { s.Gres = "gpu:1" }
 	first := c.submit(c.wrap("sleep 30", gpu))

@@ -11,6 +11,7 @@ import (
 // TestStoreAddsRunsSuspended: a store whose ctld_runs table predates the
 // suspended column opens, keeps its rows (suspended 0) and stores it.
 func TestStoreAddsRunsSuspended(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "ctld.db")
 	db, err := sql.Open("sqlite", "file:"+path)

@@ -16,6 +16,7 @@ import (
 // start, no batch step, Timelimit Partition_Limit), kept across a restart; a bad dependency uses up
 // an id and leaves nothing; an unknown partition uses up nothing.
 func TestRejectedSubmissionJobIDs(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, b backend) {
 		c := newCluster(t, b.open(t), clusterOpts{nodes: 2})
 		first := c.submit(c.wrap("true"))

@@ -10,6 +10,7 @@ import (
 // after a lost answer) gets the job made the first time, also from a
 // restarted controller; another key makes another job (finding 8).
 func TestSubmitKeyRepeated(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	keyed := func(key string) api.JobSpec {
 		return c.wrap("sleep 5", func(s *api.JobSpec) { s.SubmitKey = key })

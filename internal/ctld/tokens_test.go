@@ -14,6 +14,7 @@ import (
 // longer token (slurmctld's message; root can, as in Slurm 24.11), and
 // rotating the signing key revokes every earlier token.
 func TestTokenPolicy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ctl, err := New(context.Background(), Options{Conf: testConf(t, dir, 1, "AuthAltParameters=jwt_key=/x,max_token_lifespan=3600"),
 		StateDir: dir, Socket: shortSocket(t), Listen: "127.0.0.1:0", Logger: quietLogger()})

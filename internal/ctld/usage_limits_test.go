@@ -23,6 +23,7 @@ import (
 // made due; the pass then ends the running job (not with safe) and the
 // cycle holds the new one.
 func TestGrpTRESMinsEndsAndHolds(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		enforce string
 		ends    bool

@@ -13,6 +13,7 @@ import (
 // agent re-sends it) and put on the records: each step its own, the job's
 // line the tasks of all its steps, on SQLite and PostgreSQL.
 func TestUsageStore(t *testing.T) {
+	t.Parallel()
 	forEachStore(t, func(t *testing.T, b backend) {
 		c := &Controller{store: b.open(t)}
 		ctx := context.Background()
@@ -53,6 +54,7 @@ func TestUsageStore(t *testing.T) {
 // TestBatchUsageInAccounting runs a batch job and an srun step on real
 // agents and checks that sacct's records carry their usage.
 func TestBatchUsageInAccounting(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	id := c.submit(c.wrap("i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"))
 	c.waitState(id, "COMPLETED", 20*time.Second)
@@ -83,6 +85,7 @@ func TestBatchUsageInAccounting(t *testing.T) {
 // and Slurm's messages for a held job, a step not running and a job it
 // does not know.
 func TestSstat(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1})
 	run := c.submit(c.wrap("sleep 30"))
 	held := c.submit(c.wrap("true", func(s *api.JobSpec) { s.Hold = true }))
@@ -127,6 +130,7 @@ func TestSstat(t *testing.T) {
 // TestStepUsage runs a three-task step on two nodes: sstat sees its tasks
 // live on both nodes, and its record carries every task's usage.
 func TestStepUsage(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 2})
 	id := c.submit(c.wrap("sleep 30", func(s *api.JobSpec) { s.MinNodes, s.NTasks = 2, 3 }))
 	c.waitState(id, "RUNNING", 10*time.Second)

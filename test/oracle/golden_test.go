@@ -41,9 +41,9 @@ func TestSluiceAgainstGolden(t *testing.T) {
 	bin := buildSluice(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	var log strings.Builder
+	log := testLog{t} // a line per scenario played, as it ends: the suite runs for minutes
 	newSluice := func() Target { return &SluiceTarget{Binary: bin, BaseConf: suite.BaseConf} }
-	outs := suite.CheckGolden(ctx, newSluice, checkParallel, &log)
+	outs := suite.CheckGolden(ctx, newSluice, checkParallel, log)
 	var report strings.Builder
 	total, unexpected, stale := Report(&report, outs, suite.Known)
 	t.Log("\n" + report.String())
@@ -53,7 +53,7 @@ func TestSluiceAgainstGolden(t *testing.T) {
 	if retry := scenariosOf(outs, unexpected); len(retry) > 0 {
 		again := *suite
 		again.Scenarios = retry
-		outs2 := again.CheckGolden(ctx, newSluice, checkParallel, &log)
+		outs2 := again.CheckGolden(ctx, newSluice, checkParallel, log)
 		var report2 strings.Builder
 		_, unexpected2, _ := Report(&report2, outs2, suite.Known)
 		t.Logf("played again: %d scenarios\n%s", len(retry), report2.String())
@@ -146,4 +146,13 @@ func firstDifference(want, got string) string {
 		}
 	}
 	return "none"
+}
+
+// testLog writes each line to the test's log, which go test -v shows as
+// it comes.
+type testLog struct{ t *testing.T }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
