@@ -83,7 +83,7 @@ fuzzlog=$(mktemp)
 ( fuzz_all ) >"$fuzzlog" 2>&1 &
 fuzzpid=$!
 diffrc=0
-go test -count=1 -timeout 15m -v ./test/oracle 2>&1 | grep -v '^=== RUN\|^=== PAUSE\|^=== CONT' || diffrc=$?
+go test -count=1 -timeout 15m -v ./test/oracle 2>&1 | grep --line-buffered -v '^=== RUN\|^=== PAUSE\|^=== CONT' || diffrc=$?
 fuzzrc=0
 wait "$fuzzpid" || fuzzrc=$?
 echo "== fuzz (${FUZZTIME} each, $(elapsed))"

@@ -13,7 +13,26 @@ const (
 	PathJobScript = "/v1/jobs/script"
 	// PathSetDebug takes a SetDebugRequest (scontrol setdebug, operators).
 	PathSetDebug = "/v1/setdebug"
+	// PathAssocMgr takes an AssocMgrRequest and answers a TextResponse
+	// (scontrol show assoc_mgr).
+	PathAssocMgr = "/v1/assoc_mgr"
 )
+
+// AssocMgrRequest is scontrol show assoc_mgr's filters: user, account and
+// QOS names (empty: all) and the sections (users, assoc, qos; empty: all).
+type AssocMgrRequest struct {
+	Users    []string `json:"users,omitempty"`
+	Accounts []string `json:"accounts,omitempty"`
+	QOS      []string `json:"qos,omitempty"`
+	Flags    []string `json:"flags,omitempty"`
+}
+
+// AssocMgr fetches the text of scontrol show assoc_mgr.
+func (c *Client) AssocMgr(ctx context.Context, req AssocMgrRequest) (string, error) {
+	var r TextResponse
+	err := c.call(ctx, http.MethodPost, PathAssocMgr, req, &r)
+	return r.Text, err
+}
 
 // JobScriptResponse is a batch job's script as submitted.
 type JobScriptResponse struct {

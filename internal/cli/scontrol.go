@@ -27,7 +27,7 @@ const scontrolUsage = `Usage: scontrol COMMAND
   update NodeName=NODES State=DRAIN|RESUME|DOWN|UNDRAIN Reason="..."
   hold|uhold|release|requeue|requeuehold|suspend|resume|top JOB_LIST
   write batch_script JOBID [FILE|-] | wait_job JOBID | notify JOBID MESSAGE | setdebug LEVEL
-  show daemons
+  show daemons | show step(s) [ID] | show assoc_mgr [users=U,..] [accounts=A,..] [qos=Q,..] [flags=users,assoc,qos]
   token [lifespan=SECONDS] [username=USER]
   create partition PartitionName=P Nodes=... [K=V...] | update PartitionName=P K=V... | delete PartitionName=P
   create reservation K=V... | update ReservationName=R K=V... | delete ReservationName=R
@@ -286,6 +286,8 @@ func (s *scontrolRun) show(args []string) int {
 		return s.reservation(append([]string{"show"}, args[:min(len(args), 2)]...)) // scontrol_resv.go
 	case strings.HasPrefix(what, "lic"):
 		return s.showLicenses(name) // scontrol_resv.go
+	case strings.HasPrefix(what, "assoc"):
+		return s.showAssocMgr(args[1:]) // scontrol_admin.go
 	case strings.HasPrefix(what, "config"):
 		res, err := s.cl.Config(s.ctx)
 		if err != nil {

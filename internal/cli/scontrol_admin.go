@@ -242,3 +242,33 @@ func stepRecordLines(st *api.StepInfo) []string {
 		"SrunHost:Pid=" + srun,
 	}
 }
+
+// showAssocMgr is "scontrol show assoc_mgr [users=U,..] [accounts=A,..]
+// [qos=Q,..] [flags=users,assoc,qos]": the controller renders it.
+func (s *scontrolRun) showAssocMgr(args []string) int {
+	var req api.AssocMgrRequest
+	for _, a := range args {
+		k, v, _ := strings.Cut(a, "=")
+		list := splitComma(v)
+		switch strings.ToLower(k) {
+		case "users", "user":
+			req.Users = list
+		case "accounts", "account":
+			req.Accounts = list
+		case "qos":
+			req.QOS = list
+		case "flags", "flag":
+			req.Flags = list
+		default:
+			// Slurm's own wording here, without the "scontrol: error: " prefix
+			fmt.Fprintf(s.env.Stderr, "invalid entity: %s for keyword:show assoc_mgr\n", a)
+			return 1
+		}
+	}
+	text, err := s.cl.AssocMgr(s.ctx, req)
+	if err != nil {
+		return clientError(s.env, "scontrol", err)
+	}
+	fmt.Fprint(s.env.Stdout, text)
+	return 0
+}

@@ -212,9 +212,10 @@ func (c *Controller) registerStepRoutes(mux *http.ServeMux) {
 		}
 		return c.launchStep(ctx, w, req)
 	}))
-	c.registerStepList(mux)    // squeue -s: steps_list.go
-	c.registerAdminRoutes(mux) // scontrol write batch_script, setdebug: admin.go
-	c.registerAttachRoute(mux) // sattach.go
+	c.registerStepList(mux)      // squeue -s: steps_list.go
+	c.registerAdminRoutes(mux)   // scontrol write batch_script, setdebug: admin.go
+	c.registerAssocMgrRoute(mux) // scontrol show assoc_mgr: assocmgr.go
+	c.registerAttachRoute(mux)   // sattach.go
 	c.recoverSteps()
 }
 

@@ -82,6 +82,13 @@ type Assoc struct {
 	kidUsage float64 // NormUsage of the fair-share children
 }
 
+// Sync brings the records (Assocs, their usage and fair-share values) up
+// to date for a reader outside this package.
+func (t *Tree) Sync() {
+	t.syncRecords()
+	t.SyncUsage()
+}
+
 // IsUser reports whether this is a user association.
 func (a *Assoc) IsUser() bool { return a.User != "" }
 
