@@ -668,11 +668,9 @@ func minTime(a, b time.Time) time.Time {
 
 // privateJobs reports PrivateData=jobs: users see only their own jobs'
 // accounting.
-func (c *Controller) privateJobs() bool {
-	for _, v := range c.cfg.PrivateData {
-		if strings.EqualFold(v, "jobs") {
-			return true
-		}
-	}
-	return false
+func (c *Controller) privateJobs() bool { return c.private("jobs") }
+
+// private reports whether PrivateData names what.
+func (c *Controller) private(what string) bool {
+	return slices.ContainsFunc(c.cfg.PrivateData, func(v string) bool { return strings.EqualFold(v, what) })
 }

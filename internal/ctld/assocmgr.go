@@ -29,7 +29,7 @@ func (c *Controller) registerAssocMgrRoute(mux *http.ServeMux) {
 		if err := decode(r, &req); err != nil {
 			return nil, err
 		}
-		return c.do(ctx, func(ls *loopState) (any, error) { return ls.assocMgr(req), nil })
+		return c.do(ctx, func(ls *loopState) (any, error) { return ls.assocMgr(w, req), nil })
 	}))
 }
 
@@ -125,7 +125,7 @@ func (ls *loopState) assocMgrUse(now time.Time) assocMgrUse {
 // (users, assoc, qos; all three without flags); users= narrows the user
 // records and the user associations (account associations always show),
 // accounts= the associations, qos= the QOS records.
-func (ls *loopState) assocMgr(req api.AssocMgrRequest) api.TextResponse {
+func (ls *loopState) assocMgr(w Who, req api.AssocMgrRequest) api.TextResponse {
 	var b strings.Builder
 	b.WriteString("Current Association Manager state\n")
 	ap := ls.acctPolicy
@@ -138,6 +138,14 @@ func (ls *loopState) assocMgr(req api.AssocMgrRequest) api.TextResponse {
 	now := ls.c.now()
 	use := ls.assocMgrUse(now)
 	m := assocMgrText{b: &b, ap: ap, tree: ls.prio.tree, use: use, req: req}
+	if !ls.isAdmin(w) {
+		// PrivateData=users: a user's own record only; accounts or usage:
+		// their own associations only (oracle: no account association
+		// either). The QOS records stay public.
+		m.ownUser = ls.c.private("users")
+		m.ownAssocs = ls.c.private("accounts") || ls.c.private("usage")
+		m.who = w.User
+	}
 	if want("users") {
 		m.users()
 	}
@@ -156,6 +164,9 @@ type assocMgrText struct {
 	tree *priority.Tree
 	use  assocMgrUse
 	req  api.AssocMgrRequest
+	// ownUser and ownAssocs narrow the records to who's (PrivateData).
+	ownUser, ownAssocs bool
+	who                string
 }
 
 func listed(list []string, name string) bool { return len(list) == 0 || slices.Contains(list, name) }
@@ -175,7 +186,7 @@ func (m *assocMgrText) users() {
 	st := m.ap.State()
 	var names []string
 	for name := range st.Users {
-		if listed(m.req.Users, name) {
+		if listed(m.req.Users, name) && (!m.ownUser || name == m.who) {
 			names = append(names, name)
 		}
 	}
@@ -222,7 +233,8 @@ func (m *assocMgrText) assocs(cluster string) {
 		rootUsage = m.tree.Assocs[i].UsageRaw
 	}
 	for _, a := range m.ap.Associations() {
-		if a.Cluster != cluster || a.IsUser() && !listed(m.req.Users, a.User) || !listed(m.req.Accounts, a.Account) {
+		if a.Cluster != cluster || a.IsUser() && !listed(m.req.Users, a.User) || !listed(m.req.Accounts, a.Account) ||
+			m.ownAssocs && a.User != m.who {
 			continue
 		}
 		var t priority.Assoc

@@ -90,3 +90,35 @@ func assocMgrRecords(text string) map[string]string {
 	}
 	return out
 }
+
+// TestAssocMgrPrivateData: under PrivateData=users,accounts,usage a user
+// reads only their own user record and user associations (no account
+// association), as slurmctld answers; root reads every record.
+func TestAssocMgrPrivateData(t *testing.T) {
+	t.Parallel()
+	c := newCluster(t, openTestSQLite(t), clusterOpts{nodes: 1, extra: "PrivateData=users,accounts,usage",
+		acct: acctStore(t, "test", "add account research\nadd user alice Account=research\nadd user bob Account=research")})
+	for _, tc := range []struct {
+		who          Who
+		want, hidden []string
+	}{
+		{alice, []string{"UserName=alice(", "Account=research UserName=alice("},
+			[]string{"UserName=bob(", "UserName=root(", "Account=research UserName= "}},
+		{root, []string{"UserName=alice(", "UserName=bob(", "Account=research UserName= ", "Account=research UserName=bob("}, nil},
+	} {
+		var res api.TextResponse
+		if code, msg := c.as(tc.who, "POST", api.PathAssocMgr, api.AssocMgrRequest{Flags: []string{"users", "assoc"}}, &res); code != 200 {
+			t.Fatalf("assoc_mgr as %s: %d %s", tc.who.User, code, msg)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("%s does not see %q:\n%s", tc.who.User, w, res.Text)
+			}
+		}
+		for _, h := range tc.hidden {
+			if strings.Contains(res.Text, h) {
+				t.Errorf("%s sees %q:\n%s", tc.who.User, h, res.Text)
+			}
+		}
+	}
+}
