@@ -276,7 +276,10 @@ func setQOSFlags(q *QOS, s Spec) error {
 			}
 		}
 		if !found {
-			return errorf("Unknown QOS flag '%s'", n)
+			// sacctmgr's text, on stdout (oracle: sacctmgr-modify-more)
+			return outErr(" Unknown QOS flag used in:\n  '" + s.Value + "'\n Valid QOS flags are\n" +
+				"  'DenyOnLimit,EnforceUsageThreshold,NoReserve,PartitionMaxNodes,PartitionMinNodes,OverPartQOS," +
+				"PartitionTimeLimit,RequiresReservation,NoDecay,Relative,UsageFactorSafe'")
 		}
 	}
 	switch s.Op {

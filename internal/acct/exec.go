@@ -26,10 +26,19 @@ type ExecEnv struct {
 	// Control, when its Name is set, is the running controller of that
 	// cluster: `show cluster` prints its ControlHost, ControlPort and RPC.
 	Control Cluster
+	// ActiveJobs are the controller's pending and running jobs: an
+	// association they bill cannot be deleted (slurmdbd asks slurmctld).
+	ActiveJobs []ActiveJob
 
 	// bulk defers the consistency check to the end of a script
 	// (ApplyScript), which keeps loading a 10,000-user script linear.
 	bulk bool
+}
+
+// ActiveJob is a pending or running job as a delete checks it.
+type ActiveJob struct {
+	ID                                uint32
+	Cluster, Account, User, Partition string
 }
 
 // Result is what a successful command printed and whether it changed
@@ -61,7 +70,7 @@ func Exec(st *State, cmd *Command, env ExecEnv) (*Result, error) {
 	case VerbModify:
 		err = execModify(st, cmd, env, r)
 	case VerbDelete:
-		err = execDelete(st, cmd, r)
+		err = execDelete(st, cmd, env, r)
 	case VerbLoad:
 		err = execLoad(st, cmd, env, r)
 	default:

@@ -59,7 +59,7 @@ func TestErrorsChangeNothing(t *testing.T) {
 		{"modify user alice set GrpTRES=cpu=lots", "Invalid TRES value for GrpTRES: 'cpu=lots'"},
 		{"modify user alice set GrpTRES=bogus=1", "Invalid TRES name 'bogus'"},
 		{"modify qos high set MaxWall=1:2:3:4", "Invalid value for MaxWall: '1:2:3:4'"},
-		{"modify qos high set Flags=Fast", "Unknown QOS flag 'Fast'"},
+		{"modify qos high set Flags=Fast", "Unknown QOS flag used in:\n  'Fast'"},
 		{"modify qos high set PreemptMode=requeue,suspend", "more than one of"},
 		{"modify user alice set DefaultQOS=high", "Default QOS 'high' is not in the allowed QOS list"},
 		{"modify user alice set DefaultAccount=other", " Can't modify because these users aren't associated with new default account 'other'...\n  U = alice C = c1"},
@@ -126,8 +126,9 @@ func TestQOSFlagsPreemptAndClearing(t *testing.T) {
 	if q.MaxJobsPerUser.IsSet() || !reflect.DeepEqual(map[string]int64(q.GrpTRES), map[string]int64{"gres/gpu": 8}) {
 		t.Errorf("MaxJobsPerUser = %d GrpTRES = %v, want unset and gpu only", q.MaxJobsPerUser, q.GrpTRES)
 	}
+	// the preempt list by name (oracle, sacctmgr-modify-more: low,normal)
 	got := s.run("show qos high format=Name,Flags%30,Preempt,PreemptMode,GraceTime,UsageFactor -P -n")
-	if want := "high|DenyOnLimit,OverPartQOS|normal,low|SUSPEND,GANG|00:01:00|0.500000\n"; got != want {
+	if want := "high|DenyOnLimit,OverPartQOS|low,normal|SUSPEND,GANG|00:01:00|0.500000\n"; got != want {
 		t.Errorf("show = %q, want %q", got, want)
 	}
 }
@@ -237,5 +238,41 @@ func TestApplyScriptUBCCR(t *testing.T) {
 	}
 	if err := ApplyScript(st, "add user x Account=nosuch\n", ExecEnv{Actor: Actor{Name: "root"}}); err == nil || !strings.Contains(err.Error(), "line 1") {
 		t.Errorf("error = %v, want one naming line 1", err)
+	}
+}
+
+// TestDeleteRefusedWithActiveJobs: deleting a user or an account that a
+// pending or running job bills fails with slurmdbd's message listing the
+// jobs, and changes nothing; a job of another association does not stand
+// in the way.
+func TestDeleteRefusedWithActiveJobs(t *testing.T) {
+	running := []ActiveJob{{ID: 7, Cluster: "c1", Account: "physics", User: "alice", Partition: "main"}}
+	for _, tc := range []struct {
+		line, want string
+		ok         bool
+	}{
+		{"delete user alice", " Error with request: Job(s) active, cancel job(s) before remove\n" +
+			"  JobID = 7          C = c1         A = physics    U = alice     P = main", false},
+		{"delete account physics", "JobID = 7 ", false},
+		{"delete user bob", "", true},
+	} {
+		t.Run(tc.line, func(t *testing.T) {
+			s := physics(t)
+			s.env.ActiveJobs = running
+			before := s.state()
+			_, err := s.try(tc.line)
+			if tc.ok {
+				if err != nil {
+					t.Fatalf("%s: %v", tc.line, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(printed(err), tc.want) {
+				t.Fatalf("error = %q, want one containing %q", printed(err), tc.want)
+			}
+			if after := s.state(); !reflect.DeepEqual(before, after) {
+				t.Errorf("state changed by a refused delete")
+			}
+		})
 	}
 }

@@ -7,14 +7,14 @@ import (
 	"strings"
 )
 
-func execDelete(st *State, cmd *Command, r *Result) error {
+func execDelete(st *State, cmd *Command, env ExecEnv, r *Result) error {
 	switch cmd.Entity {
 	case EntQOS:
 		return deleteQOS(st, cmd, r)
 	case EntAccount:
-		return deleteAccounts(st, cmd, r)
+		return deleteAccounts(st, cmd, env, r)
 	case EntUser:
-		return deleteUsers(st, cmd, r)
+		return deleteUsers(st, cmd, env, r)
 	case EntCluster:
 		return deleteClusters(st, cmd, r)
 	case EntAssoc:
@@ -26,7 +26,7 @@ func execDelete(st *State, cmd *Command, r *Result) error {
 			return err
 		}
 		as := selectAssocs(st, f)
-		if err := deleteAssocs(st, as, r, accountHint); err != nil {
+		if err := deleteAssocs(st, as, env, r, accountHint); err != nil {
 			return err
 		}
 		r.printf(" Deleting associations...\n")
@@ -87,7 +87,7 @@ func scrubQOS(st *State, name string) {
 	}
 }
 
-func deleteAccounts(st *State, cmd *Command, r *Result) error {
+func deleteAccounts(st *State, cmd *Command, env ExecEnv, r *Result) error {
 	if err := checkKeys(cmd.Where, false, "Cluster", "Account", "Description", "Organization", "Parent"); err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func deleteAccounts(st *State, cmd *Command, r *Result) error {
 	// Slurm deletes an account with everything below it: its
 	// sub-accounts and the users' associations.
 	as = withDescendants(st, as)
-	if err := deleteAssocs(st, as, r, accountHint); err != nil {
+	if err := deleteAssocs(st, as, env, r, accountHint); err != nil {
 		return err
 	}
 	r.printf(" Deleting accounts...\n")
@@ -143,7 +143,7 @@ func withDescendants(st *State, as []*Association) []*Association {
 	return as
 }
 
-func deleteUsers(st *State, cmd *Command, r *Result) error {
+func deleteUsers(st *State, cmd *Command, env ExecEnv, r *Result) error {
 	if err := checkKeys(cmd.Where, false, "Cluster", "Account", "Partition", "DefaultAccount", "AdminLevel", "User"); err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func deleteUsers(st *State, cmd *Command, r *Result) error {
 			names = append(names, u.Name)
 		}
 	}
-	if err := deleteAssocs(st, as, r, userHint); err != nil {
+	if err := deleteAssocs(st, as, env, r, userHint); err != nil {
 		return err
 	}
 	// With conditions on the associations sacctmgr lists those it
@@ -218,13 +218,16 @@ func deleteClusters(st *State, cmd *Command, r *Result) error {
 // account with users or sub-accounts can not be deleted), then the users
 // and accounts that no longer have any association. Callers print what
 // they deleted.
-func deleteAssocs(st *State, as []*Association, r *Result, hint string) error {
+func deleteAssocs(st *State, as []*Association, env ExecEnv, r *Result, hint string) error {
 	if len(as) == 0 {
 		return nothingDeleted()
 	}
 	gone := map[int64]bool{}
 	for _, a := range as {
 		gone[a.ID] = true
+	}
+	if err := jobsActive(st, gone, env.ActiveJobs); err != nil {
+		return err
 	}
 	for _, id := range st.SortedAssocIDs() {
 		c := st.Assocs[id]
@@ -245,6 +248,45 @@ func deleteAssocs(st *State, as []*Association, r *Result, hint string) error {
 	dropOrphans(st)
 	r.Changed = true
 	return nil
+}
+
+// jobsActive refuses to delete associations that pending or running
+// jobs bill, with slurmdbd's message listing those jobs (oracle:
+// sacctmgr-modify-more).
+func jobsActive(st *State, gone map[int64]bool, jobs []ActiveJob) error {
+	var b strings.Builder
+	for _, j := range jobs {
+		a := st.assocOfJob(j)
+		if a == nil || !gone[a.ID] {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString(" Error with request: Job(s) active, cancel job(s) before remove")
+		}
+		fmt.Fprintf(&b, "\n  JobID = %-10d C = %-10s A = %-10s U = %-9s P = %s", j.ID, j.Cluster, j.Account, j.User, j.Partition)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return plainErr("%s", b.String())
+}
+
+// assocOfJob is the association job j bills: its partition's, else its
+// account's for its user.
+func (st *State) assocOfJob(j ActiveJob) *Association {
+	var plain *Association
+	for _, a := range st.Assocs {
+		if a.Cluster != j.Cluster || a.Account != j.Account || a.User != j.User {
+			continue
+		}
+		if a.Partition == j.Partition && j.Partition != "" {
+			return a
+		}
+		if a.Partition == "" {
+			plain = a
+		}
+	}
+	return plain
 }
 
 func childWord(c *Association) string {

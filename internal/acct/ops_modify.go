@@ -258,6 +258,9 @@ func touchedChildren(st *State, a *Association, set []Spec, moved bool) []*Assoc
 			out = append(out, c)
 		}
 	}
+	// in tree order: a user's partition associations right after its
+	// plain one (oracle, sacctmgr-modify-more)
+	sortChildren(out)
 	return out
 }
 

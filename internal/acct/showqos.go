@@ -47,7 +47,10 @@ var qosCols = sync.OnceValue(func() map[string]colDef {
 			if r.q == nil {
 				return ""
 			}
-			return strings.Join(preemptByID(r.st, r.q.Preempt), ",")
+			// by name, whatever the QOS ids or the order of the edits
+			// (oracle, sacctmgr-modify-more: Preempt=low then +=normal
+			// prints low,normal; normal has id 1)
+			return strings.Join(sortedNames(r.q.Preempt), ",")
 		}},
 		"preemptexempttime": {"PreemptExemptTime", 19, qosStr(func(q *QOS) string { return formatDuration(q.PreemptExemptTime) })},
 		"preemptmode":       {"PreemptMode", 11, qosStr(func(q *QOS) string { return q.PreemptMode.String() })},
@@ -95,16 +98,10 @@ var qosColAliases = sync.OnceValue(func() map[string]string {
 	}
 })
 
-// preemptByID orders a preempt list by QOS id, as sacctmgr prints it.
-func preemptByID(st *State, names []string) []string {
+// sortedNames is a sorted copy of names.
+func sortedNames(names []string) []string {
 	out := append([]string{}, names...)
-	id := func(n string) int64 {
-		if q := st.QOS[n]; q != nil {
-			return q.ID
-		}
-		return 1 << 62
-	}
-	sort.Slice(out, func(i, j int) bool { return id(out[i]) < id(out[j]) })
+	sort.Strings(out)
 	return out
 }
 

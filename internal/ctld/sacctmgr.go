@@ -46,6 +46,13 @@ func (c *Controller) sacctmgr(ctx context.Context, w Who, req api.SacctmgrReques
 			return nil, fmt.Errorf("open %s: %w", name, fs.ErrNotExist)
 		}},
 		WriteFile: func(name string, data []byte) error { files[name] = data; return nil }}
+	if cmd.Verb == acct.VerbDelete {
+		jobs, err := c.do(ctx, func(ls *loopState) (any, error) { return ls.activeJobs(), nil })
+		if err != nil {
+			return api.SacctmgrResponse{}, err
+		}
+		env.ActiveJobs = jobs.([]acct.ActiveJob)
+	}
 	out, warns, err := acct.Run(ctx, c.opts.Accounting, req.Args, env)
 	if err != nil {
 		return api.SacctmgrResponse{Warnings: warns}, &apiErr{status: http.StatusBadRequest, msg: err.Error()}
@@ -165,4 +172,18 @@ func (ls *loopState) reloadPolicy(ctx context.Context) error {
 	// with the rest of its burst, as in Slurm: oracle, sprio-factors).
 	ls.wantSched = true
 	return nil
+}
+
+// activeJobs lists the pending and running jobs with the association
+// they bill, for sacctmgr delete's check.
+func (ls *loopState) activeJobs() []acct.ActiveJob {
+	var out []acct.ActiveJob
+	cluster := strings.ToLower(ls.c.cfg.ClusterName)
+	for _, j := range ls.st.Jobs() {
+		if j.State.Base() == sched.JobPending || isActive(j) {
+			out = append(out, acct.ActiveJob{ID: uint32(j.ID), Cluster: cluster, Account: j.Account, User: j.User,
+				Partition: ls.partitionName(j)})
+		}
+	}
+	return out
 }
