@@ -52,6 +52,8 @@ type sacctOpts struct {
 	truncate bool
 	// noconvert prints memory usage in bytes (--noconvert).
 	noconvert bool
+	// units is --units=[KMGTP]: ReqMem in that unit.
+	units string
 	// dp is --json/--yaml (cli/dataparser.go).
 	dp *dpFlags
 }
@@ -91,6 +93,7 @@ func parseSacct(args []string) (*sacctOpts, error) {
 	fs.BoolVar(&o.usage, "usage", false, "")
 	fs.BoolVarP(&o.truncate, "truncate", "T", false, "")
 	fs.BoolVar(&o.noconvert, "noconvert", false, "")
+	fs.StringVar(&o.units, "units", "", "")
 	// Accepted with nothing to change: there is no debug output.
 	fs.CountP("verbose", "v", "")
 	o.dp = addDataParserFlags(fs)
@@ -125,6 +128,13 @@ func runSacct(ctx context.Context, env *Env, args []string) int {
 	// An unknown data_parser is reported and sacct exits 0 (oracle).
 	if _, ok, rc := dpStart(env, "sacct", o.dp, 0); ok && rc >= 0 {
 		return rc
+	}
+	if u, ok := unknownUser(o.users); !ok {
+		return Errorf(env, "sacct", "Invalid user id: %s", u)
+	}
+	if strings.Trim(o.units, "kmgtpKMGTP") != "" || len(o.units) > 1 {
+		fmt.Fprintf(env.Stderr, "sacct: error: Invalid unit type '%s'. Possible options are 'KMGTP'\nsacct: fatal: Invalid unit type\n", o.units)
+		return 1
 	}
 	cl, err := controllerClient(env)
 	if err != nil {
@@ -165,6 +175,7 @@ type sacctRow struct {
 	cluster string
 	// noconvert: memory usage in bytes (--noconvert).
 	noconvert bool
+	units     string
 }
 
 // sacctFields are the fields sacct knows (sacct --helpformat).
@@ -245,7 +256,7 @@ var sacctFields = []sacctField{
 	{"ReqCPUFreqMax", 13, func(r *sacctRow) string { return r.cpuFreq() }},
 	{"ReqCPUFreqMin", 13, func(r *sacctRow) string { return r.cpuFreq() }},
 	{"ReqCPUS", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "cpu"), 10) }},
-	{"ReqMem", 10, onJobLine(func(r *sacctRow) string { return reqMem(r.ReqTRES) })},
+	{"ReqMem", 10, onJobLine(func(r *sacctRow) string { return reqMem(r.ReqTRES, r.units) })},
 	{"ReqNodes", 8, func(r *sacctRow) string { return strconv.FormatInt(tresOf(r.ReqTRES, "node"), 10) }},
 	{"ReqTRES", 10, onJobLine(func(r *sacctRow) string { return tresByName(r.ReqTRES) })},
 	{"Reservation", 20, func(r *sacctRow) string { return r.Reservation }},
@@ -562,11 +573,37 @@ func tresOf(s, name string) int64 {
 }
 
 // reqMem prints the requested memory as sacct does ("1000M").
-func reqMem(s string) string {
-	if m := tresOf(s, "mem"); m > 0 {
-		return strconv.FormatInt(m, 10) + "M"
+// reqMem is the requested memory: in the largest unit that keeps it
+// whole (2048M prints 2G, 2000M stays 2000M), or in --units's unit, with
+// two decimals where it is not whole (oracle: sacct-filters).
+func reqMem(s, units string) string {
+	m := tresOf(s, "mem")
+	if m <= 0 {
+		return "0"
 	}
-	return "0"
+	const suffixes = "MGTP"
+	if units == "" {
+		k := 0
+		for m%1024 == 0 && k < len(suffixes)-1 {
+			m /= 1024
+			k++
+		}
+		return strconv.FormatInt(m, 10) + suffixes[k:k+1]
+	}
+	if units == "K" {
+		return strconv.FormatInt(m*1024, 10) + "K"
+	}
+	v := float64(m)
+	for _, u := range suffixes {
+		if string(u) == units {
+			if v == math.Trunc(v) {
+				return strconv.FormatInt(int64(v), 10) + units
+			}
+			return strconv.FormatFloat(v, 'f', 2, 64) + units
+		}
+		v /= 1024
+	}
+	return strconv.FormatInt(m, 10) + "M"
 }
 
 // sacctStates maps sacct's -s codes to long state names.
@@ -838,7 +875,7 @@ func sacctSelect(res api.AcctResponse, o *sacctOpts, uid int, loc *time.Location
 			}
 		}
 		row := sacctRow{AcctRecord: r, now: res.Now, loc: loc, cluster: res.Cluster, cpus: tresOf(r.AllocTRES, "cpu"),
-			noconvert: o.noconvert}
+			noconvert: o.noconvert, units: strings.ToUpper(o.units)}
 		if o.truncate {
 			row.truncateTo(from, to)
 		}
@@ -920,7 +957,15 @@ func (f *sacctJobFilter) keep(r *api.AcctRecord) bool {
 	if limit == api.TimeInfinite || limit < 0 {
 		limit = math.MaxInt64
 	}
-	return (f.limitMin < 0 || limit >= f.limitMin) && (f.limitMax < 0 || limit <= f.limitMax)
+	// -k alone selects that exact limit, -k with -K the range; -K alone
+	// selects nothing out (oracle: sacct-filters)
+	switch {
+	case f.limitMin < 0:
+		return true
+	case f.limitMax < 0:
+		return limit == f.limitMin
+	}
+	return limit >= f.limitMin && limit <= f.limitMax
 }
 
 // ranOn reports whether a node list holds one of the -N nodes.
@@ -1080,4 +1125,18 @@ func sacctIn(list []string, vals ...string) bool {
 		}
 	}
 	return false
+}
+
+// unknownUser returns the first name of -u that is neither a uid nor a
+// user of this host: sacct refuses it before asking anything.
+func unknownUser(names []string) (string, bool) {
+	for _, n := range names {
+		if _, err := strconv.ParseUint(n, 10, 32); err == nil {
+			continue
+		}
+		if _, err := user.Lookup(n); err != nil {
+			return n, false
+		}
+	}
+	return "", true
 }

@@ -419,8 +419,12 @@ func TestSacctJobFilters(t *testing.T) {
 		{[]string{"--gid=1003"}, "10\n"},
 		{[]string{"-N", "gpu04"}, "12\n"},
 		{[]string{"--nodelist=gpu[01-02]"}, "10\n11\n11.0\n14_2\n"},
-		{[]string{"-k", "1:30:00"}, "12\n"},
-		{[]string{"--timelimit-max=01:00:00", "-u", "bob"}, "13\n"},
+		// -k alone is an exact limit, -k with -K a range, -K alone no
+		// filter (oracle: sacct-filters)
+		{[]string{"-k", "1:30:00"}, "\n"},
+		{[]string{"-k", "2:00:00"}, "12\n"},
+		{[]string{"-k", "1:30:00", "-K", "3:00:00"}, "12\n"},
+		{[]string{"--timelimit-max=01:00:00", "-u", "bob"}, "12\n13\n"},
 	} {
 		o, err := parseSacct(append([]string{"-a", "-n", "-o", "jobid", "-S", "2026-03-10T00:00:00"}, c.args...))
 		if err != nil {
@@ -450,5 +454,24 @@ func TestSacctTruncate(t *testing.T) {
 	}
 	if want := "11|2026-03-10T11:16:00|2026-03-10T11:18:00|00:02:00\n"; out != want {
 		t.Errorf("sacct -T: got %q, want %q", out, want)
+	}
+}
+
+// TestReqMemUnits: ReqMem in the largest unit that keeps it whole, or in
+// --units's (oracle: sacct-filters, 2048M as 2048M, 2097152K, 2G, 0.00T).
+func TestReqMemUnits(t *testing.T) {
+	for _, c := range []struct{ tres, units, want string }{
+		{"cpu=1,mem=2048M", "", "2G"},
+		{"cpu=1,mem=2000M", "", "2000M"},
+		{"cpu=1,mem=2048M", "M", "2048M"},
+		{"cpu=1,mem=2048M", "K", "2097152K"},
+		{"cpu=1,mem=2048M", "G", "2G"},
+		{"cpu=1,mem=2048M", "T", "0.00T"},
+		{"cpu=1,mem=3072M", "G", "3G"},
+		{"cpu=1", "", "0"},
+	} {
+		if got := reqMem(c.tres, c.units); got != c.want {
+			t.Errorf("reqMem(%q, %q) = %q, want %q", c.tres, c.units, got, c.want)
+		}
 	}
 }
