@@ -156,6 +156,14 @@ func sinfoOnce(ctx context.Context, env *Env, cl *api.Client, o *sinfoOpts) int 
 	for _, f := range o.badFields {
 		Errorf(env, "sinfo", "Invalid job format specification: %s", f)
 	}
+	if o.fields == "" {
+		if items, err := sinfoItems(o); err == nil {
+			for range badSpecs(items) {
+				// sinfo's own wording, without its name (oracle)
+				fmt.Fprintln(env.Stderr, "Invalid node format specification: -")
+			}
+		}
+	}
 	return 0
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/sluice-hpc/sluice/internal/hostlist"
 	"io"
 	"math"
 	"runtime/debug"
@@ -138,9 +139,22 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	if _, ok, rc := dpStart(env, "squeue", o.dp, 1); ok && rc >= 0 {
 		return rc
 	}
+	if bad := badJobState(o.states); bad != "" {
+		fmt.Fprintf(env.Stderr, "squeue: error: Invalid job state specified: %s\nsqueue: error: Valid job states include: %s\n\n",
+			bad, strings.Join(squeueStateNames, ","))
+		return 1
+	}
+	for _, u := range splitComma(o.users) {
+		if _, ok := unknownUser([]string{u}); !ok {
+			fmt.Fprintf(env.Stderr, "squeue: error: Invalid user: %s\n\n", u) // and lists no job (oracle)
+		}
+	}
 	cl, err := controllerClient(env)
 	if err != nil {
 		return clientError(env, "squeue", err)
+	}
+	if rc := checkNodeNames(ctx, env, cl, o.nodes); rc != 0 {
+		return rc
 	}
 	if o.me {
 		o.users = userName(env.UID)
@@ -150,6 +164,11 @@ func runSqueue(ctx context.Context, env *Env, args []string) int {
 	}
 	if o.stepMode {
 		return iterateReports(ctx, env, o.iterate, !o.noHeader, func() int { return squeueStepsOnce(ctx, env, cl, o) })
+	}
+	if items, err := parseFormat(o.layout()); err == nil && o.formatLong == "" {
+		for range badSpecs(items) {
+			fmt.Fprintln(env.Stderr, "squeue: error: Invalid job format specification: -")
+		}
 	}
 	if o.iterate == 0 {
 		// One listing and exit: no collection is worth its cost below
@@ -844,6 +863,21 @@ type fmtItem struct {
 	right bool
 	// fit is sinfo's `%#P`: the width of the longest value.
 	fit bool
+	// bad marks a literal that was a field with '-' for its type: Slurm's
+	// clients have no '-' flag, print "%-" (and the text after it) as it
+	// is and complain (oracle: squeue -o '%-6j' prints "%-6j").
+	bad bool
+}
+
+// badSpecs is how many '-' field types a format holds.
+func badSpecs(items []fmtItem) int {
+	n := 0
+	for _, it := range items {
+		if it.bad {
+			n++
+		}
+	}
+	return n
 }
 
 // maxFieldWidth caps a field width (a typo must not allocate gigabytes).
@@ -877,9 +911,7 @@ func parseFormat(s string) ([]fmtItem, error) {
 			it.fit = true
 			i++
 		}
-		if i < len(s) && s[i] == '-' {
-			i++
-		}
+		at := i
 		start := i
 		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
 			i++
@@ -891,6 +923,11 @@ func parseFormat(s string) ([]fmtItem, error) {
 		if i >= len(s) {
 			return nil, fmt.Errorf("invalid format %q: missing field type", s)
 		}
+		if s[i] == '-' {
+			// the spec so far is text; what follows is read on as text
+			out = append(out, fmtItem{lit: "%" + s[at-boolInt(it.right)-boolInt(it.fit):i+1], bad: true})
+			continue
+		}
 		it.field = s[i]
 		out = append(out, it)
 	}
@@ -898,6 +935,13 @@ func parseFormat(s string) ([]fmtItem, error) {
 		out = append(out, fmtItem{lit: lit.String()})
 	}
 	return out, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // renderRow renders one line with its trailing blanks cut (sinfo).
@@ -1038,4 +1082,54 @@ func renderFields(jobs []api.JobInfo, spec string, header bool, now time.Time) (
 		line(func(c col) string { return squeueField(&jobs[i], c.c, now) })
 	}
 	return b.String(), nil
+}
+
+// squeueStateNames are the job states squeue -t accepts by name, in the
+// order its error lists them (oracle).
+var squeueStateNames = []string{"pending", "running", "suspended", "completed", "cancelled", "failed", "timeout",
+	"node_fail", "preempted", "boot_fail", "deadline", "out_of_memory", "completing", "configuring", "resizing",
+	"resv_del_hold", "requeued", "requeue_fed", "requeue_hold", "revoked", "signaling", "special_exit", "stage_out", "stopped"}
+
+// squeueStateCodes are the compact forms -t also accepts.
+var squeueStateCodes = []string{"PD", "R", "S", "CD", "CA", "F", "TO", "NF", "PR", "BF", "DL", "OOM", "CG", "CF",
+	"RS", "RD", "RF", "RH", "RQ", "RV", "SI", "SE", "SO", "ST"}
+
+// badJobState returns the first -t entry squeue does not know ("" if
+// none).
+func badJobState(list string) string {
+	for _, s := range splitComma(list) {
+		if !strings.EqualFold(s, "all") && !slices.ContainsFunc(squeueStateNames, func(n string) bool { return strings.EqualFold(n, s) }) &&
+			!slices.Contains(squeueStateCodes, strings.ToUpper(s)) {
+			return s
+		}
+	}
+	return ""
+}
+
+// checkNodeNames refuses a -w list naming a node the cluster does not
+// have, as squeue does before listing (oracle: "Invalid node name n9").
+func checkNodeNames(ctx context.Context, env *Env, cl *api.Client, list string) int {
+	if list == "" {
+		return 0
+	}
+	names, err := hostlist.Expand(list)
+	if err != nil {
+		return 0 // the controller answers an unreadable list
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	res, err := cl.Nodes(ctx)
+	if err != nil {
+		return clientError(env, "squeue", err)
+	}
+	known := map[string]bool{}
+	for i := range res.Nodes {
+		known[res.Nodes[i].Name] = true
+	}
+	for _, n := range names {
+		if !known[n] {
+			return Errorf(env, "squeue", "Invalid node name %s", n)
+		}
+	}
+	return 0
 }

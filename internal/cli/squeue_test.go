@@ -280,6 +280,7 @@ func TestSqueueErrors(t *testing.T) {
 }
 
 func TestFormatParser(t *testing.T) {
+	// '-' is no flag: "%-8" is text, and so is the "j" after it (oracle)
 	items, err := parseFormat("%.18i %-8j%%x %5P")
 	if err != nil {
 		t.Fatal(err)
@@ -292,7 +293,7 @@ func TestFormatParser(t *testing.T) {
 		}
 		got = append(got, string(it.field)+":"+fixtureID(uint32(it.width))+map[bool]string{true: "R", false: "L"}[it.right])
 	}
-	want := "i:18R|lit: |j:8L|lit:%x |P:5L"
+	want := "i:18R|lit: |lit:%-|lit:8j%x |P:5L"
 	if strings.Join(got, "|") != want {
 		t.Errorf("items %v, want %s", got, want)
 	}
@@ -534,6 +535,20 @@ func TestSqueueBriefListing(t *testing.T) {
 		}
 		if got := o.brief(); got != tc.want {
 			t.Errorf("squeue %v: brief %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestBadJobState: squeue -t takes Slurm's state names and compact codes
+// (any case) and "all"; anything else is refused before asking (oracle:
+// squeue-filters, "Invalid job state specified: BOGUS").
+func TestBadJobState(t *testing.T) {
+	for _, c := range []struct{ list, bad string }{
+		{"PD,R", ""}, {"pending,Running", ""}, {"all", ""}, {"cg,oom", ""},
+		{"BOGUS", "BOGUS"}, {"R,nope", "nope"},
+	} {
+		if got := badJobState(c.list); got != c.bad {
+			t.Errorf("badJobState(%q) = %q, want %q", c.list, got, c.bad)
 		}
 	}
 }
