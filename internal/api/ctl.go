@@ -270,6 +270,8 @@ type JobFilter struct {
 	Account   string   `json:"account,omitempty"`
 	QOS       string   `json:"qos,omitempty"`
 	NodeList  string   `json:"nodelist,omitempty"`
+	// Reservation is scancel -R: jobs that asked for that reservation.
+	Reservation string `json:"reservation,omitempty"`
 }
 
 // Job control operations (JobControlRequest.Op).

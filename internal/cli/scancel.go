@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,7 @@ func parseScancel(args []string) (*scancelOpts, error) {
 	fs.StringVarP(&o.f.Account, "account", "A", "", "")
 	fs.StringVarP(&o.f.QOS, "qos", "q", "", "")
 	fs.StringVarP(&o.f.NodeList, "nodelist", "w", "", "")
+	fs.StringVarP(&o.f.Reservation, "reservation", "R", "", "")
 	fs.StringVarP(&o.sig, "signal", "s", "", "")
 	fs.BoolVarP(&o.batch, "batch", "b", false, "")
 	fs.BoolVarP(&o.full, "full", "f", false, "")
@@ -73,7 +75,9 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 			s = long
 		}
 		if s != "PENDING" && s != "RUNNING" && s != "SUSPENDED" {
-			return Errorf(env, "scancel", "Invalid job state specified: %s", s)
+			// scancel's own wording, without its name (oracle)
+			fmt.Fprintf(env.Stderr, "Invalid job state specified: %s\nValid job states are PENDING, RUNNING, and SUSPENDED\n", s)
+			return 1
 		}
 		f.States = append(f.States, s)
 	}
@@ -81,7 +85,13 @@ func runScancel(ctx context.Context, env *Env, args []string) int {
 	for _, a := range o.args {
 		jobs = append(jobs, splitComma(a)...)
 	}
-	if len(jobs) == 0 && f.User == "" && f.Partition == "" && f.Name == "" && f.Account == "" && f.QOS == "" && f.NodeList == "" && len(f.States) == 0 {
+	for _, id := range jobs {
+		if !scancelJobID.MatchString(id) {
+			return Errorf(env, "scancel", "Invalid job id %s", id)
+		}
+	}
+	if len(jobs) == 0 && f.User == "" && f.Partition == "" && f.Name == "" && f.Account == "" && f.QOS == "" && f.NodeList == "" &&
+		f.Reservation == "" && len(f.States) == 0 {
 		return Errorf(env, "scancel", "No job identification provided")
 	}
 	req := api.JobControlRequest{Op: api.OpCancel, Jobs: jobs, Filter: f, BatchOnly: batch, Full: full}
@@ -157,3 +167,9 @@ func parseSignal(s string) (int, error) {
 	}
 	return 0, fmt.Errorf("Invalid signal: %s", s)
 }
+
+// scancelJobID is the form of a job id scancel accepts: JOB, JOB_TASK or
+// JOB_[RANGES], JOB+HETOFFSET, each with an optional .STEP (a number,
+// batch, extern or interactive); anything else is refused before any
+// request (oracle: "Invalid job id 1.5x").
+var scancelJobID = regexp.MustCompile(`^[0-9]+(_([0-9]+|\[[0-9,%-]+\]))?(\+[0-9]+)?(\.([0-9]+|batch|extern|interactive))?$`)

@@ -28,3 +28,16 @@ func TestScancelExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestScancelJobIDForm: the job ids scancel sends and the ones it
+// refuses before any request (oracle: scancel-more, "Invalid job id 1.5x").
+func TestScancelJobIDForm(t *testing.T) {
+	for id, ok := range map[string]bool{
+		"7": true, "7_3": true, "7_[1-3,5%2]": true, "7.batch": true, "7.0": true, "7_2.1": true, "7+1": true,
+		"1.5x": false, "abc": false, "7_": false, "7.": false, "": false,
+	} {
+		if got := scancelJobID.MatchString(id); got != ok {
+			t.Errorf("%q accepted = %v, want %v", id, got, ok)
+		}
+	}
+}

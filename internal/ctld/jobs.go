@@ -283,6 +283,9 @@ func (ls *loopState) matches(j *sched.Job, f api.JobFilter) bool {
 	if f.QOS != "" && !listHas(f.QOS, j.QOS) {
 		return false
 	}
+	if f.Reservation != "" && !listHas(j.Req.Reservation, f.Reservation) {
+		return false
+	}
 	if len(f.States) > 0 {
 		ok := false
 		for _, s := range f.States {
