@@ -338,6 +338,12 @@ func sinfoRows(nodes api.NodesResponse, parts api.PartitionsResponse, o *sinfoOp
 		if o.parts != "" && !inList(o.parts, p.Name) || o.parts == "" && o.hideHidden && p.Hidden {
 			continue
 		}
+		if want != nil && !o.nodeMode && !o.reasons && !slices.ContainsFunc(p.NodeNames, func(n string) bool { return want[n] }) {
+			// a partition none of whose nodes -n names still shows, with
+			// no nodes and state n/a (oracle: sinfo-filters, -n n9)
+			rows = append(rows, sinfoRow{n: &api.NodeRecord{StateShort: "n/a", StateLong: "n/a"}, p: p, pi: pi})
+			continue
+		}
 		for _, name := range p.NodeNames {
 			n := byName[name]
 			if n == nil || want != nil && !want[name] || !stateWanted(n, o.states) {
@@ -375,6 +381,12 @@ var sinfoStates = []string{"ALLOC", "ALLOCATED", "CLOUD", "COMP", "COMPLETING", 
 	"POWERING_DOWN", "POWERED_DOWN", "POWERING_UP", "REBOOT_ISSUED", "REBOOT_REQUESTED", "RESV", "RESERVED", "UNK",
 	"UNKNOWN"}
 
+// sinfoStateHelp is the list sinfo's refusal of a -t state prints, as
+// Slurm 24.11 words it (oracle: sinfo-filters); sinfoStates is what -t
+// accepts.
+const sinfoStateHelp = "unknown,down,idle,allocated,?,mixed,future,drain,drained,draining,no_respond,reserved," +
+	"planned,blocked,cloud,completing,powering_down,powered_down,power_down,powering_up,fail,maint,reboot,reboot^"
+
 // checkSinfoStates validates -t: states separated by ',' (any) or '&'
 // (all), as sinfo's "Bad state string" error.
 func checkSinfoStates(states string) error {
@@ -384,7 +396,7 @@ func checkSinfoStates(states string) error {
 	for _, s := range strings.FieldsFunc(states, func(r rune) bool { return r == ',' || r == '&' }) {
 		u := strings.ToUpper(strings.TrimSpace(s))
 		if u != "ALL" && u != "RESPONDING" && !slices.Contains(sinfoStates, u) {
-			return fmt.Errorf("Bad state string: \"%s\"\nvalid states: %s", s, strings.Join(sinfoStates, " "))
+			return fmt.Errorf("Bad state string: \"%s\"\nvalid states: %s", s, sinfoStateHelp)
 		}
 	}
 	return nil

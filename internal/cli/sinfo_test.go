@@ -430,3 +430,21 @@ func TestSinfoJSONStates(t *testing.T) {
 		t.Errorf("without -t: %d nodes", n)
 	}
 }
+
+// TestSinfoNodeFilterEmptyPartition: a partition none of whose nodes -n
+// names still prints, with no nodes and state n/a (oracle: sinfo-filters).
+func TestSinfoNodeFilterEmptyPartition(t *testing.T) {
+	nodes := api.NodesResponse{Nodes: []api.NodeRecord{{Name: "n1", StateShort: "idle", StateLong: "idle", CPUs: 8}}}
+	parts := api.PartitionsResponse{Partitions: []api.PartitionRecord{{Name: "main", Default: true, State: "UP", MaxTimeSec: -1, NodeNames: []string{"n1"}}}}
+	o, err := parseSinfo([]string{"-h", "-n", "n9", "-o", "%P %D %t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := RenderSinfo(nodes, parts, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != "main* 0 n/a\n" {
+		t.Errorf("sinfo -n n9: %q, want %q", out, "main* 0 n/a\n")
+	}
+}
