@@ -59,7 +59,9 @@ func TestFixtureScriptsRunOnBothStores(t *testing.T) {
 			"normal|0||||", "urgent|10000||04:00:00||", "standard|1000||3-00:00:00||", "research|100||7-00:00:00||",
 		},
 		"queue-design.sacctmgr": {
-			"normal|10|||10|", "group_standard|15|||30|normal", "priority_user|30|||50|normal,group_standard",
+			// the preempt list by name (oracle: Preempt=zeta,alpha
+			// prints alpha,zeta)
+			"normal|10|||10|", "group_standard|15|||30|normal", "priority_user|30|||50|group_standard,normal",
 		},
 	}
 	for _, path := range scripts {
