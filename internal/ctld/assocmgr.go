@@ -1,6 +1,7 @@
 package ctld
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -79,15 +80,6 @@ type assocMgrUse struct {
 	qosUser, qosAcct map[string]map[string]*limitUse
 }
 
-func useOf[K comparable](m map[K]*limitUse, k K) *limitUse {
-	u := m[k]
-	if u == nil {
-		u = &limitUse{}
-		m[k] = u
-	}
-	return u
-}
-
 func (ls *loopState) assocMgrUse(now time.Time) assocMgrUse {
 	u := assocMgrUse{assoc: map[int64]*limitUse{}, qos: map[string]*limitUse{},
 		qosUser: map[string]map[string]*limitUse{}, qosAcct: map[string]map[string]*limitUse{}}
@@ -106,17 +98,17 @@ func (ls *loopState) assocMgrUse(now time.Time) assocMgrUse {
 		}
 		a := ap.UserAssoc(cluster, j.User, j.Account, ls.runPartition(j))
 		for ; a != nil; a = ap.Parent(a) {
-			useOf(u.assoc, a.ID).add(j, alloc, left)
+			entry(u.assoc, a.ID).add(j, alloc, left)
 		}
 		if j.QOS == "" {
 			continue
 		}
-		useOf(u.qos, j.QOS).add(j, alloc, left)
+		entry(u.qos, j.QOS).add(j, alloc, left)
 		if u.qosUser[j.QOS] == nil {
 			u.qosUser[j.QOS], u.qosAcct[j.QOS] = map[string]*limitUse{}, map[string]*limitUse{}
 		}
-		useOf(u.qosUser[j.QOS], j.User).add(j, alloc, left)
-		useOf(u.qosAcct[j.QOS], j.Account).add(j, alloc, left)
+		entry(u.qosUser[j.QOS], j.User).add(j, alloc, left)
+		entry(u.qosAcct[j.QOS], j.Account).add(j, alloc, left)
 	}
 	return u
 }
@@ -209,19 +201,9 @@ func (m *assocMgrText) users() {
 // cmpUID orders uids ascending, unknown users (-1) last.
 func cmpUID(a, b int) int {
 	if a < 0 || b < 0 {
-		return cmpInt(b, a)
+		return cmp.Compare(b, a)
 	}
-	return cmpInt(a, b)
-}
-
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a, b)
 }
 
 // assocs writes the association records in the tree's order (sshare's).
@@ -399,7 +381,7 @@ func (m *assocMgrText) qos() {
 			qs = append(qs, q)
 		}
 	}
-	slices.SortFunc(qs, func(a, b *acct.QOS) int { return cmpInt(int(a.ID), int(b.ID)) })
+	slices.SortFunc(qs, func(a, b *acct.QOS) int { return cmp.Compare(int(a.ID), int(b.ID)) })
 	for _, q := range qs {
 		m.qosRecord(q)
 	}
@@ -452,7 +434,7 @@ func (m *assocMgrText) owners(kind, none, sfx string, use map[string]*limitUse, 
 	for n := range use {
 		names = append(names, n)
 	}
-	slices.SortFunc(names, func(a, b string) int { return cmpInt(int(use[a].first), int(use[b].first)) })
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(int(use[a].first), int(use[b].first)) })
 	for _, n := range names {
 		u := use[n]
 		fmt.Fprintf(m.b, "      %s\n", label(n))

@@ -188,10 +188,12 @@ func (s *rpcStats) record(t rpcType, u rpcUser, took time.Duration) {
 	}
 }
 
-func entry[K comparable](m map[K]*rpcCount, k K) *rpcCount {
+// entry returns m's value for k, a new zero value stored there first if
+// there is none.
+func entry[K comparable, V any](m map[K]*V, k K) *V {
 	c := m[k]
 	if c == nil {
-		c = &rpcCount{}
+		c = new(V)
 		m[k] = c
 	}
 	return c
