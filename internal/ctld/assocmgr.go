@@ -159,6 +159,7 @@ type assocMgrText struct {
 	// ownUser and ownAssocs narrow the records to who's (PrivateData).
 	ownUser, ownAssocs bool
 	who                string
+	uids               map[string]int
 }
 
 func listed(list []string, name string) bool { return len(list) == 0 || slices.Contains(list, name) }
@@ -166,8 +167,21 @@ func listed(list []string, name string) bool { return len(list) == 0 || slices.C
 // nameID is Slurm's "name(id)".
 func nameID(name string, id int64) string { return name + "(" + strconv.FormatInt(id, 10) + ")" }
 
+// uid is lookupUID, remembered for the listing: a user's records come
+// up once per association, and each lookup reads the password database.
+func (m *assocMgrText) uid(name string) int {
+	if id, ok := m.uids[name]; ok {
+		return id
+	}
+	if m.uids == nil {
+		m.uids = map[string]int{}
+	}
+	m.uids[name] = lookupUID(name)
+	return m.uids[name]
+}
+
 // userID is a user's "name(uid)".
-func userID(name string) string { return nameID(name, int64(lookupUID(name))) }
+func (m *assocMgrText) userID(name string) string { return nameID(name, int64(m.uid(name))) }
 
 func (m *assocMgrText) section(title string) { m.b.WriteString("\n" + title + "\n\n") }
 
@@ -183,7 +197,7 @@ func (m *assocMgrText) users() {
 		}
 	}
 	slices.SortFunc(names, func(a, b string) int {
-		if c := cmpUID(lookupUID(a), lookupUID(b)); c != 0 {
+		if c := cmpUID(m.uid(a), m.uid(b)); c != 0 {
 			return c
 		}
 		return strings.Compare(a, b)
@@ -194,7 +208,7 @@ func (m *assocMgrText) users() {
 		if name == "root" {
 			wckey = "" // the root user slurmdbd creates has an empty default wckey
 		}
-		fmt.Fprintf(m.b, "UserName=%s DefAccount=%s DefWckey=%s AdminLevel=%s\n", userID(name), u.DefaultAccount, wckey, u.AdminLevel)
+		fmt.Fprintf(m.b, "UserName=%s DefAccount=%s DefWckey=%s AdminLevel=%s\n", m.userID(name), u.DefaultAccount, wckey, u.AdminLevel)
 	}
 }
 
@@ -235,7 +249,7 @@ func (m *assocMgrText) assoc(a *acct.Association, t *priority.Assoc, rootUsage f
 	user, parent, def := "", "", "No"
 	root := a.ParentID == 0
 	if a.IsUser() {
-		user = userID(a.User)
+		user = m.userID(a.User)
 		if du := m.ap.User(a.User); du != nil && du.DefaultAccount == a.Account {
 			def = "Yes"
 		}
@@ -407,7 +421,7 @@ func (m *assocMgrText) qosRecord(q *acct.QOS) {
 	fmt.Fprintf(m.b, "    PreemptMode=%s\n    Priority=%d\n", qosPreemptMode(q.PreemptMode), q.Priority)
 	m.owners("Account", "No Accounts", "PA", m.use.qosAcct[q.Name], func(n string) string { return n },
 		q.MaxJobsPerAccount, q.MaxJobsAccruePerAccount, q.MaxSubmitJobsPerAccount, q.MaxTRESPerAccount, q.MaxTRESRunMinsPerAccount)
-	m.owners("User", "No Users", "PU", m.use.qosUser[q.Name], userID,
+	m.owners("User", "No Users", "PU", m.use.qosUser[q.Name], m.userID,
 		q.MaxJobsPerUser, q.MaxJobsAccruePerUser, q.MaxSubmitJobsPerUser, q.MaxTRESPerUser, q.MaxTRESRunMinsPerUser)
 }
 
