@@ -194,7 +194,7 @@ func (c *Core) NormShares() map[string]float64 { return globalShares(c.tree) }
 // same validation slurmctld does) and gets its priority at once.
 func (c *Core) Submit(now int64, j *Job) error {
 	t := c.at(now)
-	req, err := c.request(&j.JobSpec, t)
+	req, err := c.request(j.JobSpec, t)
 	if err != nil {
 		return err
 	}

@@ -82,7 +82,7 @@ func (p *fcfs) MayStart(now int64, id int64) bool {
 
 // job builds a trace job: id, submit, runtime, CPUs, time limit.
 func job(id, submit, runtime int64, cpus int, limit int64) sim.Job {
-	return sim.Job{ID: id, Submit: submit, Runtime: runtime, JobSpec: api.JobSpec{NTasks: cpus, TimeLimitSec: limit, Account: "acct", User: "u"}}
+	return sim.Job{ID: id, Submit: submit, Runtime: runtime, JobSpec: &api.JobSpec{NTasks: cpus, TimeLimitSec: limit, Account: "acct", User: "u"}}
 }
 
 func runEngine(t *testing.T, cfg sim.EngineConfig, p sim.Policy, jobs ...sim.Job) map[int64]sim.JobResult {

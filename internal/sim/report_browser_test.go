@@ -114,8 +114,10 @@ func browserReport(t *testing.T) string {
 	}
 	tr.Jobs = tr.Jobs[:2000]
 	for i := range tr.Jobs {
-		if strings.HasSuffix(tr.Jobs[i].Account, "1") {
-			tr.Jobs[i].Account = "computational-chemistry-" + tr.Jobs[i].Account
+		if j := &tr.Jobs[i]; strings.HasSuffix(j.Account, "1") {
+			spec := *j.JobSpec // jobs share their specs read-only
+			spec.Account = "computational-chemistry-" + spec.Account
+			j.JobSpec = &spec
 		}
 	}
 	var runs []sim.Run

@@ -30,9 +30,9 @@ scontrol create reservation ReservationName=maint StartTime=now+2hours Duration=
 
 // resvJob is a trace job: id, submit, runtime, CPUs, time limit (s).
 func resvJob(id, submit, runtime int64, cpus int, limit int64, mods ...func(*api.JobSpec)) sim.Job {
-	j := sim.Job{ID: id, Submit: submit, Runtime: runtime, JobSpec: api.JobSpec{NTasks: cpus, TimeLimitSec: limit, User: "u", Account: "acct"}}
+	j := sim.Job{ID: id, Submit: submit, Runtime: runtime, JobSpec: &api.JobSpec{NTasks: cpus, TimeLimitSec: limit, User: "u", Account: "acct"}}
 	for _, m := range mods {
-		m(&j.JobSpec)
+		m(j.JobSpec)
 	}
 	return j
 }

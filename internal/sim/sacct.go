@@ -123,7 +123,7 @@ func sacctJob(get func(string) string, seq int) (Job, int64, string, error) {
 	if err != nil {
 		return Job{}, 0, "", err
 	}
-	j := Job{ID: sacctID(get("jobid"), seq), Runtime: run, RecordedWait: max(start-submit, 0)}
+	j := Job{ID: sacctID(get("jobid"), seq), Runtime: run, RecordedWait: max(start-submit, 0), JobSpec: &api.JobSpec{}}
 	j.Status, _, _ = strings.Cut(get("state"), " ")
 	j.Name, j.User, j.Account, j.QOS = get("jobname"), get("user"), get("account"), get("qos")
 	j.Partitions = splitComma(get("partition"))

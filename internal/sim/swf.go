@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-hpc/sluice/internal/api"
 )
 
 // SWF field positions (0-based) of the Standard Workload Format's 18
@@ -47,6 +49,7 @@ type UserEntry struct {
 func ReadSWF(r io.Reader, users map[int]UserEntry) (*Trace, error) {
 	t := newTrace("swf", r)
 	t.Queues = map[int]string{}
+	specs := swfSpecs{users: users, m: map[swfSpecKey]*api.JobSpec{}}
 	err := lines(r, func(n int, line string) {
 		s := strings.TrimSpace(line)
 		switch {
@@ -57,7 +60,7 @@ func ReadSWF(r io.Reader, users map[int]UserEntry) (*Trace, error) {
 			return
 		}
 		t.Records++
-		if j, cause, err := swfJobLine(s, users); err != nil {
+		if j, cause, err := swfJobLine(s, &specs); err != nil {
 			t.bad(n, "%v", err)
 		} else if cause != "" {
 			t.skip(cause)
@@ -107,7 +110,7 @@ func (t *Trace) header(s string) {
 
 // swfJobLine parses one job line; cause is set for a valid line that is
 // left out of the simulation.
-func swfJobLine(s string, users map[int]UserEntry) (Job, string, error) {
+func swfJobLine(s string, specs *swfSpecs) (Job, string, error) {
 	var v [swfFields]int64
 	if err := swfNumbers(s, &v); err != nil {
 		return Job{}, "", err
@@ -125,14 +128,36 @@ func swfJobLine(s string, users map[int]UserEntry) (Job, string, error) {
 	if procs <= 0 {
 		return Job{}, "no processor count", nil
 	}
-	j := Job{ID: v[swfJob], Submit: v[swfSubmit], Runtime: v[swfRun], RecordedWait: v[swfWait], Status: statusName(v[swfStatus])}
-	j.NTasks = int(procs)
-	j.TimeLimitSec = v[swfReqTime]
-	if j.TimeLimitSec <= 0 {
-		j.TimeLimitSec = max(j.Runtime, 1)
+	limit := v[swfReqTime]
+	if limit <= 0 {
+		limit = max(v[swfRun], 1)
 	}
-	j.User, j.Account = userAccount(v[swfUser], v[swfGroup], users)
+	j := Job{ID: v[swfJob], Submit: v[swfSubmit], Runtime: v[swfRun], RecordedWait: v[swfWait], Status: statusName(v[swfStatus])}
+	j.JobSpec = specs.get(swfSpecKey{procs, limit, v[swfUser], v[swfGroup]})
 	return j, "", nil
+}
+
+// swfSpecs interns the specs of an SWF trace's jobs: an SWF job asks for
+// tasks and a time limit as a user of a group, so a whole trace has a few
+// thousand distinct requests (8,550 of SDSC-SP2's 59,715 jobs), and the
+// jobs share them read-only instead of each holding a spec of almost a
+// kilobyte (the trace was two thirds of a replay's memory, every page of
+// which costs a fault).
+type swfSpecs struct {
+	users map[int]UserEntry
+	m     map[swfSpecKey]*api.JobSpec
+}
+
+type swfSpecKey struct{ procs, limit, uid, gid int64 }
+
+func (s *swfSpecs) get(k swfSpecKey) *api.JobSpec {
+	if spec, ok := s.m[k]; ok {
+		return spec
+	}
+	spec := &api.JobSpec{NTasks: int(k.procs), TimeLimitSec: k.limit}
+	spec.User, spec.Account = userAccount(k.uid, k.gid, s.users)
+	s.m[k] = spec
+	return spec
 }
 
 func statusName(s int64) string {

@@ -23,7 +23,9 @@ const RunToLimit int64 = -1
 // how long it really ran, and what it asked for (the same api.JobSpec sbatch
 // sends, so every option the core understands can come through). In JSON the
 // spec's fields are inlined next to the trace fields (see
-// docs/trace-format.md).
+// docs/trace-format.md). The spec is never nil in a trace and jobs may
+// share it (the SWF reader and Transform do): it is read-only, and a job
+// whose request differs gets a copy of its own.
 type Job struct {
 	// ID is the job's number in the trace (SWF job number, sacct JobID,
 	// sequence number for UB events). Unique within a trace.
@@ -46,7 +48,7 @@ type Job struct {
 	// Line is the job's line in the trace file (0: not read from a file),
 	// for messages that point at it.
 	Line int `json:"-"`
-	api.JobSpec
+	*api.JobSpec
 }
 
 // BadLine is a trace line that could not be used, with why.

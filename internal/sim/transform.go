@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"math"
+
+	"github.com/sluice-hpc/sluice/internal/api"
 )
 
 // Transform is a workload transformation applied to a trace before a
@@ -63,16 +65,32 @@ func (t Transform) Apply(tr *Trace) *Trace {
 	span := int64(math.Ceil(float64(last-first)/scale)) + 1
 	idStep := idStride(tr)
 	out.Jobs = make([]Job, 0, reps*len(tr.Jobs))
+	scaled := map[*api.JobSpec]*api.JobSpec{} // the copies share specs as the original jobs do
 	for r := range reps {
 		for i := range tr.Jobs {
-			j := tr.Jobs[i] // a copy: the JobSpec's slices stay shared, read-only
+			j := tr.Jobs[i] // a copy sharing the job's spec, read-only
 			j.Submit = first + int64(math.Floor(float64(j.Submit-first)/scale)) + int64(r)*span
 			j.ID += int64(r) * idStep
-			scaleJob(&j, k)
+			j.JobSpec = scaledSpec(j.JobSpec, k, scaled)
 			out.Jobs = append(out.Jobs, j)
 		}
 	}
 	return &out
+}
+
+// scaledSpec is spec with its size multiplied by k (scaleSpec), one copy
+// per original spec (memo).
+func scaledSpec(spec *api.JobSpec, k int, memo map[*api.JobSpec]*api.JobSpec) *api.JobSpec {
+	if k <= 1 {
+		return spec
+	}
+	if s, ok := memo[spec]; ok {
+		return s
+	}
+	s := *spec
+	scaleSpec(&s, k)
+	memo[spec] = &s
+	return &s
 }
 
 // idStride is the id offset between copies: the largest id rounded up to
@@ -89,16 +107,13 @@ func idStride(tr *Trace) int64 {
 	return s
 }
 
-// scaleJob multiplies a job's size by k: its tasks and node counts
+// scaleSpec multiplies a job's size by k: its tasks and node counts
 // (per-node requests such as --gres or --mem are per node, unchanged;
 // a total --gpus is not scaled).
-func scaleJob(j *Job, k int) {
-	if k <= 1 {
-		return
-	}
-	j.NTasks *= k
-	j.MinNodes *= k
-	j.MaxNodes *= k
+func scaleSpec(s *api.JobSpec, k int) {
+	s.NTasks *= k
+	s.MinNodes *= k
+	s.MaxNodes *= k
 }
 
 // OfferedLoad is the work the trace's jobs ask for (CPUs x runtime) over

@@ -94,8 +94,8 @@ func ubLine(line string, parse SbatchParser) (Job, error) {
 	if len(rest) == 0 {
 		return Job{}, errors.New("no script name after the options")
 	}
-	j.JobSpec = spec
-	j.GPUs = gpusOf(&j.JobSpec)
+	j.JobSpec = &spec
+	j.GPUs = gpusOf(j.JobSpec)
 	return j, nil
 }
 
@@ -161,12 +161,15 @@ func ReadJSONL(r io.Reader) (*Trace, error) {
 		if j.ID == 0 {
 			j.ID = int64(n)
 		}
+		if j.JobSpec == nil { // no spec field on the line
+			j.JobSpec = &api.JobSpec{}
+		}
 		if err := checkJSONLJob(&j, seen, n); err != nil {
 			t.bad(n, "%v", err)
 			return
 		}
 		seen[j.ID] = n
-		j.GPUs = gpusOf(&j.JobSpec)
+		j.GPUs = gpusOf(j.JobSpec)
 		j.Line = n
 		t.add(&j)
 	})
