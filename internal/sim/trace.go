@@ -82,8 +82,7 @@ type Trace struct {
 	Records int `json:"records"`
 
 	// chunks collect jobs while reading when Jobs was not sized from the
-	// line count: growing one slice of large structs costs more than the
-	// rest of reading a big trace.
+	// line count (a reader that is not a file), instead of growing Jobs.
 	chunks [][]Job
 }
 
@@ -92,11 +91,13 @@ const traceChunk = 4096
 
 // sizedReader is a trace held in memory with its line count, an upper
 // bound on its jobs: the readers size Trace.Jobs once from it, so the
-// 840-byte records are written in place instead of being collected and
-// copied. (One copy of 50 MB of pointer-rich records is a single
-// non-preemptible typed copy: under a concurrent GC it ran with write
-// barriers on while the collector spun waiting to preempt it, 1.2 s of
-// CPU on SDSC-SP2.)
+// records are written in place instead of being collected and copied.
+// (When each record held its spec, one copy of 50 MB of pointer-rich
+// records was a single non-preemptible typed copy: under a concurrent GC
+// it ran with write barriers on while the collector spun waiting to
+// preempt it, 1.2 s of CPU on SDSC-SP2. Reading the whole text first is
+// still faster than parsing as it inflates, measured: the parse then
+// runs beside more collections, each preempting it by a signal.)
 type sizedReader struct {
 	*bytes.Reader
 	lines int
@@ -150,9 +151,8 @@ func (t *Trace) finish() (*Trace, error) {
 		}
 		return t.Jobs[i].ID < t.Jobs[j].ID
 	}
-	// Traces are usually in submit order already; a stable sort of a
-	// sorted slice changes nothing, and moving 50,000 large Job records
-	// around cost a third of reading SDSC-SP2.
+	// Traces are usually in submit order already: checked before
+	// sorting.
 	if !sort.SliceIsSorted(t.Jobs, less) {
 		sort.SliceStable(t.Jobs, less)
 	}
