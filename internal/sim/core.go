@@ -218,6 +218,7 @@ func (c *Core) Submit(now int64, j *Job) error {
 	c.toSched[j.ID], c.toTrace[sj.ID] = sj.ID, j.ID
 	c.pending[sj.ID] = sj
 	c.setEligible(sj, t)
+	q := c.queued(sj)
 	if !sj.DirectPriority {
 		if c.pcfg.Type == priority.Basic {
 			sj.Priority = c.basic.Next(req.Nice, sj.Hold != sched.HoldNone, 0)
@@ -227,11 +228,11 @@ func (c *Core) Submit(now int64, j *Job) error {
 			// as last computed, as a submission between Slurm's decay
 			// passes reads them.
 			c.tree.FreezeFairShare(c.stale)
-			sj.Priority = c.priority(sj, t)
+			sj.Priority = c.calc.Priority(q.pj, t)
 			c.tree.FreezeFairShare(false)
 		}
 	}
-	c.enqueue(sj)
+	c.enqueue(q)
 	c.since = append(c.since, sj.ID)
 	if b := req.BeginTime; b.After(t) {
 		c.wakes = append(c.wakes, b.Unix()-c.epoch)
@@ -338,7 +339,7 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 		if j := c.st.Job(p.Job); j != nil && j.State.Base() == sched.JobPending {
 			c.pending[j.ID] = j
 			j.Priority = c.priority(j, t)
-			c.enqueue(j)
+			c.enqueue(c.queued(j))
 			d.Wake = append(d.Wake, j.Req.BeginTime.Unix()-c.epoch)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sluice-hpc/sluice/internal/sched"
 )
@@ -120,18 +121,25 @@ func Compute(jobs []JobResult, samples []Sample, capa Capacity, normShares map[s
 	}
 	m.countStates(jobs)
 	groups := groupJobs(jobs)
-	m.Overall = statsOf(groups.all)
 	fill := func(dst map[string]Stats, src map[string][]*JobResult) {
 		for k, v := range src {
 			dst[k] = statsOf(v)
 		}
 	}
+	// The overall and per-user statistics (half of the sorting) on
+	// another core: a replay leaves it idle, and these only read the
+	// groups and write their own fields.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		m.Overall = statsOf(groups.all)
+		fill(m.ByUser, groups.user)
+	})
 	fill(m.ByAccount, groups.account)
-	fill(m.ByUser, groups.user)
 	fill(m.ByQOS, groups.qos)
 	fill(m.ByPartition, groups.partition)
 	m.utilization(jobs, samples, capa)
 	m.Shares = shares(jobs, m.WindowStart, m.WindowEnd, capa.GPUs > 0, normShares)
+	wg.Wait()
 	return m
 }
 

@@ -50,12 +50,22 @@ func cmpJobs(a, b *sched.Job) int {
 
 func cmpQueued(a, b queued) int { return cmpJobs(a.j, b.j) }
 
-// enqueue adds a pending job at its place in the queue order.
-func (c *Core) enqueue(j *sched.Job) {
+// queued makes a submitted job's queue entry (what the priority of a
+// submission is computed from, too).
+func (c *Core) queued(j *sched.Job) queued {
 	q := queued{j: j, assoc: c.assocIndex(j, firstPartition(c.st, j)), cpus: int64(requestCPUs(&j.Req)), gpus: requestGPUs(&j.Req)}
 	if c.pcfg.Type != priority.Basic {
 		q.pj = new(priority.Job)
 		c.fillPriorityJobAssoc(j, q.assoc, q.pj)
+	}
+	return q
+}
+
+// enqueue adds a pending job at its place in the queue order (by its
+// priority: the entry's priority.Job is filled before it is known).
+func (c *Core) enqueue(q queued) {
+	if q.pj != nil {
+		q.pj.Priority = q.j.Priority
 	}
 	k, _ := slices.BinarySearchFunc(c.queue, q, cmpQueued)
 	c.queue = slices.Insert(c.queue, k, q)
