@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"math"
+	"math/bits"
 	"slices"
 	"time"
 
@@ -71,30 +73,30 @@ func (c *Core) BackfillBlocked(now int64) bool {
 	return blocked
 }
 
-// backfillBlocked is BackfillBlocked; exact tells that the bounds alone
-// did not prove it and J's exact reservation did (topReservation).
-func (c *Core) backfillBlocked(now int64) (blocked, exact bool) {
+// backfillBlocked is BackfillBlocked; modelled is 0 when the bounds
+// proved it, else how many jobs' reservations plannedBlocked computed to
+// prove it.
+func (c *Core) backfillBlocked(now int64) (blocked bool, modelled int) {
 	if !c.bfOK || !c.TopBlocked(now) {
-		return false, false
+		return false, 0
 	}
 	t := c.at(now)
 	part := &c.st.Cluster.Partitions[0]
 	top := c.queue[0].j
 	if top.Req.TimeMin > 0 || top.Req.NTasksPerNode > 0 {
-		return false, false
+		return false, 0
 	}
 	free := c.capa.CPUs - c.allocCPU
 	nJ := int64(requestCPUs(&top.Req))
 	rHigh, ok := c.reservationBound(t, nJ-free)
 	if !ok || rHigh >= int64(c.cfg.Backfill.WindowOrDefault()) {
-		return false, false // J may not be reserved
+		return false, 0 // J may not be reserved
 	}
 	avail := free - max(0, nJ-c.endingBy(rHigh))
 	if c.othersBlocked(part, free, avail, rHigh) {
-		return true, false
+		return true, 0
 	}
-	r, held, ok := c.topReservation(t, top, nJ)
-	return ok && c.othersBlocked(part, free, free-held, r), true
+	return c.plannedBlocked(t, part, free)
 }
 
 // othersBlocked reports whether no job after the first of the queue can
@@ -114,77 +116,6 @@ func (c *Core) othersBlocked(part *sched.Partition, free, avail, r int64) bool {
 		}
 	}
 	return true
-}
-
-// topReservation is the first job J's backfill reservation exactly, where
-// the bounds above do not prove the pass idle: on a cluster of one node
-// type (bfOneType) and for a job that asks for tasks only (one node a
-// task), the map holds only the running jobs, each node (one CPU: one
-// job) wholly free from its job's expected end aligned up to
-// bf_resolution (absolute time) on. The first slot with nJ such nodes is
-// the aligned end of the running job that frees the nJ-th node, r; the
-// nodes free over J's whole span from r are all those free by r, of which
-// backfill's pick reserves the nJ of lowest index (one node type: one
-// tier). held counts the ones free now: the free nodes a later job can no
-// longer use past r. ok is false when J is not of that form or its
-// reservation would start beyond bf_window. It reads c.runEnds as
-// reservationBound left them.
-func (c *Core) topReservation(t time.Time, top *sched.Job, nJ int64) (r, held int64, ok bool) {
-	req := &top.Req
-	if !c.bfOneType || req.MinNodes > 1 || req.MaxNodes > 0 || req.CPUsPerTask > 1 || req.MinCPUsPerNode > 1 ||
-		int64(req.NTasks) != nJ || req.MemPerCPU > 0 || req.MemPerNode != 0 || req.GPUs > 0 || len(req.Gres) > 0 ||
-		req.Constraint != "" || len(req.NodeList) > 0 || len(req.Exclude) > 0 {
-		return 0, 0, false
-	}
-	nodes := len(c.st.Cluster.Nodes)
-	free := c.capa.CPUs - c.allocCPU
-	if nJ > int64(nodes) || c.st.Cluster.Partitions[0].MaxNodes > 0 {
-		return 0, 0, false
-	}
-	res := int64(c.cfg.Backfill.ResolutionOrDefault())
-	nowNs := t.UnixNano()
-	alignUp := func(off int64) int64 { return (nowNs+off+res-1)/res*res - nowNs } // the map's
-	freed := free
-	for _, e := range c.runEnds { // in end order
-		if freed += e.nodes; freed >= nJ {
-			r = alignUp(e.end)
-			break
-		}
-	}
-	if freed < nJ || r >= int64(c.cfg.Backfill.WindowOrDefault()) {
-		return 0, 0, false
-	}
-	// by node: 0 idle, 1 busy past r, 2 free by r
-	state := slices.Grow(c.nodeState[:0], nodes)[:nodes]
-	clear(state)
-	c.nodeState = state
-	for _, e := range c.runEnds {
-		v := uint8(1)
-		if alignUp(e.end) <= r {
-			v = 2
-		}
-		for _, ni := range e.j.Alloc.Nodes {
-			state[ni] = max(state[ni], v)
-		}
-	}
-	var idle, taken int64
-	for _, v := range state {
-		if v == 0 {
-			idle++
-		}
-	}
-	if idle != free {
-		return 0, 0, false // the running jobs do not account for the free nodes
-	}
-	for n := 0; n < nodes && taken < nJ; n++ {
-		if state[n] != 1 {
-			taken++
-			if state[n] == 0 {
-				held++
-			}
-		}
-	}
-	return r, held, true
 }
 
 // oneNodeType reports whether every node has the same resources and
@@ -242,4 +173,257 @@ func (c *Core) endingBy(off int64) int64 {
 type runEnd struct {
 	end, nodes int64
 	j          *sched.Job
+}
+
+// Where J's reservation alone leaves a job that could start, the
+// reservations of the next jobs usually block it: in most idle passes
+// backfill finds no candidate left after planning two or three jobs.
+// plannedBlocked computes those reservations as backfill makes them, on
+// a cluster of one node type whose nodes have one CPU each, for jobs that
+// ask for tasks only (one node a task). While no job has started, the
+// first jobs' reservations depend only on the running jobs and on each
+// other: each node is wholly free from its job's expected end aligned up
+// to bf_resolution, a reservation holds its nodes over [s, e) with e its
+// end aligned up, and a job that cannot start now is reserved from the
+// first slot (a boundary of those intervals, after now) at which at least
+// n nodes stay wholly free over its whole planned span, on the n of them
+// with the lowest index (search, then pick's one tier), unless that slot
+// is beyond bf_window. Each modelled job after J must not fit now: n free
+// nodes none of whose reservations begins before its planned end
+// (fitNow). Then, as in lastCandidate, a later job X starts only on free
+// nodes none of whose reservations begins before its planned end; the
+// jobs between the modelled ones and X only add reservations, so if X
+// lacks such nodes under the modelled reservations it lacks them in the
+// pass. When that holds for every later job, the pass starts nothing.
+
+// bfModelJobs is how many jobs plannedBlocked models at most: two or
+// three settle most idle passes, and each costs a scan of the map.
+const bfModelJobs = 16
+
+// bfResv is a modelled reservation: nodes held over [s, e) from now.
+type bfResv struct {
+	s, e  int64
+	nodes []uint64 // a node set, one bit a node
+}
+
+// bfPlan is plannedBlocked's working state (Core.bfPlan, reused).
+type bfPlan struct {
+	nowNs, res int64
+	idle       []uint64 // nodes free now
+	nIdle      int64
+	resv       []bfResv
+	// byStart are the reservations' starts in order, heldUpTo how many
+	// free nodes the reservations starting up to each one hold (freeFor)
+	byStart   []int64
+	heldUpTo  []int64
+	free, tmp []uint64
+	ends      []int64 // the running jobs' aligned ends, in order
+}
+
+// plannedBlocked reports whether backfill provably starts nothing now (see
+// above), and how many jobs it modelled to prove it. free is the number
+// of free nodes; J is TopBlocked (it does not fit now). It reads
+// c.runEnds as reservationBound left them.
+func (c *Core) plannedBlocked(t time.Time, part *sched.Partition, free int64) (bool, int) {
+	bp := &c.cfg.Backfill
+	nodes := len(c.st.Cluster.Nodes)
+	if !c.bfOneType || part.MaxNodes > 0 || bp.MaxJobUser > 0 || bp.MaxJobPart > 0 || bp.PartCountReserve > 0 ||
+		bp.MaxJobTest > 0 && bp.MaxJobTest < bfModelJobs {
+		return false, 0
+	}
+	pl := c.planModel(t, nodes)
+	if pl.nIdle != free {
+		return false, 0 // the running jobs do not account for the free nodes
+	}
+	window := int64(bp.WindowOrDefault())
+	for k := 0; k < len(c.queue) && k < bfModelJobs; k++ {
+		q := &c.queue[k]
+		if !plainTasks(q.j, q.cpus) || q.cpus > int64(nodes) || slices.Contains(c.since, q.j.ID) {
+			return false, 0 // not modelled, and a candidate (laterBlocked failed)
+		}
+		d := int64(sched.PlanDuration(q.j.TimeLimit, part))
+		if k > 0 && q.cpus <= pl.freeFor(d) {
+			return false, 0 // it may start now
+		}
+		pl.reserve(c.runEnds, q.cpus, d, window)
+		if c.laterBlocked(pl, part, free, k+1) {
+			return true, k + 1
+		}
+	}
+	return false, 0
+}
+
+// laterBlocked reports whether no job from queue index k on may start now
+// under the modelled reservations (a job that may is a candidate: the
+// model goes on to it).
+func (c *Core) laterBlocked(pl *bfPlan, part *sched.Partition, free int64, k int) bool {
+	for _, q := range c.queue[k:] {
+		if q.cpus > free {
+			continue // fits in no free nodes
+		}
+		if q.j.Req.TimeMin > 0 || q.cpus <= pl.freeFor(int64(sched.PlanDuration(q.j.TimeLimit, part))) {
+			return false
+		}
+	}
+	return true
+}
+
+// plainTasks reports whether j asks for n tasks and nothing else that
+// chooses its nodes (topology, memory, GRES, node lists).
+func plainTasks(j *sched.Job, n int64) bool {
+	req := &j.Req
+	return req.MinNodes <= 1 && req.MaxNodes == 0 && req.CPUsPerTask <= 1 && req.MinCPUsPerNode <= 1 &&
+		int64(req.NTasks) == n && req.NTasksPerNode == 0 && req.TimeMin == 0 && req.MemPerCPU == 0 && req.MemPerNode == 0 &&
+		req.GPUs == 0 && len(req.Gres) == 0 && req.Constraint == "" && len(req.NodeList) == 0 && len(req.Exclude) == 0
+}
+
+// planModel starts a model with no reservation: the free nodes, from
+// the running jobs' nodes (c.runEnds), and the running jobs' ends aligned
+// as the map aligns them.
+func (c *Core) planModel(t time.Time, nodes int) *bfPlan {
+	pl := &c.bfPlan
+	words := (nodes + 63) / 64
+	pl.nowNs, pl.res = t.UnixNano(), int64(c.cfg.Backfill.ResolutionOrDefault())
+	pl.idle = growWords(pl.idle, words)
+	for w := range pl.idle {
+		pl.idle[w] = ^uint64(0)
+	}
+	if r := nodes % 64; r != 0 {
+		pl.idle[words-1] = 1<<r - 1
+	}
+	pl.ends = pl.ends[:0]
+	for _, e := range c.runEnds {
+		for _, n := range e.j.Alloc.Nodes {
+			pl.idle[n>>6] &^= 1 << (uint(n) & 63)
+		}
+		pl.ends = append(pl.ends, pl.alignUp(e.end)) // in order: alignUp is monotone
+	}
+	pl.nIdle = int64(popcount(pl.idle))
+	pl.resv, pl.byStart, pl.heldUpTo = pl.resv[:0], pl.byStart[:0], pl.heldUpTo[:0]
+	pl.free, pl.tmp = growWords(pl.free, words), growWords(pl.tmp, words)
+	return pl
+}
+
+// alignUp is the backfill map's rounding of an offset from now up to a
+// bf_resolution boundary (absolute time).
+func (pl *bfPlan) alignUp(off int64) int64 {
+	return (pl.nowNs+off+pl.res-1)/pl.res*pl.res - pl.nowNs
+}
+
+// freeFor counts the free nodes none of whose reservations begins
+// before d (fitNow's nodes for a job planned for d).
+func (pl *bfPlan) freeFor(d int64) int64 {
+	k, _ := slices.BinarySearch(pl.byStart, d) // the reservations starting before d
+	if k == 0 {
+		return pl.nIdle
+	}
+	return pl.nIdle - pl.heldUpTo[k-1]
+}
+
+// reserve plans a job of n nodes and duration d that cannot start now:
+// from the first slot after now at which n nodes stay wholly free for
+// d, on the n of lowest index, unless that slot is at or beyond window
+// (no reservation). runs are the running jobs in expected end order.
+//
+// Only a slot where a node becomes wholly free (a running job's aligned
+// end, a reservation's end) can hold a placement once the slot before it
+// failed, as in search: the others are skipped.
+func (pl *bfPlan) reserve(runs []runEnd, n, d, window int64) {
+	copy(pl.free, pl.idle) // nodes wholly free from the slot on, reservations aside
+	nFree := pl.nIdle
+	ri := 0
+	for s := pl.nextFree(0); s < window; s = pl.nextFree(s) {
+		for ; ri < len(runs) && pl.ends[ri] <= s; ri++ {
+			for _, nd := range runs[ri].j.Alloc.Nodes {
+				pl.free[nd>>6] |= 1 << (uint(nd) & 63)
+			}
+			nFree += int64(len(runs[ri].j.Alloc.Nodes))
+		}
+		if nFree < n {
+			continue
+		}
+		copy(pl.tmp, pl.free)
+		for _, r := range pl.resv {
+			if r.s < s+d && r.e > s { // overlaps the span
+				andNot(pl.tmp, r.nodes)
+			}
+		}
+		if int64(popcount(pl.tmp)) < n {
+			continue
+		}
+		pl.add(s, pl.alignUp(s+d), n)
+		return
+	}
+}
+
+// nextFree is the first slot after offset s at which a node becomes
+// wholly free: a running job's aligned end or a reservation's end
+// (math.MaxInt64: none).
+func (pl *bfPlan) nextFree(s int64) int64 {
+	next := int64(math.MaxInt64)
+	if k, _ := slices.BinarySearch(pl.ends, s+1); k < len(pl.ends) {
+		next = pl.ends[k]
+	}
+	for _, r := range pl.resv {
+		if r.e > s {
+			next = min(next, r.e)
+		}
+	}
+	return next
+}
+
+// add reserves the n lowest-index nodes of pl.tmp over [s, e).
+func (pl *bfPlan) add(s, e, n int64) {
+	nodes := make([]uint64, len(pl.tmp))
+	lowest(nodes, pl.tmp, n)
+	pl.resv = append(pl.resv, bfResv{s: s, e: e, nodes: nodes})
+	k, _ := slices.BinarySearch(pl.byStart, s+1)
+	pl.byStart = slices.Insert(pl.byStart, k, s)
+	// the free nodes held by the reservations starting up to each start:
+	// recounted, there are few
+	pl.heldUpTo = slices.Grow(pl.heldUpTo[:0], len(pl.byStart))[:len(pl.byStart)]
+	for i, st := range pl.byStart {
+		copy(pl.tmp, pl.idle)
+		for _, r := range pl.resv {
+			if r.s <= st {
+				andNot(pl.tmp, r.nodes)
+			}
+		}
+		pl.heldUpTo[i] = pl.nIdle - int64(popcount(pl.tmp))
+	}
+}
+
+// growWords returns s with length n, reallocated when too short (its
+// contents are the caller's to set).
+func growWords(s []uint64, n int) []uint64 {
+	if cap(s) < n {
+		return make([]uint64, n)
+	}
+	return s[:n]
+}
+
+func andNot(dst, x []uint64) {
+	for w := range dst {
+		dst[w] &^= x[w]
+	}
+}
+
+func popcount(s []uint64) int {
+	n := 0
+	for _, w := range s {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// lowest sets in dst the n lowest bits of src.
+func lowest(dst, src []uint64, n int64) {
+	for w, v := range src {
+		for v != 0 && n > 0 {
+			b := v & -v
+			dst[w] |= b
+			v ^= b
+			n--
+		}
+	}
 }

@@ -39,10 +39,10 @@ type Core struct {
 	// (bfblocked.go); runEnds is BackfillBlocked's buffer.
 	bfOK    bool
 	runEnds []runEnd
-	// bfOneType: every node is of one type (topReservation); nodeState
-	// is topReservation's buffer.
+	// bfOneType: every node is of one type (plannedBlocked); bfPlan is
+	// plannedBlocked's buffer.
 	bfOneType bool
-	nodeState []uint8
+	bfPlan    bfPlan
 	// backfilled and starts are Schedule's per-pass buffers, reused:
 	// the engine reads a pass's Decisions before the next pass.
 	backfilled map[sched.JobID]bool
