@@ -218,6 +218,13 @@ type bfPlan struct {
 	heldUpTo  []int64
 	free, tmp []uint64
 	ends      []int64 // the running jobs' aligned ends, in order
+	// cum[i] counts the nodes wholly free from ends[i] on, reservations
+	// aside
+	cum []int64
+	// sets are the reservations' node sets, reused from model to model;
+	// order lists the reservations by start (freeFor's counts)
+	sets  [][]uint64
+	order []int
 }
 
 // plannedBlocked reports whether backfill provably starts nothing now (see
@@ -291,15 +298,21 @@ func (c *Core) planModel(t time.Time, nodes int) *bfPlan {
 	if r := nodes % 64; r != 0 {
 		pl.idle[words-1] = 1<<r - 1
 	}
-	pl.ends = pl.ends[:0]
+	pl.ends, pl.cum = pl.ends[:0], pl.cum[:0]
+	var busy int64
 	for _, e := range c.runEnds {
 		for _, n := range e.j.Alloc.Nodes {
 			pl.idle[n>>6] &^= 1 << (uint(n) & 63)
 		}
+		busy += int64(len(e.j.Alloc.Nodes))
 		pl.ends = append(pl.ends, pl.alignUp(e.end)) // in order: alignUp is monotone
+		pl.cum = append(pl.cum, busy)
 	}
 	pl.nIdle = int64(popcount(pl.idle))
-	pl.resv, pl.byStart, pl.heldUpTo = pl.resv[:0], pl.byStart[:0], pl.heldUpTo[:0]
+	for i := range pl.cum {
+		pl.cum[i] += pl.nIdle
+	}
+	pl.resv, pl.byStart, pl.heldUpTo, pl.order = pl.resv[:0], pl.byStart[:0], pl.heldUpTo[:0], pl.order[:0]
 	pl.free, pl.tmp = growWords(pl.free, words), growWords(pl.tmp, words)
 	return pl
 }
@@ -329,18 +342,18 @@ func (pl *bfPlan) freeFor(d int64) int64 {
 // end, a reservation's end) can hold a placement once the slot before it
 // failed, as in search: the others are skipped.
 func (pl *bfPlan) reserve(runs []runEnd, n, d, window int64) {
+	// no slot before the end that frees the n-th node can hold n nodes
+	first, _ := slices.BinarySearch(pl.cum, n)
+	if first == len(pl.cum) {
+		return
+	}
 	copy(pl.free, pl.idle) // nodes wholly free from the slot on, reservations aside
-	nFree := pl.nIdle
 	ri := 0
-	for s := pl.nextFree(0); s < window; s = pl.nextFree(s) {
+	for s := pl.ends[first]; s < window; s = pl.nextFree(s) {
 		for ; ri < len(runs) && pl.ends[ri] <= s; ri++ {
 			for _, nd := range runs[ri].j.Alloc.Nodes {
 				pl.free[nd>>6] |= 1 << (uint(nd) & 63)
 			}
-			nFree += int64(len(runs[ri].j.Alloc.Nodes))
-		}
-		if nFree < n {
-			continue
 		}
 		copy(pl.tmp, pl.free)
 		for _, r := range pl.resv {
@@ -374,22 +387,26 @@ func (pl *bfPlan) nextFree(s int64) int64 {
 
 // add reserves the n lowest-index nodes of pl.tmp over [s, e).
 func (pl *bfPlan) add(s, e, n int64) {
-	nodes := make([]uint64, len(pl.tmp))
+	r := len(pl.resv)
+	if r == len(pl.sets) {
+		pl.sets = append(pl.sets, nil)
+	}
+	nodes := growWords(pl.sets[r], len(pl.tmp))
+	pl.sets[r] = nodes
+	clear(nodes)
 	lowest(nodes, pl.tmp, n)
 	pl.resv = append(pl.resv, bfResv{s: s, e: e, nodes: nodes})
 	k, _ := slices.BinarySearch(pl.byStart, s+1)
 	pl.byStart = slices.Insert(pl.byStart, k, s)
-	// the free nodes held by the reservations starting up to each start:
-	// recounted, there are few
-	pl.heldUpTo = slices.Grow(pl.heldUpTo[:0], len(pl.byStart))[:len(pl.byStart)]
-	for i, st := range pl.byStart {
-		copy(pl.tmp, pl.idle)
-		for _, r := range pl.resv {
-			if r.s <= st {
-				andNot(pl.tmp, r.nodes)
-			}
+	pl.order = slices.Insert(pl.order, k, r)
+	// the free nodes held by the reservations starting up to each start
+	pl.heldUpTo = slices.Grow(pl.heldUpTo[:0], len(pl.order))[:len(pl.order)]
+	clear(pl.tmp)
+	for i, x := range pl.order {
+		for w, v := range pl.resv[x].nodes {
+			pl.tmp[w] |= v & pl.idle[w]
 		}
-		pl.heldUpTo[i] = pl.nIdle - int64(popcount(pl.tmp))
+		pl.heldUpTo[i] = int64(popcount(pl.tmp))
 	}
 }
 
