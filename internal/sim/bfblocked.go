@@ -436,11 +436,16 @@ func popcount(s []uint64) int {
 // lowest sets in dst the n lowest bits of src.
 func lowest(dst, src []uint64, n int64) {
 	for w, v := range src {
-		for v != 0 && n > 0 {
+		if c := int64(bits.OnesCount64(v)); c <= n {
+			dst[w] |= v
+			n -= c
+			continue
+		}
+		for ; n > 0; n-- {
 			b := v & -v
 			dst[w] |= b
 			v ^= b
-			n--
 		}
+		return
 	}
 }
