@@ -216,7 +216,11 @@ type bfPlan struct {
 	// free nodes the reservations starting up to each one hold (freeFor)
 	byStart   []int64
 	heldUpTo  []int64
-	free, tmp []uint64
+	// free holds the nodes free now or after the first ri running jobs
+	// (reserve moves it, forward or back, as it scans the slots)
+	free      []uint64
+	ri        int
+	tmp       []uint64
 	ends      []int64 // the running jobs' aligned ends, in order
 	// cum[i] counts the nodes wholly free from ends[i] on, reservations
 	// aside
@@ -314,6 +318,8 @@ func (c *Core) planModel(t time.Time, nodes int) *bfPlan {
 	}
 	pl.resv, pl.byStart, pl.heldUpTo, pl.order = pl.resv[:0], pl.byStart[:0], pl.heldUpTo[:0], pl.order[:0]
 	pl.free, pl.tmp = growWords(pl.free, words), growWords(pl.tmp, words)
+	copy(pl.free, pl.idle)
+	pl.ri = 0
 	return pl
 }
 
@@ -347,14 +353,10 @@ func (pl *bfPlan) reserve(runs []runEnd, n, d, window int64) {
 	if first == len(pl.cum) {
 		return
 	}
-	copy(pl.free, pl.idle) // nodes wholly free from the slot on, reservations aside
-	ri := 0
 	for s := pl.ends[first]; s < window; s = pl.nextFree(s) {
-		for ; ri < len(runs) && pl.ends[ri] <= s; ri++ {
-			for _, nd := range runs[ri].j.Alloc.Nodes {
-				pl.free[nd>>6] |= 1 << (uint(nd) & 63)
-			}
-		}
+		// the nodes wholly free from s on, reservations aside
+		k, _ := slices.BinarySearch(pl.ends, s+1)
+		pl.moveTo(runs, k)
 		copy(pl.tmp, pl.free)
 		for _, r := range pl.resv {
 			if r.s < s+d && r.e > s { // overlaps the span
@@ -366,6 +368,21 @@ func (pl *bfPlan) reserve(runs []runEnd, n, d, window int64) {
 		}
 		pl.add(s, pl.alignUp(s+d), n)
 		return
+	}
+}
+
+// moveTo sets free to the free nodes and those of the first ri running
+// jobs, from where it is: successive scans start near each other.
+func (pl *bfPlan) moveTo(runs []runEnd, ri int) {
+	for ; pl.ri < ri; pl.ri++ {
+		for _, nd := range runs[pl.ri].j.Alloc.Nodes {
+			pl.free[nd>>6] |= 1 << (uint(nd) & 63)
+		}
+	}
+	for ; pl.ri > ri; pl.ri-- {
+		for _, nd := range runs[pl.ri-1].j.Alloc.Nodes {
+			pl.free[nd>>6] &^= 1 << (uint(nd) & 63)
+		}
 	}
 }
 

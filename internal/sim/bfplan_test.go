@@ -42,7 +42,7 @@ func TestLowest(t *testing.T) {
 func TestPlanModelReserves(t *testing.T) {
 	const s = int64(1e9)
 	pl := &bfPlan{nowNs: 1_000_000 * 60 * s, res: 60 * s, idle: []uint64{0b0011}, nIdle: 2}
-	pl.free, pl.tmp = make([]uint64, 1), make([]uint64, 1)
+	pl.free, pl.tmp = []uint64{0b0011}, make([]uint64, 1) // free: the idle nodes, no running job's (ri 0)
 	runs := []runEnd{{end: 600 * s, nodes: 1}, {end: 1200 * s, nodes: 1}}
 	pl.ends, pl.cum = []int64{600 * s, 1200 * s}, []int64{3, 4}
 	nodesOf := map[int64][]int32{600 * s: {2}, 1200 * s: {3}}
