@@ -214,14 +214,14 @@ type bfPlan struct {
 	resv       []bfResv
 	// byStart are the reservations' starts in order, heldUpTo how many
 	// free nodes the reservations starting up to each one hold (freeFor)
-	byStart   []int64
-	heldUpTo  []int64
+	byStart  []int64
+	heldUpTo []int64
 	// free holds the nodes free now or after the first ri running jobs
 	// (reserve moves it, forward or back, as it scans the slots)
-	free      []uint64
-	ri        int
-	tmp       []uint64
-	ends      []int64 // the running jobs' aligned ends, in order
+	free []uint64
+	ri   int
+	tmp  []uint64
+	ends []int64 // the running jobs' aligned ends, in order
 	// cum[i] counts the nodes wholly free from ends[i] on, reservations
 	// aside
 	cum []int64
