@@ -187,6 +187,10 @@ type JobResult struct {
 	gen     uint32
 }
 
+// pending reports whether the job waits: not submitted yet or not
+// started (State "" until Engine.Run ends), or requeued.
+func (r *JobResult) pending() bool { return r.State == "" || r.State == "PENDING" }
+
 // infiniteRun is how long a job that runs until an infinite time limit
 // runs in the simulation: one year.
 const infiniteRun = 365 * 86400
@@ -261,8 +265,11 @@ func NewEngine(cfg EngineConfig, p Policy, jobs []Job) *Engine {
 	}
 	e.jobs = make([]JobResult, len(e.trace))
 	for i := range e.trace {
-		j := &e.trace[i]
-		e.jobs[i] = JobResult{ID: j.ID, Submit: j.Submit, Start: -1, End: -1, State: "PENDING", runtime: j.Runtime}
+		// numbers only: a pending job's State stays "" until Run ends
+		// (writing a string into each of 54,000 fresh results, under the
+		// collector started by reading the trace, was 3% of a replay)
+		j, r := &e.trace[i], &e.jobs[i]
+		r.ID, r.Submit, r.Start, r.End, r.runtime = j.ID, j.Submit, -1, -1, j.Runtime
 	}
 	e.index = newJobIndex(e.trace)
 	return e
@@ -355,6 +362,11 @@ func (e *Engine) Run() ([]JobResult, []Sample, error) {
 			if err := e.cfg.Stop(); err != nil {
 				return nil, nil, err
 			}
+		}
+	}
+	for i := range e.jobs {
+		if r := &e.jobs[i]; r.State == "" {
+			r.State = "PENDING" // never started
 		}
 	}
 	return e.jobs, e.samples, nil
@@ -670,7 +682,7 @@ func (e *Engine) pass(now int64, backfill bool) {
 // could start on its own.
 func (e *Engine) anyMayStart(now int64, jobs []int32) bool {
 	for _, i := range jobs {
-		if e.jobs[i].State == "PENDING" && e.policy.MayStart(now, e.jobs[i].ID) {
+		if e.jobs[i].pending() && e.policy.MayStart(now, e.jobs[i].ID) {
 			return true
 		}
 	}
