@@ -93,7 +93,7 @@ func (c *Core) backfillBlocked(now int64) (blocked bool, modelled int) {
 		return false, 0 // J may not be reserved
 	}
 	avail := free - max(0, nJ-c.endingBy(rHigh))
-	if c.othersBlocked(part, free, avail, rHigh) {
+	if c.othersBlocked(free, avail, rHigh) {
 		return true, 0
 	}
 	return c.plannedBlocked(t, part, free)
@@ -104,14 +104,13 @@ func (c *Core) backfillBlocked(now int64) (blocked bool, modelled int) {
 // free nodes are outside its reservation: a job X that fits in the free
 // nodes starts only if it ends by r (PlanDuration(X) <= r) or needs no
 // more than avail nodes.
-func (c *Core) othersBlocked(part *sched.Partition, free, avail, r int64) bool {
+func (c *Core) othersBlocked(free, avail, r int64) bool {
 	for _, q := range c.queue[1:] {
-		x := q.j
 		nX := q.cpus
 		if nX > free {
 			continue // fits in no free nodes
 		}
-		if x.Req.TimeMin > 0 || int64(sched.PlanDuration(x.TimeLimit, part)) <= r || nX <= avail {
+		if q.j.Req.TimeMin > 0 || q.dur <= r || nX <= avail {
 			return false
 		}
 	}
@@ -252,12 +251,11 @@ func (c *Core) plannedBlocked(t time.Time, part *sched.Partition, free int64) (b
 		if !plainTasks(q.j, q.cpus) || q.cpus > int64(nodes) || slices.Contains(c.since, q.j.ID) {
 			return false, 0 // not modelled, and a candidate (laterBlocked failed)
 		}
-		d := int64(sched.PlanDuration(q.j.TimeLimit, part))
-		if k > 0 && q.cpus <= pl.freeFor(d) {
+		if k > 0 && q.cpus <= pl.freeFor(q.dur) {
 			return false, 0 // it may start now
 		}
-		pl.reserve(c.runEnds, q.cpus, d, window)
-		if c.laterBlocked(pl, part, free, k+1) {
+		pl.reserve(c.runEnds, q.cpus, q.dur, window)
+		if c.laterBlocked(pl, free, k+1) {
 			return true, k + 1
 		}
 	}
@@ -267,12 +265,12 @@ func (c *Core) plannedBlocked(t time.Time, part *sched.Partition, free int64) (b
 // laterBlocked reports whether no job from queue index k on may start now
 // under the modelled reservations (a job that may is a candidate: the
 // model goes on to it).
-func (c *Core) laterBlocked(pl *bfPlan, part *sched.Partition, free int64, k int) bool {
+func (c *Core) laterBlocked(pl *bfPlan, free int64, k int) bool {
 	for _, q := range c.queue[k:] {
 		if q.cpus > free {
 			continue // fits in no free nodes
 		}
-		if q.j.Req.TimeMin > 0 || q.cpus <= pl.freeFor(int64(sched.PlanDuration(q.j.TimeLimit, part))) {
+		if q.j.Req.TimeMin > 0 || q.cpus <= pl.freeFor(q.dur) {
 			return false
 		}
 	}

@@ -15,14 +15,16 @@ import (
 // name: on SDSC-SP2 the recalculation runs 188,000 times.
 
 // queued is a pending job as the simulator's queue holds it: the job,
-// its fair-share association and the least CPUs and GPUs it can start
-// with (fixed at submit: the simulator never changes a request), and,
+// its fair-share association, the least CPUs and GPUs it can start with
+// and its duration as backfill plans it in its first partition (fixed at
+// submit: the simulator never changes a request or a partition), and,
 // under multifactor priority, what the Calculator reads of it (refresh
 // brings up to date the fields a pending job's state changes).
 type queued struct {
 	j          *sched.Job
 	assoc      int
 	cpus, gpus int64
+	dur        int64 // sched.PlanDuration, ns
 	pj         *priority.Job
 }
 
@@ -54,6 +56,9 @@ func cmpQueued(a, b queued) int { return cmpJobs(a.j, b.j) }
 // submission is computed from, too).
 func (c *Core) queued(j *sched.Job) queued {
 	q := queued{j: j, assoc: c.assocIndex(j, firstPartition(c.st, j)), cpus: int64(requestCPUs(&j.Req)), gpus: requestGPUs(&j.Req)}
+	if len(j.Partitions) > 0 {
+		q.dur = int64(sched.PlanDuration(j.TimeLimit, &c.st.Cluster.Partitions[j.Partitions[0]]))
+	}
 	if c.pcfg.Type != priority.Basic {
 		q.pj = new(priority.Job)
 		c.fillPriorityJobAssoc(j, q.assoc, q.pj)
