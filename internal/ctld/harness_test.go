@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/noded"
 	"github.com/sluice-hpc/sluice/internal/pgtest"
+	"github.com/sluice-hpc/sluice/internal/testusers"
 )
 
 // TestMain lets the test binary act as the node agents' job shim, as the
@@ -25,6 +26,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == noded.ShimCommandName {
 		os.Exit(noded.ShimMain(os.Args[2:]))
 	}
+	testusers.EnsureAsRoot() // tokens name alice and bob (tokens_test.go, reqlimits_test.go)
 	os.Exit(m.Run())
 }
 

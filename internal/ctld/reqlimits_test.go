@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/testusers"
 )
 
 // limitsCtl starts a controller with no agents on TCP and the socket,
@@ -53,6 +54,7 @@ func slowRequest(t *testing.T, addr, token string) net.Conn {
 // would exec; a newline in a name is accepted, as by Slurm.
 func TestRequestLimits(t *testing.T) {
 	t.Parallel()
+	testusers.Require(t, "alice", "bob")
 	ctl := limitsCtl(t)
 	tok := func(user string) string {
 		s, _, err := IssueToken(ctl.jwtKey, user, time.Now(), time.Hour)

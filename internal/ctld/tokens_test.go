@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+	"github.com/sluice-hpc/sluice/internal/testusers"
 )
 
 // TestTokenPolicy is issue 17's finding 11: with
@@ -27,6 +28,7 @@ func TestTokenPolicy(t *testing.T) {
 	t.Cleanup(func() { ctl.Close() })
 	ctx := context.Background()
 	root := api.NewUnixClient(ctl.Socket())
+	testusers.Require(t, "alice")
 	first, _, _ := IssueToken(ctl.tokenKey(), "alice", time.Now(), time.Hour)
 	alice := api.NewTCPClient(ctl.Addr(), first)
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -16,7 +17,15 @@ import (
 	"github.com/sluice-hpc/sluice/internal/api"
 	"github.com/sluice-hpc/sluice/internal/conf"
 	"github.com/sluice-hpc/sluice/internal/ctld"
+	"github.com/sluice-hpc/sluice/internal/testusers"
 )
+
+// TestMain creates, as root, the local users the tests act as (a token's
+// user must exist, as for slurmrestd).
+func TestMain(m *testing.M) {
+	testusers.EnsureAsRoot()
+	os.Exit(m.Run())
+}
 
 // restCluster is a controller (no node agents: jobs stay pending) with
 // the REST API in front of it, served as sluice ctld --rest-listen does.
@@ -79,7 +88,12 @@ func (rc *restCluster) token(user string) string {
 // as is the headers of user's requests (user's own token).
 type creds struct{ name, token string }
 
-func (rc *restCluster) as(user string) creds { return creds{user, rc.token(user)} }
+func (rc *restCluster) as(user string) creds {
+	if user != "root" {
+		testusers.Require(rc.t, user)
+	}
+	return creds{user, rc.token(user)}
+}
 
 // do sends a request and returns the status and the decoded body (nil
 // when not JSON) and the raw body.

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
+
+	"github.com/sluice-hpc/sluice/internal/testusers"
 )
 
 // Target is one side of the comparison: real Slurm (the oracle) or Sluice.
@@ -37,7 +39,7 @@ type Target interface {
 
 // Users are the accounts every scenario may run commands as, created on the
 // host for Sluice (the oracle creates them in its chroot with the same ids).
-var Users = []string{"alice", "bob", "charlie", "dave"}
+var Users = testusers.Names
 
 // MergeConf merges a scenario's lines into the base slurm.conf with the
 // rules of oracle.sh --conf-extra, so that both sides run one configuration:
