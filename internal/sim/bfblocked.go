@@ -202,13 +202,13 @@ const bfModelJobs = 16
 // bfResv is a modelled reservation: nodes held over [s, e) from now.
 type bfResv struct {
 	s, e  int64
-	nodes []uint64 // a node set, one bit a node
+	nodes sched.NodeSet
 }
 
 // bfPlan is plannedBlocked's working state (Core.bfPlan, reused).
 type bfPlan struct {
 	nowNs, res int64
-	idle       []uint64 // nodes free now
+	idle       sched.NodeSet // nodes free now
 	nIdle      int64
 	resv       []bfResv
 	// byStart are the reservations' starts in order, heldUpTo how many
@@ -217,16 +217,16 @@ type bfPlan struct {
 	heldUpTo []int64
 	// free holds the nodes free now or after the first ri running jobs
 	// (reserve moves it, forward or back, as it scans the slots)
-	free []uint64
+	free sched.NodeSet
 	ri   int
-	tmp  []uint64
+	tmp  sched.NodeSet
 	ends []int64 // the running jobs' aligned ends, in order
 	// cum[i] counts the nodes wholly free from ends[i] on, reservations
 	// aside
 	cum []int64
 	// sets are the reservations' node sets, reused from model to model;
 	// order lists the reservations by start (freeFor's counts)
-	sets  [][]uint64
+	sets  []sched.NodeSet
 	order []int
 }
 
@@ -293,7 +293,7 @@ func (c *Core) planModel(t time.Time, nodes int) *bfPlan {
 	pl := &c.bfPlan
 	words := (nodes + 63) / 64
 	pl.nowNs, pl.res = t.UnixNano(), int64(c.cfg.Backfill.ResolutionOrDefault())
-	pl.idle = growWords(pl.idle, words)
+	pl.idle = nodeSet(pl.idle, words)
 	for w := range pl.idle {
 		pl.idle[w] = ^uint64(0)
 	}
@@ -304,18 +304,18 @@ func (c *Core) planModel(t time.Time, nodes int) *bfPlan {
 	var busy int64
 	for _, e := range c.runEnds {
 		for _, n := range e.j.Alloc.Nodes {
-			pl.idle[n>>6] &^= 1 << (uint(n) & 63)
+			pl.idle.Clear(int(n))
 		}
 		busy += int64(len(e.j.Alloc.Nodes))
 		pl.ends = append(pl.ends, pl.alignUp(e.end)) // in order: alignUp is monotone
 		pl.cum = append(pl.cum, busy)
 	}
-	pl.nIdle = int64(popcount(pl.idle))
+	pl.nIdle = int64(pl.idle.Count())
 	for i := range pl.cum {
 		pl.cum[i] += pl.nIdle
 	}
 	pl.resv, pl.byStart, pl.heldUpTo, pl.order = pl.resv[:0], pl.byStart[:0], pl.heldUpTo[:0], pl.order[:0]
-	pl.free, pl.tmp = growWords(pl.free, words), growWords(pl.tmp, words)
+	pl.free, pl.tmp = nodeSet(pl.free, words), nodeSet(pl.tmp, words)
 	copy(pl.free, pl.idle)
 	pl.ri = 0
 	return pl
@@ -358,10 +358,10 @@ func (pl *bfPlan) reserve(runs []runEnd, n, d, window int64) {
 		copy(pl.tmp, pl.free)
 		for _, r := range pl.resv {
 			if r.s < s+d && r.e > s { // overlaps the span
-				andNot(pl.tmp, r.nodes)
+				pl.tmp.AndNot(r.nodes)
 			}
 		}
-		if int64(popcount(pl.tmp)) < n {
+		if int64(pl.tmp.Count()) < n {
 			continue
 		}
 		pl.add(s, pl.alignUp(s+d), n)
@@ -374,12 +374,12 @@ func (pl *bfPlan) reserve(runs []runEnd, n, d, window int64) {
 func (pl *bfPlan) moveTo(runs []runEnd, ri int) {
 	for ; pl.ri < ri; pl.ri++ {
 		for _, nd := range runs[pl.ri].j.Alloc.Nodes {
-			pl.free[nd>>6] |= 1 << (uint(nd) & 63)
+			pl.free.Set(int(nd))
 		}
 	}
 	for ; pl.ri > ri; pl.ri-- {
 		for _, nd := range runs[pl.ri-1].j.Alloc.Nodes {
-			pl.free[nd>>6] &^= 1 << (uint(nd) & 63)
+			pl.free.Clear(int(nd))
 		}
 	}
 }
@@ -406,7 +406,7 @@ func (pl *bfPlan) add(s, e, n int64) {
 	if r == len(pl.sets) {
 		pl.sets = append(pl.sets, nil)
 	}
-	nodes := growWords(pl.sets[r], len(pl.tmp))
+	nodes := nodeSet(pl.sets[r], len(pl.tmp))
 	pl.sets[r] = nodes
 	clear(nodes)
 	lowest(nodes, pl.tmp, n)
@@ -421,35 +421,16 @@ func (pl *bfPlan) add(s, e, n int64) {
 		for w, v := range pl.resv[x].nodes {
 			pl.tmp[w] |= v & pl.idle[w]
 		}
-		pl.heldUpTo[i] = int64(popcount(pl.tmp))
+		pl.heldUpTo[i] = int64(pl.tmp.Count())
 	}
 }
 
-// growWords returns s with length n, reallocated when too short (its
+// nodeSet returns s with length n, reallocated when too short (its
 // contents are the caller's to set).
-func growWords(s []uint64, n int) []uint64 {
-	if cap(s) < n {
-		return make([]uint64, n)
-	}
-	return s[:n]
-}
-
-func andNot(dst, x []uint64) {
-	for w := range dst {
-		dst[w] &^= x[w]
-	}
-}
-
-func popcount(s []uint64) int {
-	n := 0
-	for _, w := range s {
-		n += bits.OnesCount64(w)
-	}
-	return n
-}
+func nodeSet(s sched.NodeSet, n int) sched.NodeSet { return slices.Grow(s[:0], n)[:n] }
 
 // lowest sets in dst the n lowest bits of src.
-func lowest(dst, src []uint64, n int64) {
+func lowest(dst, src sched.NodeSet, n int64) {
 	for w, v := range src {
 		if c := int64(bits.OnesCount64(v)); c <= n {
 			dst[w] |= v
