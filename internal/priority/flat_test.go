@@ -242,7 +242,8 @@ func (r *refTree) cmpLevelFS(x, y int) int {
 // Under PackUsage a Decay only logs its factor for UsedWall (wallLog);
 // the value decayed when charged or read must be bit for bit the eagerly
 // decayed one, across more Decays than the log holds (wallLogMax) and
-// with charges, fair-share passes and reads interleaved.
+// with charges, fair-share passes (full and deferred) and reads
+// interleaved.
 func TestPropertyPackedWallDecayMatchesEager(t *testing.T) {
 	defer func(m int) { wallLogMax = m }(wallLogMax)
 	wallLogMax = 64
@@ -256,8 +257,11 @@ func TestPropertyPackedWallDecayMatchesEager(t *testing.T) {
 			case k < 95:
 				j := RunningJob{Assoc: rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "job"), Start: t0, Billing: 5}
 				both(func(tr *Tree) { tr.Charge(&cfg, &j, t0, t0.Add(time.Hour)) })
-			case k < 98:
+			case k < 97:
 				got.RecomputeFairShare(&cfg)
+			case k < 98: // a deferred read catches up usage and wall (upToDate)
+				got.DeferFairShare(&cfg)
+				got.fairShareOf(rapid.IntRange(0, len(got.Assocs)-1).Draw(rt, "asked"))
 			default:
 				got.SyncUsage()
 				sameUsage(rt, got, want)

@@ -260,16 +260,10 @@ func (f *flatTree) prepLevel(p int32) bool {
 	seg, inOrder := f.level[p], true
 	var n int32
 	for k, c := range seg {
-		u := usage[c]
-		if at := usageAt[c]; at != now {
-			if u != 0 {
-				for _, fac := range f.wallLog[at:] {
-					u = decayed(u, fac)
-				}
-				usage[c] = u
-			}
-			usageAt[c] = now
+		if usageAt[c] != now {
+			f.upToDate(c) // flat.go
 		}
+		u := usage[c]
 		lfs := levelFSOf(&lv[c], u, pu)
 		if lfs != lfs {
 			return false
