@@ -52,9 +52,36 @@ func (ct *counter) addRun(sign int64, tres []int64) {
 	}
 }
 
-type qosOwnerKey struct {
-	qos  int32
-	name string
+// ownerCounters are the QOS-user (or QOS-account) counters: per QOS
+// index, by user (account) name. Keyed by the name alone a lookup is a
+// string map's fast path, and a cycle's view, which writes a few owners,
+// holds maps small enough to be searched without hashing.
+type ownerCounters []map[string]*counter
+
+func (oc ownerCounters) get(q int32, name string) *counter {
+	if int(q) >= len(oc) || oc[q] == nil {
+		return nil
+	}
+	return oc[q][name]
+}
+
+// put returns oc with ct as q's counter for name.
+func (oc ownerCounters) put(q int32, name string, ct *counter) ownerCounters {
+	for int(q) >= len(oc) {
+		oc = append(oc, nil)
+	}
+	if oc[q] == nil {
+		oc[q] = map[string]*counter{}
+	}
+	oc[q][name] = ct
+	return oc
+}
+
+// clear empties every QOS's map, keeping them.
+func (oc ownerCounters) clear() {
+	for _, m := range oc {
+		clear(m)
+	}
 }
 
 // usage holds the counters the limits gate compares with the limits. The
@@ -66,8 +93,8 @@ type usage struct {
 	ntres   int
 	assoc   []counter
 	qos     []counter
-	qosUser map[qosOwnerKey]*counter
-	qosAcct map[qosOwnerKey]*counter
+	qosUser ownerCounters
+	qosAcct ownerCounters
 	// base, when set, makes this a cycle's copy-on-write view of base: a
 	// counter is copied from base on its first write in the cycle (its
 	// stamp equals gen) and read from base until then, so a cycle costs
@@ -75,6 +102,11 @@ type usage struct {
 	base             *usage
 	gen              uint32
 	assocGen, qosGen []uint32
+	// spare holds the view's owner counters, handed out again by the
+	// next cycles (spare[:used] are in this cycle's maps): a cycle that
+	// starts jobs allocates no counters.
+	spare []*counter
+	used  int
 }
 
 // assocR returns association a's counter for reading.
@@ -100,7 +132,7 @@ func (u *usage) ownerR(acct bool, q int32, name string) *counter {
 	if acct {
 		m = u.qosAcct
 	}
-	if ct := m[qosOwnerKey{q, name}]; ct != nil || u.base == nil {
+	if ct := m.get(q, name); ct != nil || u.base == nil {
 		return ct
 	}
 	return u.base.ownerR(acct, q, name)
@@ -132,8 +164,7 @@ func copyCounter(dst, src *counter) {
 }
 
 func (u *usage) init() {
-	u.qosUser = map[qosOwnerKey]*counter{}
-	u.qosAcct = map[qosOwnerKey]*counter{}
+	u.qosUser, u.qosAcct = nil, nil
 }
 
 // reset sizes the counters for policy p (all zero).
@@ -157,22 +188,35 @@ func (u *usage) reset(p *Policy) {
 // owner returns the QOS-user (acct false) or QOS-account counter for
 // writing, creating it (copied from base in a cycle's view) when needed.
 func (u *usage) owner(acct bool, q int32, name string) *counter {
-	m := u.qosUser
+	m := &u.qosUser
 	if acct {
-		m = u.qosAcct
+		m = &u.qosAcct
 	}
-	k := qosOwnerKey{q, name}
-	ct := m[k]
-	if ct != nil {
+	if ct := m.get(q, name); ct != nil {
 		return ct
 	}
-	ct = &counter{runTRES: make([]int64, u.ntres)}
+	ct := u.newCounter()
 	if u.base != nil {
 		if b := u.base.ownerR(acct, q, name); b != nil {
 			copyCounter(ct, b)
 		}
 	}
-	m[k] = ct
+	*m = m.put(q, name, ct)
+	return ct
+}
+
+// newCounter returns a zero counter: in a cycle's view, a spare one.
+func (u *usage) newCounter() *counter {
+	if u.base == nil {
+		return &counter{runTRES: make([]int64, u.ntres)}
+	}
+	if u.used == len(u.spare) {
+		u.spare = append(u.spare, &counter{})
+	}
+	ct := u.spare[u.used]
+	u.used++
+	rt := ct.runTRES[:0]
+	*ct = counter{runTRES: append(rt, make([]int64, u.ntres)...)}
 	return ct
 }
 
@@ -202,11 +246,9 @@ type cycleUsage struct {
 // earlier cycles (newCycle takes cu from the State and Schedule gives it
 // back).
 func (cu *cycleUsage) reuse(u *usage) {
-	if cu.qosUser == nil {
-		cu.init()
-	}
-	clear(cu.qosUser)
-	clear(cu.qosAcct)
+	cu.qosUser.clear()
+	cu.qosAcct.clear()
+	cu.used = 0
 	cu.base, cu.ntres = u, u.ntres
 	cu.assoc, cu.assocGen = sizeCounters(cu.assoc, cu.assocGen, len(u.assoc))
 	cu.qos, cu.qosGen = sizeCounters(cu.qos, cu.qosGen, len(u.qos))
