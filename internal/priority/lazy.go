@@ -256,11 +256,17 @@ func (f *flatTree) prepLevel(p int32) bool {
 	f.usageUpToDate(p)
 	pu, now := f.usage[p], int32(len(f.wallLog))
 	usage, usageAt, key, lv := f.usage, f.usageAt, f.key, f.lv
+	wall, wallAt := f.wall, f.wallAt
 	pos, before, sub := f.pos, f.before, f.subUsers
 	seg, inOrder := f.level[p], true
 	var n int32
 	for k, c := range seg {
-		if usageAt[c] != now {
+		if at := usageAt[c]; at == now-1 && wallAt[c] == at {
+			// one decay behind, the common case: upToDate's work inline
+			fac := f.wallLog[at]
+			usage[c], wall[c] = decayed(usage[c], fac), decayed(wall[c], fac)
+			usageAt[c], wallAt[c] = now, now
+		} else if at != now {
 			f.upToDate(c) // flat.go
 		}
 		u := usage[c]
