@@ -57,8 +57,7 @@ type Core struct {
 	basic      priority.BasicAllocator
 	epoch      int64
 
-	toSched map[int64]sched.JobID
-	toTrace map[sched.JobID]int64
+	ids     coreIDs // ids.go
 	pending map[sched.JobID]*sched.Job
 	ended   []priority.RunningJob
 	// chargeBuf is charged's buffer.
@@ -86,8 +85,6 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 		return nil, err
 	}
 	c := &Core{conf: cf, cfg: sched.ConfigFromConf(cf), epoch: tr.StartUnix,
-		// sized for the whole trace: growing them cost a map rehash per doubling
-		toSched: make(map[int64]sched.JobID, len(tr.Jobs)), toTrace: make(map[sched.JobID]int64, len(tr.Jobs)),
 		pending: map[sched.JobID]*sched.Job{}}
 	// The simulator reports starts, not expected start times: backfill
 	// may stop planning once nothing left in the queue can start.
@@ -99,6 +96,7 @@ func NewCore(setup Setup, tr *Trace) (*Core, error) {
 		c.epoch = defaultEpoch
 	}
 	c.st = sched.NewState(cl, c.cfg)
+	c.ids = newCoreIDs(tr.Jobs)
 	markNodesUp(c.st, c.at(0))
 	ap, err := loadAccounts(setup, tr, cf.ClusterName)
 	if err != nil {
@@ -215,7 +213,7 @@ func (c *Core) Submit(now int64, j *Job) error {
 		}
 		return err
 	}
-	c.toSched[j.ID], c.toTrace[sj.ID] = sj.ID, j.ID
+	c.ids.add(j.ID, sj.ID)
 	c.pending[sj.ID] = sj
 	c.setEligible(sj, t)
 	q := c.queued(sj)
@@ -256,7 +254,7 @@ func (c *Core) setEligible(j *sched.Job, t time.Time) {
 // End implements Policy: the job ends COMPLETED or TIMEOUT, its usage is
 // charged at the next recalculation.
 func (c *Core) End(now int64, id int64, timeout bool) {
-	sid, ok := c.toSched[id]
+	sid, ok := c.ids.toSched(id)
 	if !ok {
 		return
 	}
@@ -291,7 +289,7 @@ func (c *Core) purge(t time.Time) {
 	cutoff := t.Add(-300 * time.Second)
 	c.st.Purge(func(j *sched.Job) bool {
 		if j.EndTime.Before(cutoff) {
-			delete(c.toTrace, j.ID)
+			c.ids.forget(j.ID)
 			return true
 		}
 		return false
@@ -365,7 +363,7 @@ func (c *Core) Schedule(now int64, backfill bool) Decisions {
 }
 
 func (c *Core) preempted(p sched.Preemption, t time.Time) Preempted {
-	id := c.toTrace[p.Job]
+	id, _ := c.ids.toTrace(p.Job)
 	j := c.st.Job(p.Job)
 	requeue := p.Mode.Action() != sched.PreemptCancel && j != nil && j.Req.Requeue
 	return Preempted{ID: id, Requeue: requeue}
@@ -374,7 +372,7 @@ func (c *Core) preempted(p sched.Preemption, t time.Time) Preempted {
 // started records a started job and describes it for the engine.
 func (c *Core) started(id sched.JobID, backfill bool, t time.Time) (Started, bool) {
 	j := c.st.Job(id)
-	tid, ok := c.toTrace[id]
+	tid, ok := c.ids.toTrace(id)
 	if j == nil || !ok {
 		return Started{}, false // an array task split off: not in the trace
 	}
@@ -607,7 +605,7 @@ func (c *Core) MayStart(now int64, id int64) bool {
 	if c.cfg.PreemptType != sched.PreemptNone || len(c.wakes) > 0 {
 		return true
 	}
-	sid, ok := c.toSched[id]
+	sid, ok := c.ids.toSched(id)
 	j := c.pending[sid]
 	if !ok || j == nil {
 		return false

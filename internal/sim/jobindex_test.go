@@ -1,6 +1,10 @@
 package sim
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sluice-hpc/sluice/internal/sched"
+)
 
 // TestJobIndex finds jobs by id through the table (dense ids) and the map
 // (sparse ones), and flags a shared id either way.
@@ -32,6 +36,52 @@ func TestJobIndex(t *testing.T) {
 		}
 		if _, ok := x.get(999); ok {
 			t.Errorf("%v: get(999) found a job", c.ids)
+		}
+	}
+}
+
+// TestCoreIDs translates trace ids to core ids and back, for ids in the
+// trace (dense and sparse) and not in it, jobs never submitted, core ids
+// the trace has no job for (split array tasks) and purged jobs.
+func TestCoreIDs(t *testing.T) {
+	for _, trace := range [][]int64{{10, 11, 12, 13}, {10, 5_000_000, 12, 13}} {
+		jobs := make([]Job, len(trace))
+		for i, id := range trace {
+			jobs[i].ID = id
+		}
+		x := newCoreIDs(jobs)
+		x.add(12, 100) // submitted out of trace order
+		x.add(10, 101)
+		x.add(77, 103) // not in the trace; core id 102 is a split task
+		for _, c := range []struct {
+			id  int64
+			sid sched.JobID
+			ok  bool
+		}{{12, 100, true}, {10, 101, true}, {77, 103, true}, {11, 0, false}, {13, 0, false}, {78, 0, false}} {
+			if sid, ok := x.toSched(c.id); sid != c.sid || ok != c.ok {
+				t.Errorf("%v: toSched(%d) = %d, %v; want %d, %v", trace, c.id, sid, ok, c.sid, c.ok)
+			}
+			if c.ok {
+				if id, ok := x.toTrace(c.sid); id != c.id || !ok {
+					t.Errorf("%v: toTrace(%d) = %d, %v; want %d", trace, c.sid, id, ok, c.id)
+				}
+			}
+		}
+		for _, sid := range []sched.JobID{99, 102, 104} {
+			if id, ok := x.toTrace(sid); ok {
+				t.Errorf("%v: toTrace(%d) = %d for a core id never added", trace, sid, id)
+			}
+		}
+		x.forget(100)
+		if _, ok := x.toTrace(100); ok {
+			t.Errorf("%v: toTrace(100) found a purged job", trace)
+		}
+		x.add(13, 98) // below the first id: the table moves
+		if id, ok := x.toTrace(98); id != 13 || !ok {
+			t.Errorf("%v: toTrace(98) = %d, %v after a lower id", trace, id, ok)
+		}
+		if id, ok := x.toTrace(101); id != 10 || !ok {
+			t.Errorf("%v: toTrace(101) = %d, %v after a lower id", trace, id, ok)
 		}
 	}
 }

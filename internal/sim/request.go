@@ -35,7 +35,7 @@ func (c *Core) renumberDeps(r *sched.Request) {
 		if r.Deps[i].JobID == 0 {
 			continue
 		}
-		if sid, ok := c.toSched[int64(r.Deps[i].JobID)]; ok {
+		if sid, ok := c.ids.toSched(int64(r.Deps[i].JobID)); ok {
 			r.Deps[i].JobID = sid
 		}
 	}

@@ -145,7 +145,7 @@ func (p *resvPolicy) Schedule(now int64, backfill bool) Decisions {
 	p.purge(t)
 	d := p.Core.Schedule(now, backfill)
 	for _, s := range d.Starts {
-		if sid, ok := p.toSched[s.ID]; ok {
+		if sid, ok := p.ids.toSched(s.ID); ok {
 			if j := p.st.Job(sid); j != nil {
 				if name := p.st.JobReservation(j); name != "" {
 					p.runs[s.ID] = name
