@@ -17,11 +17,11 @@ import (
 
 // limitsCtl starts a controller with no agents on TCP and the socket,
 // with a short request timeout and a small per-user request bound.
-func limitsCtl(t *testing.T) *Controller {
+func limitsCtl(t *testing.T, requestTimeout time.Duration) *Controller {
 	t.Helper()
 	dir := t.TempDir()
 	ctl, err := New(context.Background(), Options{Conf: testConf(t, dir, 1, ""), StateDir: dir, Socket: shortSocket(t),
-		Listen: "127.0.0.1:0", Logger: quietLogger(), RequestTimeout: 500 * time.Millisecond, MaxUserRequests: 3})
+		Listen: "127.0.0.1:0", Logger: quietLogger(), RequestTimeout: requestTimeout, MaxUserRequests: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,14 +55,15 @@ func slowRequest(t *testing.T, addr, token string) net.Conn {
 func TestRequestLimits(t *testing.T) {
 	t.Parallel()
 	testusers.Require(t, "alice", "bob")
-	ctl := limitsCtl(t)
-	tok := func(user string) string {
+	ctl := limitsCtl(t, 500*time.Millisecond)
+	token := func(ctl *Controller, user string) string {
 		s, _, err := IssueToken(ctl.jwtKey, user, time.Now(), time.Hour)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return s
 	}
+	tok := func(user string) string { return token(ctl, user) }
 	alice, bob := api.NewTCPClient(ctl.Addr(), tok("alice")), api.NewTCPClient(ctl.Addr(), tok("bob"))
 	ctx := context.Background()
 
@@ -107,6 +108,11 @@ func TestRequestLimits(t *testing.T) {
 			t.Fatalf("oversized body: %d %s", res.StatusCode, body)
 		}
 	})
+	// The field limits are checked on a controller with the default
+	// request timeout: a 3 MiB environment sent under the race detector
+	// beside other tests took more than the half second above.
+	roomy := limitsCtl(t, DefaultRequestTimeout)
+	alice = api.NewTCPClient(roomy.Addr(), token(roomy, "alice"))
 	spec := func(mod func(*api.JobSpec)) api.JobSpec {
 		s := api.JobSpec{Script: "#!/bin/sh\ntrue\n", WorkDir: "/tmp", Name: "lim", Partitions: []string{"debug"}, Hold: true}
 		mod(&s)
