@@ -362,6 +362,10 @@ type SignalRequest struct {
 type TerminateRequest struct {
 	State       string `json:"state,omitempty"`
 	KillWaitSec int64  `json:"kill_wait_s,omitempty"`
+	// RestartCount, when set, names the run to end: an agent running a
+	// later run of the job (requeued and started here again before the
+	// request arrived, as after a network cut) leaves it alone.
+	RestartCount *int `json:"restart_count,omitempty"`
 }
 
 // JobStatus is the agent's view of one job.

@@ -375,10 +375,10 @@ func (ls *loopState) checkNodes(now time.Time) {
 // in case it is still alive.
 func (ls *loopState) nodeDown(i int32, reason, user string, now time.Time) {
 	n := &ls.st.Cluster.Nodes[i]
-	nodes := map[sched.JobID][]int32{}
+	nodes, runs := map[sched.JobID][]int32{}, map[sched.JobID]int32{}
 	for _, j := range ls.st.Jobs() {
 		if isActive(j) && hasNode(j.Alloc.Nodes, i) {
-			nodes[j.ID] = append([]int32(nil), j.Alloc.Nodes...)
+			nodes[j.ID], runs[j.ID] = append([]int32(nil), j.Alloc.Nodes...), j.RestartCount
 			ls.prio.charge(ls, j, now) // the run ends (NODE_FAIL) or is requeued here
 		}
 	}
@@ -392,7 +392,7 @@ func (ls *loopState) nodeDown(i int32, reason, user string, now time.Time) {
 	for _, id := range hit {
 		if j := ls.st.Job(id); j != nil {
 			ls.touch(j, "node-fail", n.Name)
-			ls.terminateOn(j, nodes[id], api.StateNodeFail)
+			ls.terminateOn(j, nodes[id], runs[id], api.StateNodeFail)
 		}
 	}
 	ls.wantSched = true
@@ -454,7 +454,7 @@ func (ls *loopState) endTimedOut(j *sched.Job, now time.Time, why string) bool {
 		return false
 	}
 	ls.touch(j, "end", "TIMEOUT ("+why+")")
-	ls.terminateOn(j, nodes, api.StateTimeout)
+	ls.terminateOn(j, nodes, j.RestartCount, api.StateTimeout)
 	ls.wantSched = true
 	return true
 }

@@ -82,7 +82,7 @@ func (ls *loopState) endAllocation(j *sched.Job, state sched.JobState, exit int3
 	}
 	delete(ls.launched, j.ID)
 	ls.touch(j, why, state.String())
-	ls.terminateOn(j, nodes, api.StateCancelled)
+	ls.terminateOn(j, nodes, j.RestartCount, api.StateCancelled)
 	ls.wantSched = true
 	return nil
 }

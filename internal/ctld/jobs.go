@@ -432,7 +432,7 @@ func (ls *loopState) controlOne(w Who, admin bool, req api.JobControlRequest, j 
 		ls.requid[j.ID] = w.UID
 		ls.touch(j, "cancel", w.User)
 		if active {
-			ls.terminateOn(j, nodes, api.StateCancelled)
+			ls.terminateOn(j, nodes, j.RestartCount, api.StateCancelled)
 		}
 		ls.wantSched = true
 	case api.OpSignal:
@@ -532,7 +532,7 @@ func (ls *loopState) requeue(j *sched.Job, hold bool, now time.Time) error {
 		// Slurm refuses scontrol requeue of a --no-requeue job.
 		return fmt.Errorf("%s", sched.ErrDisabled)
 	}
-	nodes := append([]int32(nil), j.Alloc.Nodes...)
+	nodes, run := append([]int32(nil), j.Alloc.Nodes...), j.RestartCount
 	active := isActive(j)
 	if active {
 		ls.prio.charge(ls, j, now)
@@ -543,7 +543,7 @@ func (ls *loopState) requeue(j *sched.Job, hold bool, now time.Time) error {
 	ls.setPriority(j, now)
 	ls.touch(j, "requeue", "")
 	if active {
-		ls.terminateOn(j, nodes, api.StateRequeued)
+		ls.terminateOn(j, nodes, run, api.StateRequeued)
 	}
 	ls.wantSched = true
 	return nil

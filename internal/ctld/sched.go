@@ -228,11 +228,11 @@ func (ls *loopState) afterPreempt(j *sched.Job, was sched.JobState, mode sched.P
 			return err
 		})
 	case was.Base() == sched.JobRunning || was.Base() == sched.JobSuspended:
-		state := api.StatePreempted
+		state, run := api.StatePreempted, j.RestartCount
 		if j.State.Base() == sched.JobPending {
-			state = api.StateRequeued
+			state, run = api.StateRequeued, j.RestartCount-1 // the requeue counted the run
 		}
-		ls.terminateOn(j, ls.lastNodes(j), state)
+		ls.terminateOn(j, ls.lastNodes(j), run, state)
 	}
 }
 
@@ -288,16 +288,20 @@ func (ls *loopState) agentCallOn(node int32, id sched.JobID, fn func(context.Con
 	})
 }
 
-// terminateOn starts the kill sequence of j on its batch host.
-func (ls *loopState) terminateOn(j *sched.Job, nodes []int32, state string) {
+// terminateOn starts the kill sequence of j's run restart (its
+// RestartCount while that run was on) on its batch host. The request may
+// arrive late (a node cut off from the network gets it once the link is
+// back) and must not end a later run started there meanwhile.
+func (ls *loopState) terminateOn(j *sched.Job, nodes []int32, restart int32, state string) {
 	host := batchHost(nodes)
 	if host < 0 {
 		return
 	}
 	id := uint32(j.ID)
 	kw := int64(ls.c.cfg.KillWait / time.Second)
+	run := int(restart)
 	ls.agentCallOn(host, j.ID, func(ctx context.Context, a *api.AgentClient) error {
-		_, err := a.Terminate(ctx, id, api.TerminateRequest{State: state, KillWaitSec: kw})
+		_, err := a.Terminate(ctx, id, api.TerminateRequest{State: state, KillWaitSec: kw, RestartCount: &run})
 		if ae, ok := err.(*api.AgentError); ok && ae.Status == 404 {
 			return nil // already gone
 		}

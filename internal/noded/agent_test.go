@@ -272,6 +272,35 @@ func TestLaunchIsIdempotent(t *testing.T) {
 	}
 }
 
+// A terminate for a run that was requeued reaches the agent only after the
+// job was started here again (a network cut: the controller's request was
+// in flight while the node was down, and the requeued job came back to it
+// with the link): the agent leaves the later run alone, and ends it when
+// asked for that run.
+func TestTerminateOfAnEarlierRunLeavesTheLaterOne(t *testing.T) {
+	a := newAgent(t)
+	req := batch(t, 610, "sleep 30")
+	launch(t, a, req)
+	zero, one := 0, 1
+	a.Terminate(610, api.TerminateRequest{State: api.StateNodeFail, RestartCount: &zero})
+	waitFinal(t, a, 610, 3*time.Second)
+	req.RestartCount = 1
+	second := launch(t, a, req)
+	if _, err := a.Terminate(610, api.TerminateRequest{State: api.StateNodeFail, RestartCount: &zero}); !errors.Is(err, ErrUnknownJob) {
+		t.Fatalf("terminate of run 0 while run 1 runs: %v, want ErrUnknownJob", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if st, err := a.Job(610); err != nil || st.State != api.StateRunning || st.PID != second.PID {
+		t.Fatalf("run 1 after a terminate of run 0: %+v, %v", st, err)
+	}
+	if _, err := a.Terminate(610, api.TerminateRequest{State: api.StateCancelled, RestartCount: &one}); err != nil {
+		t.Fatalf("terminate of run 1: %v", err)
+	}
+	if st := waitFinal(t, a, 610, 3*time.Second); st.State != api.StateCancelled || st.RestartCount != 1 {
+		t.Fatalf("run 1 after its terminate: %+v", st)
+	}
+}
+
 // TestSuspendResume suspends a job whose time limit is 2 s for 1.5 s: every
 // process of the job is stopped (state T), the limit is extended by the
 // suspended time, and the job still times out once resumed.

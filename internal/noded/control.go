@@ -362,7 +362,9 @@ func (a *Agent) describe(r *jobRecord) string {
 }
 
 // Terminate starts a job's kill sequence; the job ends in req.State
-// (CANCELLED by default). Terminating a finished job returns its status.
+// (CANCELLED by default). Terminating a finished job returns its status. A
+// request for an earlier run than the one here (req.RestartCount) is for a
+// job no longer here: ErrUnknownJob.
 func (a *Agent) Terminate(id uint32, req api.TerminateRequest) (api.JobStatus, error) {
 	state := req.State
 	if state == "" {
@@ -379,6 +381,9 @@ func (a *Agent) Terminate(id uint32, req api.TerminateRequest) (api.JobStatus, e
 	}
 	now := time.Now()
 	r := &j.rec
+	if req.RestartCount != nil && r.Req.RestartCount > *req.RestartCount {
+		return api.JobStatus{}, fmt.Errorf("job %d run %d: run %d is here: %w", id, *req.RestartCount, r.Req.RestartCount, ErrUnknownJob)
+	}
 	if api.AgentJobFinal(r.State) || r.TermState != "" {
 		return r.status(now), nil
 	}
