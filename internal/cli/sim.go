@@ -305,11 +305,15 @@ const simHeapAhead = 256 << 20
 // at GOGC 100 against 1.27 s at 35), and tuneSimGC's lower target
 // otherwise.
 func tuneSimMemory(busy int) func() {
-	if hugeHeap(simHeapAhead) {
+	if simHugeHeap() {
 		return func() {}
 	}
 	return tuneSimGC(busy)
 }
+
+// simHugeHeap is hugeHeap once per process: the marks stay, and a second
+// allocation ahead would reuse (and zero) the heap the first replay used.
+var simHugeHeap = sync.OnceValue(func() bool { return hugeHeap(simHeapAhead) })
 
 // simGCPercent is the GC target while a replay leaves a core idle.
 const simGCPercent = 35
