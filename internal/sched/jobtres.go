@@ -132,7 +132,7 @@ func (c *Cycle) jobQOSList(j *Job, part int32) [2]int32 {
 // partition-specific association of the user if one exists, else the one
 // resolved at submission.
 func (j *Job) assocFor(p *Policy, cl *Cluster, part int32) int32 {
-	if part >= 0 && len(p.assocKey) > 0 {
+	if part >= 0 && p.partAssocs {
 		if a, ok := p.assocKey[assocKey{j.Account, j.User, cl.Partitions[part].Name}]; ok {
 			return a
 		}

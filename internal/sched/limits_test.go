@@ -189,3 +189,46 @@ func TestGrpTRESMinsAndGrpWall(t *testing.T) {
 		}
 	}
 }
+
+// TestPartitionAssociationLimits: a job that may run in two partitions is
+// held, in each, by its user's association for that partition, or by the
+// one without a partition. Here u's association for partition small has
+// MaxJobs=1 and runs one job; batch is full, so u's job for batch or
+// small waits although small has room. Without an
+// association naming a partition (assocFor then skips the lookup:
+// Policy.partAssocs) the job runs in small.
+func TestPartitionAssociationLimits(t *testing.T) {
+	conf := `ClusterName=test
+SlurmctldHost=head
+SelectTypeParameters=CR_CPU
+AccountingStorageEnforce=limits
+NodeName=node[1-2] CPUs=4 RealMemory=16000
+PartitionName=batch Nodes=node1 Default=YES MaxTime=INFINITE State=UP
+PartitionName=small Nodes=node2 MaxTime=INFINITE State=UP
+`
+	for _, c := range []struct {
+		name, script string
+		state        JobState // of u's job for batch or small
+	}{
+		{"association of the partition", `sacctmgr -i add account acme
+sacctmgr -i add user u,v Account=acme
+sacctmgr -i add user u Account=acme Partition=small MaxJobs=1`, JobPending},
+		{"no association names a partition", `sacctmgr -i add account acme
+sacctmgr -i add user u,v Account=acme`, JobRunning},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := noBackfill(newHarness(t, conf))
+			h.sacctmgr(c.script)
+			full := h.mustSubmit("v", "-p batch -n 4")
+			inSmall := h.mustSubmit("u", "-p small -n 1")
+			either := h.mustSubmit("u", "-p batch,small -n 1")
+			h.expectState(full.ID, JobRunning, "")
+			h.expectState(inSmall.ID, JobRunning, "")
+			// (which reason a job pending in two partitions shows is not
+			// this test's matter)
+			if got := h.st.Job(either.ID).State; got != c.state {
+				t.Errorf("u's job for batch or small: %v, want %v", got, c.state)
+			}
+		})
+	}
+}

@@ -118,7 +118,10 @@ type Policy struct {
 
 	qosByName map[string]int32
 	assocKey  map[assocKey]int32
-	tresIndex map[string]int32
+	// partAssocs: some user association names a partition (assocFor
+	// looks one up for every job start and end only then).
+	partAssocs bool
+	tresIndex  map[string]int32
 	// runMins caches hasRunMinLimits.
 	runMins, runMinsKnown bool
 }

@@ -41,6 +41,7 @@ func CompilePolicy(ap *acct.Policy, cluster string) *Policy {
 	for i, a := range p.Assocs {
 		if a.User != "" {
 			p.assocKey[assocKey{a.Account, a.User, a.Partition}] = int32(i)
+			p.partAssocs = p.partAssocs || a.Partition != ""
 		}
 	}
 	st := ap.State()
