@@ -77,9 +77,7 @@ func NewState(c *Cluster, cfg Config) *State {
 	if first == 0 {
 		first = 1
 	}
-	st := &State{Cluster: c, Config: cfg, NextJobID: first, jobs: map[JobID]*Job{}}
-	st.usage.init()
-	return st
+	return &State{Cluster: c, Config: cfg, NextJobID: first, jobs: map[JobID]*Job{}}
 }
 
 // Job returns the job with id, or nil.

@@ -163,13 +163,9 @@ func copyCounter(dst, src *counter) {
 	dst.runTRES = append(rt, src.runTRES...)
 }
 
-func (u *usage) init() {
-	u.qosUser, u.qosAcct = nil, nil
-}
-
 // reset sizes the counters for policy p (all zero).
 func (u *usage) reset(p *Policy) {
-	u.init()
+	u.qosUser, u.qosAcct = nil, nil
 	u.assoc, u.qos, u.ntres = nil, nil, 0
 	if p == nil {
 		return

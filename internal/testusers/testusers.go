@@ -23,25 +23,28 @@ var Names = []string{"alice", "bob", "charlie", "dave"}
 // is retried until the user exists.
 func Ensure() error {
 	for _, u := range Names {
-		var err error
-		for try := 0; try < 20; try++ {
-			if _, lerr := user.Lookup(u); lerr == nil {
-				err = nil
-				break
-			}
-			out, uerr := exec.Command("useradd", "-m", "-s", "/bin/sh", u).CombinedOutput()
-			if uerr == nil {
-				err = nil
-				break
-			}
-			err = fmt.Errorf("useradd %s: %v: %s", u, uerr, out)
-			time.Sleep(100 * time.Millisecond)
-		}
-		if err != nil {
+		if err := ensure(u); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ensure creates user u unless it exists, trying up to 20 times.
+func ensure(u string) error {
+	var err error
+	for try := 0; try < 20; try++ {
+		if _, lerr := user.Lookup(u); lerr == nil {
+			return nil
+		}
+		out, uerr := exec.Command("useradd", "-m", "-s", "/bin/sh", u).CombinedOutput()
+		if uerr == nil {
+			return nil
+		}
+		err = fmt.Errorf("useradd %s: %v: %s", u, uerr, out)
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
 }
 
 // EnsureAsRoot is Ensure for a test binary's TestMain: as root it creates

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/sluice-hpc/sluice/internal/api"
-
 	"github.com/sluice-hpc/sluice/internal/testusers"
 )
 
